@@ -1,0 +1,286 @@
+//! The forward pass (§6): embedding lookup, transformer blocks with BitLinear (§6.3), exact-erf
+//! GELU, attention without positions or masks, final LayerNorm, mean pooling over the active
+//! tokens, projection, Matryoshka truncate-then-normalise (§6.4, decision 4).
+//!
+//! Batches are processed as one concatenation of token rows: every op except attention and
+//! pooling is per token row (decision 12), so a batched result is bit-identical to embedding each
+//! text alone.
+
+use crate::kernels::{self, TernaryMatrix};
+use crate::model::{EmbedError, Linear, LinearWeights, Model};
+use crate::ops::{gelu, layer_norm, pairwise_sum_by, quantize_activations_row, softmax_row};
+
+/// Decision 4's floor on the norm.
+pub const NORMALIZE_EPS: f32 = 1e-12;
+
+/// `v / max(‖v‖₂, 1e-12)` (decision 4), with the norm's sum of squares in numpy's pairwise
+/// order.
+pub fn normalize(v: &[f32]) -> Vec<f32> {
+    let norm = pairwise_sum_by(v.len(), &|i| v[i] * v[i]).sqrt();
+    let denom = norm.max(NORMALIZE_EPS);
+    v.iter().map(|&x| x / denom).collect()
+}
+
+/// Upper bound on token rows processed together by the batched forward pass (bounds scratch
+/// memory; results do not depend on it).
+const MAX_BATCH_TOKENS: usize = 4096;
+
+impl Model {
+    /// The L2-normalised embedding of `text` truncated to `dims` (§6, §6.4): tokenize, forward,
+    /// keep the first `dims` projected values, divide by `max(‖·‖₂, 1e-12)`. Returns `dims`
+    /// floats.
+    ///
+    /// # Errors
+    /// [`EmbedError::InvalidDims`] unless `dims ∈ valid_dims()` (decision 8).
+    pub fn embed(&self, text: &str, dims: usize) -> Result<Vec<f32>, EmbedError> {
+        self.check_dims(dims)?;
+        let ids = self.tokenize(text);
+        self.embed_ids(&ids, dims)
+    }
+
+    /// [`Model::embed`] for many texts; element `i` equals `embed(texts[i], dims)` exactly, but
+    /// token rows of several texts share each matmul (faster).
+    ///
+    /// # Errors
+    /// [`EmbedError::InvalidDims`] unless `dims ∈ valid_dims()`.
+    pub fn embed_batch(&self, texts: &[&str], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.check_dims(dims)?;
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
+        let seqs: Vec<&[u32]> = ids.iter().map(|v| v.as_slice()).collect();
+        let od = self.output_dim();
+        let projected = self.project_batch(&seqs)?;
+        Ok(projected.chunks_exact(od).map(|p| normalize(&p[..dims])).collect())
+    }
+
+    /// The embedding of an already tokenized sequence (ids as [`Model::tokenize`] returns them,
+    /// `[CLS]`/`[SEP]` included; every id counts as active).
+    ///
+    /// # Errors
+    /// [`EmbedError::InvalidDims`], [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`].
+    pub fn embed_ids(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
+        self.check_dims(dims)?;
+        let p = self.project_batch(&[ids])?;
+        Ok(normalize(&p[..dims]))
+    }
+
+    /// The un-normalised projection (`output_dim` values) of one id sequence: §6.1/§6.2 up to
+    /// `projected`. Normalising a prefix of it gives every Matryoshka embedding at once.
+    ///
+    /// # Errors
+    /// [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`].
+    pub fn project_ids(&self, ids: &[u32]) -> Result<Vec<f32>, EmbedError> {
+        self.project_batch(&[ids])
+    }
+
+    /// Un-normalised projections of several id sequences: `seqs.len() × output_dim` row-major.
+    ///
+    /// # Errors
+    /// [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`].
+    pub fn project_batch(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
+        let vocab_size = self.header.vocab_size;
+        for s in seqs {
+            if s.is_empty() {
+                return Err(EmbedError::EmptyInput);
+            }
+            if let Some(&id) = s.iter().find(|&&id| id >= vocab_size) {
+                return Err(EmbedError::TokenIdOutOfRange { id, vocab_size });
+            }
+        }
+        let od = self.output_dim();
+        let mut out = vec![0f32; seqs.len() * od];
+        let mut start = 0;
+        while start < seqs.len() {
+            // Group consecutive sequences up to MAX_BATCH_TOKENS rows (at least one sequence).
+            let mut end = start + 1;
+            let mut tokens = seqs[start].len();
+            while end < seqs.len() && tokens + seqs[end].len() <= MAX_BATCH_TOKENS {
+                tokens += seqs[end].len();
+                end += 1;
+            }
+            self.forward_group(&seqs[start..end], &mut out[start * od..end * od]);
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// Forward for a group of valid sequences; writes `seqs.len() × output_dim` projections.
+    fn forward_group(&self, seqs: &[&[u32]], out: &mut [f32]) {
+        let d = self.header.d_model as usize;
+        let total: usize = seqs.iter().map(|s| s.len()).sum();
+        let mut x = vec![0f32; total * d];
+        for (row, &id) in x.chunks_exact_mut(d).zip(seqs.iter().flat_map(|s| s.iter())) {
+            self.embeddings.row_into(id as usize, d, row);
+        }
+        let mut h = vec![0f32; total * d];
+        if !self.layers.is_empty() {
+            let f = self.header.ffn_dim as usize;
+            let mut qkv = vec![0f32; total * 3 * d];
+            let mut merged = vec![0f32; total * d];
+            let mut tmp = vec![0f32; total * d.max(f)];
+            let mut up = vec![0f32; total * f];
+            let mut scratch = LinearScratch::default();
+            for layer in &self.layers {
+                layer_norm(&x, d, Some((&layer.ln1_weight, &layer.ln1_bias)), &mut h);
+                linear(&h, total, &layer.qkv, &mut qkv, &mut scratch);
+                self.attention(&qkv, seqs, &mut merged);
+                linear(&merged, total, &layer.out, &mut tmp[..total * d], &mut scratch);
+                for (xi, &a) in x.iter_mut().zip(&tmp[..total * d]) {
+                    *xi += a;
+                }
+                layer_norm(&x, d, Some((&layer.ln2_weight, &layer.ln2_bias)), &mut h);
+                linear(&h, total, &layer.up, &mut up, &mut scratch);
+                for u in up.iter_mut() {
+                    *u = gelu(*u);
+                }
+                linear(&up, total, &layer.down, &mut tmp[..total * d], &mut scratch);
+                for (xi, &a) in x.iter_mut().zip(&tmp[..total * d]) {
+                    *xi += a;
+                }
+            }
+        }
+        layer_norm(&x, d, Some((&self.final_ln_weight, &self.final_ln_bias)), &mut h);
+
+        // Mean over each sequence's rows: sequential row sums, then one division (numpy's
+        // `mean(axis=0)`).
+        let mut pooled = vec![0f32; seqs.len() * d];
+        let mut r0 = 0;
+        for (si, s) in seqs.iter().enumerate() {
+            let p = &mut pooled[si * d..(si + 1) * d];
+            p.copy_from_slice(&h[r0 * d..(r0 + 1) * d]);
+            for r in r0 + 1..r0 + s.len() {
+                for (pi, &v) in p.iter_mut().zip(&h[r * d..(r + 1) * d]) {
+                    *pi += v;
+                }
+            }
+            let n = s.len() as f32;
+            for pi in p.iter_mut() {
+                *pi /= n;
+            }
+            r0 += s.len();
+        }
+
+        let od = self.output_dim();
+        kernels::matmul_nt(&pooled, seqs.len(), d, &self.projection_weight, od, out);
+        for row in out.chunks_exact_mut(od) {
+            for (o, &b) in row.iter_mut().zip(&self.projection_bias) {
+                *o += b;
+            }
+        }
+    }
+
+    /// Multi-head self-attention of each sequence over itself (§6.1): `qkv` is
+    /// `[total × 3d]` (Q | K | V), `merged` receives `[total × d]` with head `j` in columns
+    /// `j·d_head..(j+1)·d_head`. No positions, no mask (padding is never processed).
+    fn attention(&self, qkv: &[f32], seqs: &[&[u32]], merged: &mut [f32]) {
+        let d = self.header.d_model as usize;
+        let heads = self.header.n_heads as usize;
+        let dh = d / heads;
+        let sqrt_dh = (dh as f64).sqrt() as f32;
+        let max_n = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut qh = vec![0f32; max_n * dh];
+        let mut kh = vec![0f32; max_n * dh];
+        let mut vt = vec![0f32; dh * max_n];
+        let mut scores = vec![0f32; max_n * max_n];
+        let mut ah = vec![0f32; max_n * dh];
+        let mut r0 = 0;
+        for s in seqs {
+            let n = s.len();
+            for head in 0..heads {
+                let c0 = head * dh;
+                for i in 0..n {
+                    let row = &qkv[(r0 + i) * 3 * d..(r0 + i + 1) * 3 * d];
+                    qh[i * dh..(i + 1) * dh].copy_from_slice(&row[c0..c0 + dh]);
+                    kh[i * dh..(i + 1) * dh].copy_from_slice(&row[d + c0..d + c0 + dh]);
+                    for c in 0..dh {
+                        vt[c * n + i] = row[2 * d + c0 + c];
+                    }
+                }
+                let sc = &mut scores[..n * n];
+                kernels::matmul_nt(&qh[..n * dh], n, dh, &kh[..n * dh], n, sc);
+                for row in sc.chunks_exact_mut(n) {
+                    for v in row.iter_mut() {
+                        *v /= sqrt_dh;
+                    }
+                    softmax_row(row);
+                }
+                kernels::matmul_nt(sc, n, n, &vt[..dh * n], dh, &mut ah[..n * dh]);
+                for i in 0..n {
+                    merged[(r0 + i) * d + c0..(r0 + i) * d + c0 + dh].copy_from_slice(&ah[i * dh..(i + 1) * dh]);
+                }
+            }
+            r0 += n;
+        }
+    }
+}
+
+/// Reusable buffers for [`linear`].
+#[derive(Default)]
+struct LinearScratch {
+    xq: Vec<i8>,
+    x_scale: Vec<f32>,
+    tmp: Vec<f32>,
+    acc: Vec<i32>,
+}
+
+/// `out = bitlinear(x, lin)` for `m` rows (§6.3): `x` is `[m × cols]`, `out` `[m × rows]`.
+///
+/// Ternary: per-row activation quantisation, exact integer matmul, then
+/// `(acc + bias) / (scale · x_scale)` — bias before the rescale. fp32: `x · Wᵀ + bias`.
+fn linear(x: &[f32], m: usize, lin: &Linear, out: &mut [f32], s: &mut LinearScratch) {
+    let (rows, cols) = (lin.rows, lin.cols);
+    match &lin.weights {
+        LinearWeights::Fp32(w) => {
+            kernels::matmul_nt(x, m, cols, w, rows, out);
+            if let Some(b) = &lin.bias {
+                for row in out.chunks_exact_mut(rows) {
+                    for (o, &bj) in row.iter_mut().zip(b) {
+                        *o += bj;
+                    }
+                }
+            }
+        }
+        LinearWeights::Ternary(tm) => bitlinear_ternary(x, m, tm, &lin.row_scales, lin.bias.as_deref(), out, s),
+    }
+}
+
+fn bitlinear_ternary(
+    x: &[f32],
+    m: usize,
+    tm: &TernaryMatrix,
+    row_scales: &[f32],
+    bias: Option<&[f32]>,
+    out: &mut [f32],
+    s: &mut LinearScratch,
+) {
+    let (rows, cols, stride) = (tm.rows(), tm.cols(), tm.stride());
+    s.xq.clear();
+    s.xq.resize(m * stride, 0);
+    s.x_scale.clear();
+    s.x_scale.resize(m, 0.0);
+    s.tmp.clear();
+    s.tmp.resize(cols, 0.0);
+    s.acc.clear();
+    s.acc.resize(m * rows, 0);
+    for i in 0..m {
+        s.x_scale[i] =
+            quantize_activations_row(&x[i * cols..(i + 1) * cols], &mut s.tmp, &mut s.xq[i * stride..i * stride + cols]);
+    }
+    kernels::ternary_matmul(&s.xq, m, tm, &mut s.acc);
+    for i in 0..m {
+        let xs = s.x_scale[i];
+        let acc = &s.acc[i * rows..(i + 1) * rows];
+        let o = &mut out[i * rows..(i + 1) * rows];
+        match bias {
+            Some(b) => {
+                for j in 0..rows {
+                    o[j] = (acc[j] as f32 + b[j]) / (row_scales[j] * xs);
+                }
+            }
+            None => {
+                for j in 0..rows {
+                    o[j] = acc[j] as f32 / (row_scales[j] * xs);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! x86_64 AVX2 kernels (f32 also uses FMA). Call only when [`is_available`] is true; the safe
+//! dispatchers in [`super`] check it.
+//!
+//! Ternary × int8: activations are offset to unsigned (`x + 128`, an XOR with `0x80`) so that
+//! `_mm256_maddubs_epi16(u8, i8)` can multiply 32 pairs per instruction; with ternary weights a
+//! pair sum is at most `2 · 255 = 510`, so neither the instruction's i16 saturation nor 64
+//! accumulated i16 steps (`64 · 510 = 32640`) can overflow. The offset is removed exactly with
+//! `− 128 · Σ w` per row. (Sign-flipping activations with `_mm256_sign_epi8` instead would
+//! overflow on −128.)
+
+#![allow(clippy::needless_range_loop)] // tile loops index several arrays in lockstep
+
+use super::TernaryMatrix;
+use core::arch::x86_64::*;
+
+/// AVX2 and FMA both present (detected by std, cached by [`super::Backend::detect`]).
+pub fn is_available() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+}
+
+#[inline(always)]
+unsafe fn hsum_epi32(v: __m256i) -> i32 {
+    let lo = _mm256_castsi256_si128(v);
+    let hi = _mm256_extracti128_si256(v, 1);
+    let s = _mm_add_epi32(lo, hi);
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+    _mm_cvtsi128_si32(s)
+}
+
+#[inline(always)]
+unsafe fn hsum_ps(v: __m256) -> f32 {
+    let lo = _mm256_castps256_ps128(v);
+    let hi = _mm256_extractf128_ps(v, 1);
+    let s = _mm_add_ps(lo, hi);
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0b01));
+    _mm_cvtss_f32(s)
+}
+
+/// Steps of 32 bytes that may accumulate in i16 lanes before widening (see module docs).
+const I16_STEPS: usize = 64;
+
+/// One `MT × NT` tile: `MT` activation rows against `NT` weight rows over `k` (multiple of 32).
+#[inline(always)]
+unsafe fn ternary_tile<const MT: usize, const NT: usize>(
+    x: *const i8,
+    w: *const i8,
+    stride: usize,
+    k: usize,
+    res: &mut [[i32; NT]; MT],
+) {
+    let flip = _mm256_set1_epi8(-128);
+    let ones = _mm256_set1_epi16(1);
+    let mut acc32 = [[_mm256_setzero_si256(); NT]; MT];
+    let mut kk = 0;
+    while kk < k {
+        let end = (kk + 32 * I16_STEPS).min(k);
+        let mut acc16 = [[_mm256_setzero_si256(); NT]; MT];
+        while kk < end {
+            let mut xv = [_mm256_setzero_si256(); MT];
+            for (i, v) in xv.iter_mut().enumerate() {
+                let p = x.add(i * stride + kk) as *const __m256i;
+                *v = _mm256_xor_si256(_mm256_loadu_si256(p), flip);
+            }
+            for j in 0..NT {
+                let wv = _mm256_loadu_si256(w.add(j * stride + kk) as *const __m256i);
+                for i in 0..MT {
+                    acc16[i][j] = _mm256_add_epi16(acc16[i][j], _mm256_maddubs_epi16(xv[i], wv));
+                }
+            }
+            kk += 32;
+        }
+        for i in 0..MT {
+            for j in 0..NT {
+                acc32[i][j] = _mm256_add_epi32(acc32[i][j], _mm256_madd_epi16(acc16[i][j], ones));
+            }
+        }
+    }
+    for i in 0..MT {
+        for j in 0..NT {
+            res[i][j] = hsum_epi32(acc32[i][j]);
+        }
+    }
+}
+
+/// AVX2 version of [`super::ternary_matmul`].
+///
+/// # Safety
+/// AVX2 must be available; `x.len() >= m * w.stride()`, `out.len() >= m * w.rows()`.
+#[target_feature(enable = "avx2")]
+pub unsafe fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
+    const MT: usize = 2;
+    const NT: usize = 4;
+    let (n, stride) = (w.rows(), w.stride());
+    let codes = w.padded_codes().as_ptr();
+    let sums = w.row_sums();
+    let xp = x.as_ptr();
+    let mut i = 0;
+    while i < m {
+        let mt = (m - i).min(MT);
+        let mut j = 0;
+        while j < n {
+            let nt = (n - j).min(NT);
+            let xa = xp.add(i * stride);
+            let wa = codes.add(j * stride);
+            let mut res = [[0i32; NT]; MT];
+            match (mt, nt) {
+                (2, 4) => ternary_tile::<2, 4>(xa, wa, stride, stride, &mut res),
+                (1, 4) => {
+                    let mut r = [[0i32; 4]; 1];
+                    ternary_tile::<1, 4>(xa, wa, stride, stride, &mut r);
+                    res[0] = r[0];
+                }
+                _ => {
+                    for ii in 0..mt {
+                        for jj in 0..nt {
+                            let mut r = [[0i32; 1]; 1];
+                            ternary_tile::<1, 1>(xa.add(ii * stride), wa.add(jj * stride), stride, stride, &mut r);
+                            res[ii][jj] = r[0][0];
+                        }
+                    }
+                }
+            }
+            for ii in 0..mt {
+                for jj in 0..nt {
+                    out[(i + ii) * n + j + jj] = res[ii][jj] - 128 * sums[j + jj];
+                }
+            }
+            j += nt;
+        }
+        i += mt;
+    }
+}
+
+/// One `MT × NT` f32 tile over `k` (any length; scalar tail).
+#[inline(always)]
+unsafe fn f32_tile<const MT: usize, const NT: usize>(
+    a: *const f32,
+    b: *const f32,
+    k: usize,
+    res: &mut [[f32; NT]; MT],
+) {
+    let mut acc = [[_mm256_setzero_ps(); NT]; MT];
+    let k8 = k & !7;
+    let mut kk = 0;
+    while kk < k8 {
+        let mut av = [_mm256_setzero_ps(); MT];
+        for (i, v) in av.iter_mut().enumerate() {
+            *v = _mm256_loadu_ps(a.add(i * k + kk));
+        }
+        for j in 0..NT {
+            let bv = _mm256_loadu_ps(b.add(j * k + kk));
+            for i in 0..MT {
+                acc[i][j] = _mm256_fmadd_ps(av[i], bv, acc[i][j]);
+            }
+        }
+        kk += 8;
+    }
+    for i in 0..MT {
+        for j in 0..NT {
+            let mut s = hsum_ps(acc[i][j]);
+            for t in k8..k {
+                s += *a.add(i * k + t) * *b.add(j * k + t);
+            }
+            res[i][j] = s;
+        }
+    }
+}
+
+/// AVX2+FMA version of [`super::matmul_nt`].
+///
+/// # Safety
+/// AVX2 and FMA must be available; `a.len() >= m*k`, `b.len() >= n*k`, `out.len() >= m*n`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    const MT: usize = 2;
+    const NT: usize = 4;
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    let mut i = 0;
+    while i < m {
+        let mt = (m - i).min(MT);
+        let mut j = 0;
+        while j < n {
+            let nt = (n - j).min(NT);
+            let aa = ap.add(i * k);
+            let ba = bp.add(j * k);
+            let mut res = [[0f32; NT]; MT];
+            match (mt, nt) {
+                (2, 4) => f32_tile::<2, 4>(aa, ba, k, &mut res),
+                (1, 4) => {
+                    let mut r = [[0f32; 4]; 1];
+                    f32_tile::<1, 4>(aa, ba, k, &mut r);
+                    res[0] = r[0];
+                }
+                _ => {
+                    for ii in 0..mt {
+                        for jj in 0..nt {
+                            let mut r = [[0f32; 1]; 1];
+                            f32_tile::<1, 1>(aa.add(ii * k), ba.add(jj * k), k, &mut r);
+                            res[ii][jj] = r[0][0];
+                        }
+                    }
+                }
+            }
+            for ii in 0..mt {
+                for jj in 0..nt {
+                    out[(i + ii) * n + j + jj] = res[ii][jj];
+                }
+            }
+            j += nt;
+        }
+        i += mt;
+    }
+}

@@ -1,0 +1,239 @@
+//! Compute kernels: ternary-weight × int8-activation matmul (BitLinear, §6.3) and f32 matmul.
+//!
+//! Each kernel has a scalar reference ([`scalar`]), an x86_64 AVX2 version ([`avx2`], chosen at
+//! run time by `is_x86_feature_detected!`, detection cached) and a wasm32 SIMD128 version
+//! ([`simd128`], compiled in when `target_feature = "simd128"`). The integer kernels are bit-exact
+//! with the scalar reference; the f32 kernels agree within float re-association error.
+//!
+//! Layout conventions: every matrix is row-major. `matmul_nt` computes `out = A · Bᵀ`, which is
+//! `F.linear` for a weight stored `[out_features × in_features]` (§5.5).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+pub mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+pub mod avx2;
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub mod simd128;
+
+/// Row stride (in elements) of [`TernaryMatrix`] codes and of int8 activation rows: `cols`
+/// rounded up to a multiple of this, zero padded, so SIMD loops need no tail.
+pub const K_ALIGN: usize = 32;
+
+/// `cols` rounded up to a multiple of [`K_ALIGN`].
+pub fn padded_len(cols: usize) -> usize {
+    cols.div_ceil(K_ALIGN) * K_ALIGN
+}
+
+/// A `[rows × cols]` ternary weight matrix unpacked once at load to one `i8` code per weight
+/// (−1, 0, +1), rows padded with zeros to [`padded_len`]`(cols)`, plus per-row code sums (used by
+/// the AVX2 kernel's unsigned-offset trick).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TernaryMatrix {
+    rows: usize,
+    cols: usize,
+    stride: usize,
+    codes: Vec<i8>,
+    row_sums: Vec<i32>,
+}
+
+/// Decodes one 2-bit ternary field (§5.3): `00`→0, `01`→+1, `10`→−1, `11`→`None` (reserved).
+#[inline]
+pub fn ternary_code(bits: u8) -> Option<i8> {
+    match bits & 3 {
+        0 => Some(0),
+        1 => Some(1),
+        2 => Some(-1),
+        _ => None,
+    }
+}
+
+impl TernaryMatrix {
+    /// Builds from row-major codes (`codes.len() == rows * cols`, each in −1..=1).
+    ///
+    /// # Panics
+    /// If the length is wrong or a code is outside −1..=1 (caller bug, never file data).
+    pub fn from_codes(rows: usize, cols: usize, codes: &[i8]) -> TernaryMatrix {
+        assert_eq!(codes.len(), rows * cols, "ternary codes length");
+        let stride = padded_len(cols);
+        let mut out = vec![0i8; rows * stride];
+        let mut row_sums = vec![0i32; rows];
+        for r in 0..rows {
+            let src = &codes[r * cols..(r + 1) * cols];
+            assert!(src.iter().all(|&c| (-1..=1).contains(&c)), "ternary code out of range");
+            out[r * stride..r * stride + cols].copy_from_slice(src);
+            row_sums[r] = src.iter().map(|&c| c as i32).sum();
+        }
+        TernaryMatrix { rows, cols, stride, codes: out, row_sums }
+    }
+
+    /// Unpacks §5.5's 2-bit encoding (row-major, `cols / 4` bytes per row, `cols % 4 == 0`,
+    /// `packed.len() == rows * cols / 4`). Errors with the `(row, col)` of the first reserved
+    /// code `11`.
+    pub fn from_packed(rows: usize, cols: usize, packed: &[u8]) -> Result<TernaryMatrix, (usize, usize)> {
+        debug_assert!(cols % 4 == 0 && packed.len() == rows * (cols / 4));
+        let stride = padded_len(cols);
+        let bpr = cols / 4;
+        let mut codes = vec![0i8; rows * stride];
+        let mut row_sums = vec![0i32; rows];
+        for r in 0..rows {
+            let src = &packed[r * bpr..(r + 1) * bpr];
+            let dst = &mut codes[r * stride..r * stride + cols];
+            let mut sum = 0i32;
+            for (bi, &byte) in src.iter().enumerate() {
+                for j in 0..4 {
+                    let c = ternary_code(byte >> (2 * j)).ok_or((r, bi * 4 + j))?;
+                    dst[bi * 4 + j] = c;
+                    sum += c as i32;
+                }
+            }
+            row_sums[r] = sum;
+        }
+        Ok(TernaryMatrix { rows, cols, stride, codes, row_sums })
+    }
+
+    /// Output features.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Input features.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// Padded row stride (multiple of [`K_ALIGN`]).
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+    /// Padded codes, `rows × stride`.
+    pub fn padded_codes(&self) -> &[i8] {
+        &self.codes
+    }
+    /// Sum of the codes of each row.
+    pub fn row_sums(&self) -> &[i32] {
+        &self.row_sums
+    }
+    /// The codes of row `r` (unpadded, length `cols`).
+    pub fn row(&self, r: usize) -> &[i8] {
+        &self.codes[r * self.stride..r * self.stride + self.cols]
+    }
+    /// Row-major unpadded codes (`rows × cols`), e.g. for re-packing.
+    pub fn codes(&self) -> Vec<i8> {
+        (0..self.rows).flat_map(|r| self.row(r).iter().copied()).collect()
+    }
+}
+
+/// A kernel implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable scalar reference.
+    Scalar,
+    /// x86_64 AVX2 (+FMA for f32), selected at run time.
+    Avx2,
+    /// wasm32 SIMD128, selected at compile time.
+    Simd128,
+}
+
+static DETECTED: AtomicU8 = AtomicU8::new(0);
+
+impl Backend {
+    /// The fastest backend available on this machine (detected once, then cached).
+    pub fn detect() -> Backend {
+        match DETECTED.load(Ordering::Relaxed) {
+            1 => return Backend::Scalar,
+            2 => return Backend::Avx2,
+            3 => return Backend::Simd128,
+            _ => {}
+        }
+        let b = Self::detect_uncached();
+        let code = match b {
+            Backend::Scalar => 1,
+            Backend::Avx2 => 2,
+            Backend::Simd128 => 3,
+        };
+        DETECTED.store(code, Ordering::Relaxed);
+        b
+    }
+
+    fn detect_uncached() -> Backend {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            return Backend::Simd128;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            if avx2::is_available() {
+                return Backend::Avx2;
+            }
+        }
+        #[allow(unreachable_code)]
+        Backend::Scalar
+    }
+
+    /// Every backend usable on this machine, scalar first (for tests and benchmarks).
+    pub fn available() -> Vec<Backend> {
+        let mut v = vec![Backend::Scalar];
+        let best = Self::detect();
+        if best != Backend::Scalar {
+            v.push(best);
+        }
+        v
+    }
+}
+
+/// `out[i][j] = Σ_k x[i][k] · w[j][k]` for `m` activation rows of stride `w.stride()` (zero
+/// padded past `w.cols()`), ternary `w`; `out` is `m × w.rows()` (row-major, overwritten).
+/// Exact integer arithmetic; every backend gives identical results.
+///
+/// # Panics
+/// If `x.len() < m * w.stride()` or `out.len() < m * w.rows()`, or `backend` is not available.
+pub fn ternary_matmul_with(backend: Backend, x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
+    assert!(x.len() >= m * w.stride && out.len() >= m * w.rows, "ternary_matmul: buffer too small");
+    match backend {
+        Backend::Scalar => scalar::ternary_matmul(x, m, w, out),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => {
+            assert!(avx2::is_available(), "AVX2 not available");
+            // SAFETY: AVX2 availability checked above; buffer sizes asserted.
+            unsafe { avx2::ternary_matmul(x, m, w, out) }
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Backend::Simd128 => simd128::ternary_matmul(x, m, w, out),
+        #[allow(unreachable_patterns)]
+        other => panic!("kernel backend {other:?} not available on this target"),
+    }
+}
+
+/// [`ternary_matmul_with`] on [`Backend::detect`].
+pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
+    ternary_matmul_with(Backend::detect(), x, m, w, out)
+}
+
+/// `out[i][j] = Σ_k a[i][k] · b[j][k]` (`out = A · Bᵀ`): `a` is `m × k`, `b` is `n × k`, `out` is
+/// `m × n` (all row-major, dense; `out` overwritten). SIMD backends re-associate the sum.
+///
+/// # Panics
+/// On short buffers or an unavailable backend.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_nt_with(backend: Backend, a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= n * k && out.len() >= m * n, "matmul_nt: buffer too small");
+    match backend {
+        Backend::Scalar => scalar::matmul_nt(a, m, k, b, n, out),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => {
+            assert!(avx2::is_available(), "AVX2 not available");
+            // SAFETY: AVX2+FMA availability checked above; buffer sizes asserted.
+            unsafe { avx2::matmul_nt(a, m, k, b, n, out) }
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Backend::Simd128 => simd128::matmul_nt(a, m, k, b, n, out),
+        #[allow(unreachable_patterns)]
+        other => panic!("kernel backend {other:?} not available on this target"),
+    }
+}
+
+/// [`matmul_nt_with`] on [`Backend::detect`].
+pub fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    matmul_nt_with(Backend::detect(), a, m, k, b, n, out)
+}

@@ -1,0 +1,258 @@
+//! The byte layout: round trips, and every truncation / corruption rejected cleanly.
+
+mod common;
+
+use common::{clustered, fields, small_index, Rng};
+use lightembed_index::{layout::MAGIC, Index, IndexError, Params};
+use sha2::{Digest, Sha256};
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// Replaces the trailer with the SHA-256 of `body` (so the parser, not the checksum, is tested).
+fn rehash(mut body: Vec<u8>) -> Vec<u8> {
+    let d = Sha256::digest(&body);
+    body.extend_from_slice(&d);
+    body
+}
+
+/// Searches a loaded index a little: anything that loads must search without panicking.
+fn exercise(index: &Index) {
+    let q = vec![0.5; index.dims()];
+    let _ = index.search(&q, 5).unwrap();
+    let _ = index.search_with_ef(&q, 3, 1).unwrap();
+    let _ = index.exact_search(&q, 5).unwrap();
+    let _ = index.to_bytes();
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn round_trip_is_byte_identical() {
+    let index = small_index();
+    let bytes = index.to_bytes();
+    assert_eq!(&bytes[..4], &MAGIC);
+    let loaded = Index::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.to_bytes(), bytes);
+    assert_eq!(loaded.len(), index.len());
+    assert_eq!(loaded.deleted_count(), 3);
+    assert_eq!(loaded.manifest(), index.manifest());
+    assert_eq!(loaded.params(), index.params());
+    let q = &clustered(99, 1, 4, 4, 0.5)[0];
+    assert_eq!(loaded.search(q, 5).unwrap(), index.search(q, 5).unwrap());
+    assert_eq!(loaded.get("doc-5"), index.get("doc-5"));
+    assert_eq!(loaded.vector("doc-5"), index.vector("doc-5"));
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn empty_index_round_trips() {
+    let index = Index::new(fields(4), Params::default()).unwrap();
+    let bytes = index.to_bytes();
+    let loaded = Index::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.to_bytes(), bytes);
+    assert!(loaded.is_empty());
+    assert_eq!(loaded.search(&[1.0, 0.0, 0.0, 0.0], 3).unwrap(), vec![]);
+}
+
+/// Inserting after a load gives exactly what inserting without the save/load would have (the
+/// PRNG state travels with the bytes).
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn insert_after_load_continues_identically() {
+    let extra = clustered(11, 30, 4, 4, 0.5);
+    let mut a = small_index();
+    let mut b = Index::from_bytes(&a.to_bytes()).unwrap();
+    for (i, v) in extra.iter().enumerate() {
+        a.insert(common::doc(1000 + i), v).unwrap();
+        b.insert(common::doc(1000 + i), v).unwrap();
+    }
+    assert_eq!(a.to_bytes(), b.to_bytes());
+}
+
+/// Every prefix of a valid index is rejected with an error (never a panic).
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn every_truncation_is_rejected() {
+    let bytes = small_index().to_bytes();
+    for len in 0..bytes.len() {
+        let err = Index::from_bytes(&bytes[..len]).unwrap_err();
+        assert!(
+            matches!(err, IndexError::Truncated { .. } | IndexError::ChecksumMismatch),
+            "len {len}: {err}"
+        );
+    }
+}
+
+/// Every truncation of the body with a *valid* checksum is rejected by the parser's length checks.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn every_truncation_with_valid_checksum_is_rejected() {
+    let bytes = small_index().to_bytes();
+    let body = &bytes[..bytes.len() - 32];
+    for len in 8..body.len() {
+        let err = Index::from_bytes(&rehash(body[..len].to_vec())).unwrap_err();
+        assert!(
+            matches!(err, IndexError::Truncated { .. } | IndexError::Malformed { .. }),
+            "len {len}: {err}"
+        );
+        assert!(!err.to_string().is_empty());
+    }
+}
+
+/// Every single-bit flip is caught: by the magic, the version, or the checksum.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn every_bit_flip_is_rejected() {
+    let bytes = small_index().to_bytes();
+    let mut copy = bytes.clone();
+    for byte in 0..bytes.len() {
+        for bit in 0..8 {
+            copy[byte] ^= 1 << bit;
+            let err = Index::from_bytes(&copy).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    IndexError::BadMagic { .. }
+                        | IndexError::UnsupportedIndexVersion { .. }
+                        | IndexError::ChecksumMismatch
+                        | IndexError::Malformed { what: "header flags", .. }
+                ),
+                "byte {byte} bit {bit}: {err}"
+            );
+            copy[byte] ^= 1 << bit;
+        }
+    }
+}
+
+/// Bit flips behind a recomputed checksum reach the parser: each either fails cleanly or loads
+/// an index that searches and re-serialises without panicking.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn bit_flips_with_valid_checksum_never_panic() {
+    let bytes = small_index().to_bytes();
+    let body = bytes[..bytes.len() - 32].to_vec();
+    let mut loaded = 0;
+    for byte in 8..body.len() {
+        for bit in 0..8 {
+            let mut b = body.clone();
+            b[byte] ^= 1 << bit;
+            match Index::from_bytes(&rehash(b)) {
+                Ok(index) => {
+                    exercise(&index);
+                    loaded += 1;
+                }
+                Err(e) => assert!(!e.to_string().is_empty()),
+            }
+        }
+    }
+    // flips in vector components, payload text, seed/PRNG state are legitimately loadable
+    assert!(loaded > 0);
+}
+
+/// Random multi-byte garbage behind a valid checksum.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn random_corruption_never_panics() {
+    let bytes = small_index().to_bytes();
+    let body = bytes[..bytes.len() - 32].to_vec();
+    let mut rng = Rng(2024);
+    for _ in 0..2_000 {
+        let mut b = body.clone();
+        for _ in 0..1 + rng.below(8) {
+            let i = 8 + rng.below(b.len() - 8);
+            b[i] = rng.next_u64() as u8;
+        }
+        if let Ok(index) = Index::from_bytes(&rehash(b)) {
+            exercise(&index);
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn wrong_magic_and_garbage_are_rejected() {
+    let mut bytes = small_index().to_bytes();
+    bytes[..4].copy_from_slice(b"LEMB");
+    assert_eq!(Index::from_bytes(&bytes).unwrap_err(), IndexError::BadMagic { found: b"LEMB".to_vec() });
+    assert_eq!(
+        Index::from_bytes(&bytes).unwrap_err().to_string(),
+        "not a lightembed index: expected magic \"LEIX\", found [4c, 45, 4d, 42]"
+    );
+    assert!(matches!(Index::from_bytes(b"").unwrap_err(), IndexError::Truncated { .. }));
+    assert!(matches!(Index::from_bytes(b"LE").unwrap_err(), IndexError::Truncated { .. }));
+    assert!(matches!(Index::from_bytes(b"<html>").unwrap_err(), IndexError::BadMagic { .. }));
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn checksum_mismatch_message() {
+    let mut bytes = small_index().to_bytes();
+    let n = bytes.len();
+    bytes[n - 1] ^= 0xFF;
+    let err = Index::from_bytes(&bytes).unwrap_err();
+    assert_eq!(err, IndexError::ChecksumMismatch);
+    assert_eq!(err.to_string(), "index bytes are corrupted: the trailing SHA-256 does not match the contents");
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn trailing_bytes_are_rejected() {
+    let bytes = small_index().to_bytes();
+    let mut body = bytes[..bytes.len() - 32].to_vec();
+    body.extend_from_slice(&[0, 0, 0]);
+    assert_eq!(Index::from_bytes(&rehash(body)).unwrap_err(), IndexError::TrailingBytes { count: 3 });
+}
+
+/// Huge length fields are refused before any allocation (here: 2³²−2 slots of 65,535 dims).
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn absurd_lengths_are_refused_before_allocating() {
+    let index = Index::new(fields(4), Params::default()).unwrap();
+    let bytes = index.to_bytes();
+    let body = &bytes[..bytes.len() - 32];
+    // header 8 + id len 1 + "lightembed-en" 13 + version 4 → dims at 26
+    let dims_at = 8 + 1 + 13 + 4;
+    // params after dims(4) count(8) metric(1) sha(32) = +45; params are 2+4+4+8+4+8 = 30; slots follow
+    let slots_at = dims_at + 45 + 30;
+    let mut b = body.to_vec();
+    b[dims_at..dims_at + 4].copy_from_slice(&65_535u32.to_le_bytes());
+    b[slots_at..slots_at + 4].copy_from_slice(&(u32::MAX - 1).to_le_bytes());
+    let err = Index::from_bytes(&rehash(b)).unwrap_err();
+    assert!(matches!(err, IndexError::Truncated { what: "vectors", .. }), "{err}");
+    // a long string length
+    let mut b = small_index().to_bytes();
+    b.truncate(b.len() - 32);
+    let payload_len_at = b.len() - (4 + "ünï ✓".len());
+    b[payload_len_at..payload_len_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let err = Index::from_bytes(&rehash(b)).unwrap_err();
+    assert!(matches!(err, IndexError::Truncated { what: "document snippet", .. }), "{err}");
+    assert!(err.to_string().starts_with("index bytes are truncated: document snippet at byte"));
+}
+
+/// Same seed, same inserts → identical bytes; another seed → a different graph.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn builds_are_deterministic() {
+    assert_eq!(small_index().to_bytes(), small_index().to_bytes());
+    let data = clustered(8, 200, 8, 4, 0.5);
+    let a = common::build(&data, Params::default()).to_bytes();
+    let b = common::build(&data, Params::default()).to_bytes();
+    let c = common::build(&data, Params { seed: 1, ..Params::default() }).to_bytes();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+/// The layout fixture is small (fast exhaustive tests) yet has tombstones and upper layers.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn fixture_has_tombstones_and_several_layers() {
+    let index = small_index();
+    let bytes = index.to_bytes();
+    // header 8 + manifest (1 + 13 + 4 + 4 + 8 + 1 + 32) + params 30 + slots 4 + vectors 24·4·4
+    // + tombstones 3 + entry point 4 → max level
+    let max_level_at = 8 + 63 + 30 + 4 + 24 * 4 * 4 + 3 + 4;
+    assert!(bytes[max_level_at] >= 2, "max level {}", bytes[max_level_at]);
+    assert_eq!(index.deleted_count(), 3);
+    assert_eq!(index.len(), 21);
+    assert!(bytes.len() < 2_000, "fixture grew to {} bytes", bytes.len());
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the build tools the tests and the app need, from the package registries only
+# (crates.io, PyPI, npm, Debian). Skips every tool that is already at the right version.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+log() { printf '\033[1m[tools]\033[0m %s\n' "$*"; }
+
+# wasm32 target (SIMD128 flags come from .cargo/config.toml).
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  log "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (its runner executes the
+# wasm32 tests under Node). Without --locked: its lockfile wants a crate the registry lacks.
+wb_version="$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)"
+if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]]; then
+  log "cargo install wasm-bindgen-cli --version $wb_version (about 2-3 minutes)"
+  cargo install wasm-bindgen-cli --version "$wb_version"
+fi
+
+# Python venv for the reference, packer and fixtures.
+"$root/scripts/venv.sh"
+log "tools ready"

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Teacher (all-MiniLM-L6-v2) embeddings of the training corpus, cached once, resumable.
+
+  train/data/teacher/shard_NNNN.npy   fp16 [<=SHARD, 384], L2-normalised, corpus order
+  train/data/teacher/vocab_tokens.npy fp32 [30522, 384]: teacher vector of each vocab token
+                                      alone ("[CLS] tok [SEP]"), used to initialise students
+Usage: python train/embed_teacher.py [--limit N]
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import DATA, MAX_SEQ_LEN, load_teacher, read_corpus, vocab_path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+SHARD = 5000
+
+
+def main():
+    limit = int(sys.argv[sys.argv.index("--limit") + 1]) if "--limit" in sys.argv else None
+    out = os.path.join(DATA, "teacher")
+    os.makedirs(out, exist_ok=True)
+    m = load_teacher(threads=int(os.environ.get("THREADS", "2")))
+    m.max_seq_length = MAX_SEQ_LEN
+
+    vt = os.path.join(out, "vocab_tokens.npy")
+    if not os.path.exists(vt):
+        t0 = time.time()
+        tokm = m[0]
+        vocab = [l.rstrip("\n") for l in open(vocab_path(), encoding="utf-8")]
+        cls, sep = vocab.index("[CLS]"), vocab.index("[SEP]")
+        hf = tokm.auto_model
+        res = []
+        with torch.inference_mode():
+            for i in range(0, len(vocab), 2048):
+                ids = torch.arange(i, min(i + 2048, len(vocab)))
+                inp = torch.stack([torch.full_like(ids, cls), ids, torch.full_like(ids, sep)], 1)
+                h = hf(input_ids=inp, attention_mask=torch.ones_like(inp)).last_hidden_state
+                v = torch.nn.functional.normalize(h.mean(1), dim=-1)
+                res.append(v.numpy())
+        np.save(vt, np.concatenate(res).astype(np.float32))
+        print(f"vocab tokens done in {time.time() - t0:.0f}s", flush=True)
+
+    texts = read_corpus()
+    if limit:
+        texts = texts[:limit]
+    n_shards = (len(texts) + SHARD - 1) // SHARD
+    for s in range(n_shards):
+        p = os.path.join(out, f"shard_{s:04d}.npy")
+        if os.path.exists(p):
+            continue
+        t0 = time.time()
+        chunk = texts[s * SHARD:(s + 1) * SHARD]
+        v = m.encode(chunk, batch_size=128, normalize_embeddings=True, convert_to_numpy=True)
+        np.save(p + ".tmp.npy", v.astype(np.float16))
+        os.replace(p + ".tmp.npy", p)
+        dt = time.time() - t0
+        print(f"shard {s + 1}/{n_shards}: {len(chunk)} in {dt:.0f}s ({len(chunk) / dt:.0f}/s)", flush=True)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Evaluate teacher, both students and BM25 on held-out Debian package descriptions.
+
+  python train/eval.py            → train/RESULTS.md and train/runs/eval.json
+
+(a) retrieval: package synopsis → its long description among all docs; nDCG@10, MRR@10
+(b) Spearman of student cosine vs teacher cosine over held-out sentence pairs
+(c) every metric at every Matryoshka dims
+(d) file size and single-thread sentences/s
+Students are evaluated in eval mode in torch, with the embedding table quantised by the exact
+rule the packer uses (quant.py mirrors reference/pack.py); the packed files are checked against
+these vectors separately (train/verify_pack.py, mean cosine ≥ 0.999).
+"""
+import json
+import math
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import DATA, PREFIXES, ROOT, RUNS, TRAIN, Student, Tok, student_encode  # noqa: E402
+import quant  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
+
+EV = os.path.join(DATA, "eval")
+CACHE = os.path.join(DATA, "eval_cache")
+
+STUDENTS = {  # name → (run dir, shipped embedding quant, shipped .bin)
+    "lightembed-en-static": ("static", None, "public/models/lightembed-en-static.bin"),
+    "lightembed-en-2l": ("2l", None, "public/models/lightembed-en-2l.bin"),
+}
+
+
+def load_student(run):
+    npz = np.load(os.path.join(RUNS, run, "student.npz"))
+    n_layers = sum(1 for k in npz.files if k.endswith("ln1.weight"))
+    m = Student(npz["embedding"].shape[0], n_layers=n_layers)
+    sd = m.state_dict()
+    names = {"embedding": "embedding.weight", "final_ln.weight": "final_ln.weight",
+             "final_ln.bias": "final_ln.bias", "projection.weight": "projection.weight",
+             "projection.bias": "projection.bias"}
+    for i in range(n_layers):
+        for a, b in [("ln1.weight", "ln1.weight"), ("ln1.bias", "ln1.bias"), ("attn.q.weight", "q.weight"),
+                     ("attn.k.weight", "k.weight"), ("attn.v.weight", "v.weight"),
+                     ("attn.out.weight", "out.weight"), ("attn.out.bias", "out.bias"),
+                     ("ln2.weight", "ln2.weight"), ("ln2.bias", "ln2.bias"), ("ffn.up.weight", "up.weight"),
+                     ("ffn.up.bias", "up.bias"), ("ffn.down.weight", "down.weight"),
+                     ("ffn.down.bias", "down.bias")]:
+            names[f"layers.{i}.{a}"] = f"layers.{i}.{b}"
+    for k, v in names.items():
+        sd[v] = torch.from_numpy(npz[k])
+    m.load_state_dict(sd)
+    m.eval()
+    return m
+
+
+def with_emb_quant(m, q):
+    """Copy of m whose embedding table is what the packer stores for quant q (dequantised)."""
+    import copy
+    m2 = copy.deepcopy(m)
+    with torch.no_grad():
+        m2.embedding.weight.copy_(quant.ALL[q](m.embedding.weight))
+    m2.emb_quant = None
+    return m2
+
+
+def ndcg_mrr(Q, D, qrels, k=10):
+    S = Q @ D.T
+    nd, mr = [], []
+    for i, rel in enumerate(qrels):
+        s = S[i]
+        rank = int((s > s[rel]).sum()) + 1
+        nd.append(1 / math.log2(rank + 1) if rank <= k else 0.0)
+        mr.append(1 / rank if rank <= k else 0.0)
+    return float(np.mean(nd)), float(np.mean(mr))
+
+
+def words(t):
+    return re.findall(r"\w+", t.lower())
+
+
+def bm25_scores(ret):
+    from rank_bm25 import BM25Okapi
+    bm = BM25Okapi([words(d) for d in ret["docs"]])
+    S = np.stack([bm.get_scores(words(q)) for q in ret["queries"]])
+    nd, mr = [], []
+    for i, rel in enumerate(ret["qrels"]):
+        rank = int((S[i] > S[i, rel]).sum()) + 1
+        nd.append(1 / math.log2(rank + 1) if rank <= 10 else 0.0)
+        mr.append(1 / rank if rank <= 10 else 0.0)
+    return float(np.mean(nd)), float(np.mean(mr))
+
+
+def cached(name, fn):
+    os.makedirs(CACHE, exist_ok=True)
+    p = os.path.join(CACHE, name + ".npy")
+    if os.path.exists(p):
+        return np.load(p)
+    v = fn()
+    np.save(p, v)
+    return v
+
+
+def speed(fn, texts):
+    torch.set_num_threads(1)
+    fn(texts[:32])
+    t0 = time.time()
+    fn(texts)
+    dt = time.time() - t0
+    torch.set_num_threads(2)
+    return len(texts) / dt
+
+
+def main():
+    torch.set_num_threads(2)
+    ret = json.load(open(os.path.join(EV, "retrieval.json")))
+    pairs = json.load(open(os.path.join(EV, "pairs.json")))
+    P = np.array(pairs["pairs"])
+    speed_texts = pairs["sentences"][:400]
+    res = {"n_queries": len(ret["queries"]), "n_docs": len(ret["docs"]), "n_pairs": len(P), "rows": {}}
+
+    # teacher
+    teacher = common.load_teacher()
+    tq = cached("teacher_q", lambda: teacher.encode(ret["queries"], batch_size=64, normalize_embeddings=True))
+    td = cached("teacher_d", lambda: teacher.encode(ret["docs"], batch_size=64, normalize_embeddings=True))
+    ts = cached("teacher_s", lambda: teacher.encode(pairs["sentences"], batch_size=64, normalize_embeddings=True))
+    t_cos = (ts[P[:, 0]] * ts[P[:, 1]]).sum(1)
+    nd, mr = ndcg_mrr(tq, td, ret["qrels"])
+    tsize = os.path.getsize(os.path.join(common.teacher_dir(), "model.safetensors"))
+    tsp = cached("teacher_speed", lambda: np.array([speed(
+        lambda t: teacher.encode(t, batch_size=1, normalize_embeddings=True), speed_texts[:200])]))[0]
+    res["rows"]["teacher all-MiniLM-L6-v2 (PyTorch fp32)"] = {
+        "dims": {384: {"ndcg": nd, "mrr": mr, "spearman": 1.0}}, "size": tsize, "sps": float(tsp)}
+    del teacher
+
+    res["rows"]["BM25 (rank-bm25 Okapi)"] = {"dims": {"-": dict(zip(("ndcg", "mrr"), bm25_scores(ret)))}}
+
+    tok = Tok()
+    quant_table = {}
+    for name, (run, _, binpath) in STUDENTS.items():
+        if not os.path.exists(os.path.join(RUNS, run, "student.npz")):
+            print(f"skip {name}: no trained student yet")
+            continue
+        base = load_student(run)
+        shipped = json.load(open(os.path.join(RUNS, run, "ship.json")))["embedding_quant"] \
+            if os.path.exists(os.path.join(RUNS, run, "ship.json")) else "fp32"
+        quant_table[name] = {}
+        for q in ("fp32", "int8", "int4", "ternary"):
+            m = with_emb_quant(base, q)
+            Q = student_encode(m, tok, ret["queries"])
+            D = student_encode(m, tok, ret["docs"])
+            S = student_encode(m, tok, pairs["sentences"])
+            row = {}
+            for d in PREFIXES:
+                nrm = lambda X: X[:, :d] / np.linalg.norm(X[:, :d], axis=1, keepdims=True)
+                Qd, Dd, Sd = nrm(Q), nrm(D), nrm(S)
+                n_, m_ = ndcg_mrr(Qd, Dd, ret["qrels"])
+                sp = spearmanr((Sd[P[:, 0]] * Sd[P[:, 1]]).sum(1), t_cos).correlation
+                row[d] = {"ndcg": n_, "mrr": m_, "spearman": float(sp)}
+            quant_table[name][q] = row
+            print(name, q, row[384], flush=True)
+            if q == shipped:
+                size = os.path.getsize(os.path.join(ROOT, binpath)) if os.path.exists(os.path.join(ROOT, binpath)) else None
+                sps = speed(lambda t: student_encode(m, tok, t, bs=1), speed_texts)
+                res["rows"][f"{name} ({shipped} emb)"] = {"dims": row, "size": size, "sps_torch": sps}
+    res["quant"] = quant_table
+    json.dump(res, open(os.path.join(RUNS, "eval.json"), "w"), indent=1, default=str)
+    write_md(res)
+
+
+def write_md(res):
+    L = []
+    L.append("# lightembed-en — evaluation results\n")
+    L.append("Produced by `train/eval.py` in one run (see `train/README.md`). Held-out data only: Debian "
+             "package descriptions (apt `Translation-en`, bookworm), never seen in training.\n")
+    L.append(f"- **Retrieval**: {res['n_queries']} package synopses as queries against {res['n_docs']} long "
+             "descriptions (first 64 words); one relevant doc per query. nDCG@10 / MRR@10.")
+    L.append(f"- **Spearman**: student cosine vs teacher cosine over {res['n_pairs']} held-out sentence pairs "
+             "(half from the same description, half random).")
+    L.append("- Students: Matryoshka prefix `dims`, truncate then re-normalise (§6.4). Embedding table "
+             "quantised exactly as packed.")
+    L.append("- Speed: sentences/s, single thread, one sentence at a time, on a shared 2-core machine "
+             "(other jobs running — relative, not absolute). Rust engine column to be filled via "
+             "`lightembed embed`.\n")
+    L.append("| model | dims | nDCG@10 | MRR@10 | Spearman vs teacher | % teacher nDCG | % full-dim nDCG | size | sent/s (1 thr, PyTorch) | sent/s (Rust engine) |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    t_nd = list(res["rows"].values())[0]["dims"][384]["ndcg"]
+    for name, r in res["rows"].items():
+        full = r["dims"].get(384, r["dims"].get("384", {})).get("ndcg") if isinstance(r["dims"], dict) else None
+        for d, m in r["dims"].items():
+            size = f"{r['size'] / 1e6:.2f} MB" if r.get("size") else ""
+            sps = r.get("sps") or r.get("sps_torch")
+            sp = f"{m['spearman']:.4f}" if "spearman" in m else "–"
+            pt = f"{100 * m['ndcg'] / t_nd:.1f}%"
+            pf = f"{100 * m['ndcg'] / full:.1f}%" if full else "–"
+            first = d == list(r["dims"].keys())[-1] or d == "-"
+            L.append(f"| {name} | {d} | {m['ndcg']:.4f} | {m['mrr']:.4f} | {sp} | {pt} | {pf} | "
+                     f"{size if first else ''} | {f'{sps:.0f}' if (sps and first) else ''} | |")
+    L.append("\n## Embedding-table quantisation (pack-time choice), full 384 dims and 128 dims\n")
+    L.append("| model | emb quant | est. file size | nDCG@10 (384) | Spearman (384) | nDCG@10 (128) | Spearman (128) |")
+    L.append("|---|---|---:|---:|---:|---:|---:|")
+    for name, qs in res.get("quant", {}).items():
+        n_layers = 2 if name.endswith("2l") else 0
+        for q, row in qs.items():
+            r384, r128 = row[384], row[128]
+            L.append(f"| {name} | {q} | {est_size(q, n_layers) / 1e6:.2f} MB | {r384['ndcg']:.4f} | "
+                     f"{r384['spearman']:.4f} | {r128['ndcg']:.4f} | {r128['spearman']:.4f} |")
+    open(os.path.join(TRAIN, "RESULTS.md"), "w").write("\n".join(L) + "\n")
+    print("\n".join(L))
+
+
+def est_size(q, n_layers, V=30522, d=256, ffn=1024, out=384):
+    emb = {"fp32": V * d * 4, "int8": V * d, "int4": V * d // 2, "ternary": V * d // 4}[q]
+    scales = 0 if q == "fp32" else V * 4
+    layers = n_layers * ((4 * d * d + 2 * d * ffn) // 4 + 4 * 6 * 4 + 4 * (4 * d + d + ffn + d))
+    return 64 + 200 + 232000 + 40 + emb + scales + layers + 2 * d * 4 + (out * d + out) * 4 + 600
+
+
+if __name__ == "__main__":
+    main()

