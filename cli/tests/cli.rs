@@ -1,0 +1,184 @@
+//! The `lightembed` CLI contract (other tools script against it): exit codes, one-line errors,
+//! JSONL in/out, and agreement with the reference fixtures.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn fixtures(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fixtures").join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no fixtures in {dir}");
+    v
+}
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout_lines(o: &Output) -> Vec<Value> {
+    String::from_utf8(o.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn verify_accepts_every_valid_fixture() {
+    for f in fixtures("models") {
+        let o = run(&["verify", f.to_str().unwrap()], "");
+        assert_eq!(o.status.code(), Some(0), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).starts_with("ok: "));
+    }
+}
+
+#[test]
+fn verify_rejects_every_malformed_fixture_with_one_line() {
+    for f in fixtures("malformed") {
+        let o = run(&["verify", f.to_str().unwrap()], "");
+        assert_eq!(o.status.code(), Some(1), "{} was accepted", f.display());
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{}: not one line: {err:?}", f.display());
+        assert!(err.starts_with(&format!("error: {}: ", f.display())), "{err}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn verify_missing_file_is_exit_1() {
+    let o = run(&["verify", "/nonexistent/model.bin"], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: cannot read /nonexistent/model.bin"));
+}
+
+#[test]
+fn usage_error_is_exit_2() {
+    let o = run(&["embed"], "");
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Every golden case: `tokenize --jsonl` gives the reference ids and `embed --jsonl --dims D` the
+/// reference vectors (max |diff| ≤ 1e-4), in input order, with the input id echoed.
+#[test]
+fn tokenize_and_embed_match_reference_fixtures() {
+    for json in std::fs::read_dir(root().join("tests/fixtures/models")).unwrap() {
+        let json = json.unwrap().path();
+        if json.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let fx: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let model = json.with_file_name(fx["file"].as_str().unwrap());
+        let model = model.to_str().unwrap();
+        let cases = fx["cases"].as_array().unwrap();
+        let input: String = cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| serde_json::json!({"id": i, "text": c["text"]}).to_string() + "\n")
+            .collect();
+
+        let o = run(&["tokenize", "--model", model, "--jsonl", "-"], &input);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let lines = stdout_lines(&o);
+        assert_eq!(lines.len(), cases.len());
+        for (i, (line, case)) in lines.iter().zip(cases).enumerate() {
+            assert_eq!(line["id"], i);
+            assert_eq!(line["ids"], case["ids"], "{model} case {i}");
+        }
+
+        for dims in fx["valid_dims"].as_array().unwrap() {
+            let d = dims.to_string();
+            let o = run(&["embed", "--model", model, "--dims", &d, "--jsonl"], &input);
+            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+            for (i, (line, case)) in stdout_lines(&o).iter().zip(cases).enumerate() {
+                assert_eq!(line["id"], i);
+                let got = line["embedding"].as_array().unwrap();
+                let want = case["embeddings"][&d].as_array().unwrap();
+                assert_eq!(got.len(), want.len());
+                for (g, w) in got.iter().zip(want) {
+                    let diff = (g.as_f64().unwrap() - w.as_f64().unwrap()).abs();
+                    assert!(diff <= 1e-4, "{model} dims {d} case {i}: |diff| {diff}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn plain_lines_without_jsonl() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let o = run(&["embed", "--model", model.to_str().unwrap()], "one\ntwo\n\n");
+    assert_eq!(o.status.code(), Some(0));
+    let lines = stdout_lines(&o);
+    assert_eq!(lines.len(), 3, "an empty line is an (empty) text too");
+    assert!(lines.iter().all(|l| l.get("id").is_none() && l["embedding"].as_array().unwrap().len() == 12));
+}
+
+#[test]
+fn bad_jsonl_names_the_line() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let model = model.to_str().unwrap();
+    let cases = [
+        ("{\"text\":\"ok\"}\nnot json\n", "-: line 2: invalid JSON"),
+        ("{\"id\":1}\n", "-: line 1: missing \"text\" field"),
+        ("{\"text\":5}\n", "-: line 1: \"text\" must be a string"),
+        ("[1,2]\n", "-: line 1: expected a JSON object with a \"text\" field"),
+    ];
+    for (input, want) in cases {
+        let o = run(&["embed", "--model", model, "--jsonl"], input);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(err.starts_with(&format!("error: {want}")), "{err}");
+        assert_eq!(err.lines().count(), 1);
+    }
+}
+
+#[test]
+fn invalid_dims_names_the_valid_set() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let o = run(&["embed", "--model", model.to_str().unwrap(), "--dims", "5"], "x\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8(o.stderr).unwrap(), "error: invalid dims 5: this model's valid dims are 4, 8, 12\n");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn inspect_json_reports_header_sections_and_metadata() {
+    let model = root().join("tests/fixtures/models/static_fp32_shuffled_sections.bin");
+    let o = run(&["inspect", model.to_str().unwrap(), "--json"], "");
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["size"], 42376);
+    assert_eq!(v["header"]["model_id"], "lightembed-fixtr");
+    assert_eq!(v["header"]["model_version"], "2.5.300");
+    assert_eq!(v["header"]["license_id"], 42);
+    assert_eq!(v["header"]["flags"]["has_fingerprint"], true);
+    assert_eq!(v["valid_dims"], serde_json::json!([4, 8]));
+    let names: Vec<&str> = v["sections"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["METADATA", "PROJECTION", "UNKNOWN", "FINAL_LN", "EMBEDDING_WEIGHTS", "UNKNOWN", "TOKENIZER_CONFIG", "TOKENIZER_VOCAB"]
+    );
+    assert_eq!(v["metadata"]["teacher"], "none (random fixture)");
+    let text = run(&["inspect", model.to_str().unwrap()], "");
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("model         lightembed-fixtr v2.5.300"), "{text}");
+    assert!(text.contains("EMBEDDING_WEIGHTS"));
+}
