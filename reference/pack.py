@@ -6,7 +6,13 @@ Library:
 
 CLI:
     python reference/pack.py --weights W.npz --config C.json --out M.bin \\
-        --embedding-quant {fp32,int8,int4,ternary} --weight-quant {fp32,ternary} [--metadata META.json]
+        --embedding-quant {fp32,int8,int4,ternary} --weight-quant {fp32,ternary} [--metadata META.json] \\
+        [--license-id N [--fingerprint-seed S | --registry REG.json]]
+
+Fingerprinting (spec §7, decision 9; `reference/fingerprint.py`, docs/fingerprinting.md):
+`fingerprint_seed` folds the block-diagonal rotation R(seed) into the projection
+(W' = R·W, b' = R·b, computed in f64 and rounded to f32), sets `flags.has_fingerprint`, and
+requires a non-zero `license_id`.
 
 Every file `pack` writes is re-read with `forward.load` before it is returned, so the packer
 can never emit a file the reference reader rejects. The low-level pieces (`build_header`,
@@ -400,13 +406,18 @@ def build_sections(config: dict, weights: dict, *, embedding_quant, weight_quant
 
 def pack(config: dict, weights: dict, *, embedding_quant, weight_quant, metadata=None,
          section_order: Optional[Sequence[int]] = None,
-         extra_sections: Optional[Sequence[tuple]] = None, base_dir: Optional[str] = None) -> bytes:
+         extra_sections: Optional[Sequence[tuple]] = None, base_dir: Optional[str] = None,
+         license_id: Optional[int] = None, fingerprint_seed=None) -> bytes:
     """fp32 weights → `.bin` v1 bytes, verified by `forward.load` before returning.
 
     section_order: section type ids in the order to write them (types not listed follow in
     ascending type order, then extra sections). extra_sections: [(type, bytes)], e.g. an
     unknown type 200 that readers must skip.
+    license_id: overrides `config["license_id"]` (u32; 0 = unlicensed).
+    fingerprint_seed: u64 (int, decimal or 0x-hex string). Folds the customer rotation into the
+    projection and sets `has_fingerprint`; needs a non-zero license_id. `weights` is not modified.
     """
+    config, weights = apply_fingerprint(config, weights, license_id=license_id, fingerprint_seed=fingerprint_seed)
     header, sections = build_sections(
         config, weights, embedding_quant=embedding_quant, weight_quant=weight_quant,
         metadata=metadata, base_dir=base_dir,
@@ -419,6 +430,36 @@ def pack(config: dict, weights: dict, *, embedding_quant, weight_quant, metadata
     data = assemble(header, items)
     forward.load(data)  # never emit a file the reference rejects
     return data
+
+
+def apply_fingerprint(config: dict, weights: dict, *, license_id: Optional[int] = None,
+                      fingerprint_seed=None) -> tuple:
+    """(config, weights) with `license_id` set and, given a seed, R folded into the projection.
+
+    Returns new dicts (the inputs are not modified); with neither argument, the inputs themselves.
+    """
+    if license_id is None and fingerprint_seed is None:
+        return config, weights
+    import fingerprint  # noqa: E402  (numpy only)
+
+    config = dict(config)
+    if license_id is not None:
+        if isinstance(license_id, bool) or not 0 <= int(license_id) <= 0xFFFFFFFF:
+            raise ValueError(f"license_id {license_id!r} must be a u32")
+        config["license_id"] = int(license_id)
+    if fingerprint_seed is None:
+        return config, weights
+    if int(config.get("license_id", 0)) == 0:
+        raise ValueError("a fingerprinted model needs a non-zero license_id (0 means unlicensed)")
+    seed = fingerprint.parse_seed(fingerprint_seed)
+    out_dim = int(config["output_dim"])
+    w, b = np.asarray(weights["projection.weight"]), np.asarray(weights["projection.bias"])
+    if w.ndim == 2 and w.shape[0] == out_dim and b.shape == (out_dim,):  # else build_sections reports it
+        weights = dict(weights)
+        weights["projection.weight"], weights["projection.bias"] = fingerprint.apply_rotation(
+            w, b, seed, [int(x) for x in config.get("matryoshka_dims", [])])
+    config["has_fingerprint"] = True
+    return config, weights
 
 
 def summarize(data: bytes) -> str:
@@ -446,7 +487,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--embedding-quant", required=True, choices=sorted(EMBEDDING_QUANT_NAMES))
     ap.add_argument("--weight-quant", required=True, choices=sorted(WEIGHT_QUANT_NAMES))
     ap.add_argument("--metadata", help="JSON file stored verbatim (must be UTF-8) as the METADATA section")
+    ap.add_argument("--license-id", type=int, help="header license_id (u32; overrides the config's)")
+    fp = ap.add_mutually_exclusive_group()
+    fp.add_argument("--fingerprint-seed", help="fold the customer rotation for this u64 seed (decimal or 0x-hex) "
+                    "into the projection and set has_fingerprint; needs --license-id ≠ 0")
+    fp.add_argument("--registry", help="like --fingerprint-seed, with the seed of --license-id in this registry JSON")
     args = ap.parse_args(argv)
+    seed = args.fingerprint_seed
+    if args.registry:
+        import fingerprint  # noqa: E402
+
+        if args.license_id is None:
+            ap.error("--registry needs --license-id")
+        seed = fingerprint.Registry.load(args.registry).by_license(args.license_id).seed
 
     with open(args.config, encoding="utf-8") as f:
         config = json.load(f)
@@ -459,6 +512,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     data = pack(
         config, weights, embedding_quant=args.embedding_quant, weight_quant=args.weight_quant,
         metadata=metadata, base_dir=os.path.dirname(os.path.abspath(args.config)),
+        license_id=args.license_id, fingerprint_seed=seed,
     )
     with open(args.out, "wb") as f:
         f.write(data)

@@ -31,6 +31,8 @@ use core::hash::{BuildHasherDefault, Hasher};
 use core::ops::ControlFlow;
 use std::collections::HashMap;
 
+use hashbrown::HashTable;
+
 /// Tokenizer settings read from the header flags and the `TOKENIZER_CONFIG` section (§5.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenizerConfig {
@@ -57,10 +59,10 @@ pub struct Tokenizer {
     vocab: Vec<String>,
     config: TokenizerConfig,
     /// Every token string → id (pieces that start a word).
-    word_start: VocabMap,
+    word_start: VocabIndex,
     /// For every token that begins with the continuing-subword prefix: the rest → id. Looking up
     /// `s` here is looking up `prefix + s` in the vocabulary, without building that string.
-    continuation: VocabMap,
+    continuation: VocabIndex,
     /// For every first character of a `word_start` / `continuation` key, the longest such key in
     /// bytes: no longer candidate can match, and a piece starting with any other character has
     /// no match at all.
@@ -85,8 +87,8 @@ impl Tokenizer {
     pub fn new(vocab: Vec<String>, config: TokenizerConfig) -> Tokenizer {
         chars::init();
         let prefix = config.continuing_subword_prefix.as_str();
-        let mut word_start = VocabMap::with_capacity_and_hasher(vocab.len(), Default::default());
-        let mut continuation = VocabMap::default();
+        let mut word_start = VocabIndex::new(0);
+        let mut continuation = VocabIndex::new(prefix.len());
         let mut word_start_longest = LongestKeys::default();
         let mut continuation_longest = LongestKeys::default();
         fn note_longest(longest: &mut LongestKeys, key: &str) {
@@ -97,10 +99,10 @@ impl Tokenizer {
         }
         for (id, token) in vocab.iter().enumerate() {
             let id = id as u32;
-            word_start.insert(token.as_str().into(), id);
+            word_start.insert(&vocab, id);
             note_longest(&mut word_start_longest, token);
             if let Some(rest) = token.strip_prefix(prefix) {
-                continuation.insert(rest.into(), id);
+                continuation.insert(&vocab, id);
                 note_longest(&mut continuation_longest, rest);
             }
         }
@@ -179,7 +181,7 @@ impl Tokenizer {
 
     /// The id of token string `token`, if it is in the vocabulary.
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.word_start.get(token).copied()
+        self.word_start.get(&self.vocab, token)
     }
 
     /// The configuration this tokenizer was built with.
@@ -195,10 +197,16 @@ impl Tokenizer {
     /// Pushes the normalised character stream of `text` (steps 1–4 of the module docs) into
     /// `sink`, until the sink says it is done.
     fn normalize_into(&self, text: &str, sink: &mut impl CharSink) {
-        let mut lower = Lowercase { on: self.config.do_lower_case, next: sink };
+        let mut lower = Lowercase {
+            on: self.config.do_lower_case,
+            next: sink,
+        };
         // ASCII has no decompositions and no marks: strip_accents would be the identity.
         if self.config.strip_accents && !text.is_ascii() {
-            let mut strip = StripAccents { pending: Vec::new(), next: &mut lower };
+            let mut strip = StripAccents {
+                pending: Vec::new(),
+                next: &mut lower,
+            };
             clean_and_space_chinese(text, &mut strip);
             strip.flush();
         } else {
@@ -209,7 +217,12 @@ impl Tokenizer {
     /// Calls `f(word, word_len_in_chars)` for each pre-tokenized word of `text`, in order, until
     /// it breaks.
     fn for_each_word(&self, text: &str, f: impl FnMut(&str, usize) -> ControlFlow<()>) {
-        let mut words = WordSplitter { word: String::new(), n_chars: 0, f, stopped: false };
+        let mut words = WordSplitter {
+            word: String::new(),
+            n_chars: 0,
+            f,
+            stopped: false,
+        };
         self.normalize_into(text, &mut words);
         words.finish();
     }
@@ -234,7 +247,7 @@ impl Tokenizer {
             let mut end = floor_char_boundary(word, start.saturating_add(max_bytes));
             let mut found = None;
             while end > start {
-                if let Some(&id) = map.get(&word[start..end]) {
+                if let Some(id) = map.get(&self.vocab, &word[start..end]) {
                     found = Some(id);
                     break;
                 }
@@ -448,10 +461,62 @@ impl<F: FnMut(&str, usize) -> ControlFlow<()>> CharSink for WordSplitter<F> {
     }
 }
 
-type VocabMap = HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>>;
+/// A string → id map over (a suffix of) the vocabulary's own strings: it stores only ids, the key
+/// of id `i` being `vocab[i][skip..]`, so the vocabulary is not duplicated.
+#[derive(Clone)]
+struct VocabIndex {
+    table: HashTable<u32>,
+    skip: usize,
+}
+
+impl VocabIndex {
+    fn new(skip: usize) -> VocabIndex {
+        VocabIndex {
+            table: HashTable::new(),
+            skip,
+        }
+    }
+
+    #[inline]
+    fn key<'v>(&self, vocab: &'v [String], id: u32) -> &'v str {
+        &vocab[id as usize][self.skip..]
+    }
+
+    /// Maps `vocab[id][skip..]` to `id`; a later id replaces an earlier one with the same key.
+    fn insert(&mut self, vocab: &[String], id: u32) {
+        let key = self.key(vocab, id);
+        let hash = fx_hash(key);
+        let skip = self.skip;
+        match self
+            .table
+            .find_mut(hash, |&other| &vocab[other as usize][skip..] == key)
+        {
+            Some(slot) => *slot = id,
+            None => {
+                self.table
+                    .insert_unique(hash, id, |&other| fx_hash(&vocab[other as usize][skip..]));
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, vocab: &[String], key: &str) -> Option<u32> {
+        self.table
+            .find(fx_hash(key), |&id| self.key(vocab, id) == key)
+            .copied()
+    }
+}
+
 type LongestKeys = HashMap<char, usize, BuildHasherDefault<FxHasher>>;
 
-/// The Fx hash (rustc's): fast on short keys. The map is built from the model's vocabulary and
+#[inline]
+fn fx_hash(s: &str) -> u64 {
+    let mut hasher = FxHasher::default();
+    hasher.write(s.as_bytes());
+    hasher.finish()
+}
+
+/// The Fx hash (rustc's): fast on short keys. The maps are built from the model's vocabulary and
 /// only read afterwards, so hash flooding is not a concern.
 #[derive(Default, Clone, Copy)]
 struct FxHasher {
@@ -500,7 +565,8 @@ impl Hasher for FxHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        // The multiply leaves the low bits weak; hashbrown indexes buckets with them.
+        self.hash.rotate_left(26)
     }
 }
 
@@ -510,10 +576,52 @@ mod tests {
 
     /// A tiny vocabulary in the bert-base-uncased layout for the special tokens.
     const VOCAB: &[&str] = &[
-        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "!", "un", "##aff",
-        "##able", "[", "]", "cl", "##s", "sep", "i", "istanbul", "is", "##tan", "##bul", "a", "##a",
-        "##b", "b", "中", "国", "e", "##e", ",", "İ", "ı", "I", "\u{307}", "##\u{307}", "cafe",
-        "café", "##\u{301}", "σ", "##σ", "ς", "##ς", "ο", "##δ", "##υ", "##ε",
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "hello",
+        "world",
+        "!",
+        "un",
+        "##aff",
+        "##able",
+        "[",
+        "]",
+        "cl",
+        "##s",
+        "sep",
+        "i",
+        "istanbul",
+        "is",
+        "##tan",
+        "##bul",
+        "a",
+        "##a",
+        "##b",
+        "b",
+        "中",
+        "国",
+        "e",
+        "##e",
+        ",",
+        "İ",
+        "ı",
+        "I",
+        "\u{307}",
+        "##\u{307}",
+        "cafe",
+        "café",
+        "##\u{301}",
+        "σ",
+        "##σ",
+        "ς",
+        "##ς",
+        "ο",
+        "##δ",
+        "##υ",
+        "##ε",
     ];
 
     fn tokenizer(lower: bool, max_seq_len: usize) -> Tokenizer {
@@ -535,20 +643,34 @@ mod tests {
     }
 
     fn tokens(t: &Tokenizer, text: &str) -> Vec<String> {
-        t.encode_with_tokens(text).into_iter().map(|(s, _)| s.to_string()).collect()
+        t.encode_with_tokens(text)
+            .into_iter()
+            .map(|(s, _)| s.to_string())
+            .collect()
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn basic_word_pieces() {
         let t = tokenizer(true, 512);
-        assert_eq!(tokens(&t, "Hello, WORLD!"), ["[CLS]", "hello", ",", "world", "!", "[SEP]"]);
-        assert_eq!(tokens(&t, "unaffable"), ["[CLS]", "un", "##aff", "##able", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "Hello, WORLD!"),
+            ["[CLS]", "hello", ",", "world", "!", "[SEP]"]
+        );
+        assert_eq!(
+            tokens(&t, "unaffable"),
+            ["[CLS]", "un", "##aff", "##able", "[SEP]"]
+        );
         assert_eq!(t.encode("unaffable"), [2, 8, 9, 10, 3]);
         // No segmentation for the whole word → one [UNK], even if a prefix matched.
-        assert_eq!(tokens(&t, "unaffablex hello"), ["[CLS]", "[UNK]", "hello", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "unaffablex hello"),
+            ["[CLS]", "[UNK]", "hello", "[SEP]"]
+        );
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn empty_and_blank_text() {
         for lower in [false, true] {
             let t = tokenizer(lower, 512);
@@ -558,17 +680,25 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn truncation_keeps_cls_and_sep() {
         let t = tokenizer(true, 5);
-        assert_eq!(tokens(&t, "hello world hello world"), ["[CLS]", "hello", "world", "hello", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "hello world hello world"),
+            ["[CLS]", "hello", "world", "hello", "[SEP]"]
+        );
         // Truncation may cut inside a word's pieces, as HF does.
-        assert_eq!(tokens(&t, "hello unaffable"), ["[CLS]", "hello", "un", "##aff", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "hello unaffable"),
+            ["[CLS]", "hello", "un", "##aff", "[SEP]"]
+        );
         assert_eq!(t.encode("hello world hello").len(), 5);
         let t = tokenizer(true, 3);
         assert_eq!(tokens(&t, "hello world"), ["[CLS]", "hello", "[SEP]"]);
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn max_seq_len_two_is_cls_sep() {
         let t = tokenizer(true, 2);
         assert_eq!(t.encode("hello world"), [2, 3]);
@@ -578,6 +708,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn long_word_is_unk() {
         let t = tokenizer(true, 512);
         let w100 = "a".repeat(100);
@@ -599,15 +730,20 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn typed_special_tokens_are_plain_text() {
         let t = tokenizer(true, 512);
         assert_eq!(tokens(&t, "[SEP]"), ["[CLS]", "[", "sep", "]", "[SEP]"]);
-        assert_eq!(tokens(&t, "[CLS]hello"), ["[CLS]", "[", "cl", "##s", "]", "hello", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "[CLS]hello"),
+            ["[CLS]", "[", "cl", "##s", "]", "hello", "[SEP]"]
+        );
         let t = tokenizer(false, 512);
         assert_eq!(tokens(&t, "[SEP]"), ["[CLS]", "[", "[UNK]", "]", "[SEP]"]);
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn turkish_dotted_capital_i() {
         // Uncased: NFD splits İ into I + U+0307, the mark is stripped, then I → i (HF: "istanbul").
         let t = tokenizer(true, 512);
@@ -628,6 +764,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn greek_sigma_is_lowercased_per_char() {
         // HF lowercases char by char: no final-sigma rule (ΟΔΥΣ → οδυσ, not οδυς).
         let t = tokenizer(true, 512);
@@ -635,13 +772,18 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn chinese_chars_are_words() {
         let t = tokenizer(true, 512);
         assert_eq!(t.normalize("a中国b"), "a 中  国 b");
-        assert_eq!(tokens(&t, "a中国b"), ["[CLS]", "a", "中", "国", "b", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "a中国b"),
+            ["[CLS]", "a", "中", "国", "b", "[SEP]"]
+        );
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn accents_and_decomposed_forms() {
         let t = tokenizer(true, 512);
         assert_eq!(t.normalize("Café"), "cafe");
@@ -649,26 +791,36 @@ mod tests {
         let t = tokenizer(false, 512);
         assert_eq!(tokens(&t, "café"), ["[CLS]", "café", "[SEP]"]);
         // Cased mode does not normalise: decomposed stays decomposed.
-        assert_eq!(tokens(&t, "cafe\u{301}"), ["[CLS]", "cafe", "##\u{301}", "[SEP]"]);
+        assert_eq!(
+            tokens(&t, "cafe\u{301}"),
+            ["[CLS]", "cafe", "##\u{301}", "[SEP]"]
+        );
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn control_and_zero_width_characters() {
         let t = tokenizer(true, 512);
-        assert_eq!(t.normalize("a\u{0}b\u{FFFD}c\u{200B}d\u{200D}e\u{7F}f\u{1}g\u{85}h"), "abcdefgh");
+        assert_eq!(
+            t.normalize("a\u{0}b\u{FFFD}c\u{200B}d\u{200D}e\u{7F}f\u{1}g\u{85}h"),
+            "abcdefgh"
+        );
         assert_eq!(t.normalize("a\tb\nc\rd\u{A0}e\u{2028}f"), "a b c d e f");
         assert_eq!(t.words("hello\u{200B}world"), ["helloworld"]);
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn punctuation_split() {
         let t = tokenizer(true, 512);
-        assert_eq!(t.words("a+b=c $5 «x» a—b ¿y?"), [
-            "a", "+", "b", "=", "c", "$", "5", "«", "x", "»", "a", "—", "b", "¿", "y", "?"
-        ]);
+        assert_eq!(
+            t.words("a+b=c $5 «x» a—b ¿y?"),
+            ["a", "+", "b", "=", "c", "$", "5", "«", "x", "»", "a", "—", "b", "¿", "y", "?"]
+        );
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn vocab_lookups() {
         let t = tokenizer(true, 512);
         assert_eq!(t.token_to_id("##aff"), Some(9));
@@ -680,19 +832,33 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn duplicate_vocab_entries_map_to_last_id() {
-        let vocab = ["[UNK]", "[CLS]", "[SEP]", "x", "x"].map(String::from).to_vec();
+        let vocab = ["[UNK]", "[CLS]", "[SEP]", "x", "x"]
+            .map(String::from)
+            .to_vec();
         let mut config = tokenizer(true, 512).config().clone();
-        (config.unk_token_id, config.cls_token_id, config.sep_token_id) = (0, 1, 2);
+        (
+            config.unk_token_id,
+            config.cls_token_id,
+            config.sep_token_id,
+        ) = (0, 1, 2);
         let t = Tokenizer::new(vocab, config);
         assert_eq!(t.encode("x"), [1, 4, 2]);
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn other_prefixes() {
-        let vocab = ["[UNK]", "[CLS]", "[SEP]", "ab", "@@cd", "cd"].map(String::from).to_vec();
+        let vocab = ["[UNK]", "[CLS]", "[SEP]", "ab", "@@cd", "cd"]
+            .map(String::from)
+            .to_vec();
         let mut config = tokenizer(true, 512).config().clone();
-        (config.unk_token_id, config.cls_token_id, config.sep_token_id) = (0, 1, 2);
+        (
+            config.unk_token_id,
+            config.cls_token_id,
+            config.sep_token_id,
+        ) = (0, 1, 2);
         config.continuing_subword_prefix = "@@".into();
         let t = Tokenizer::new(vocab.clone(), config.clone());
         assert_eq!(t.encode("abcd"), [1, 3, 4, 2]);
@@ -705,13 +871,47 @@ mod tests {
     /// followed by removing Mn, also for spacing marks with non-zero combining classes and Mn
     /// characters of class 0 between them.
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn strip_accents_equals_nfd_then_filter() {
         use unicode_normalization::UnicodeNormalization;
         let pool: Vec<char> = [
-            'a', 'Z', ' ', 'é', 'İ', 'ı', 'ǅ', 'ᾂ', 'Ệ', '한', '글', '\u{F900}', '\u{2F800}', '\u{0301}',
-            '\u{0316}', '\u{0345}', '\u{05B0}', '\u{0E31}', '\u{0E49}', '\u{093C}', '\u{094D}',
-            '\u{1D165}', '\u{1D16D}', '\u{1D16E}', '\u{0F71}', '\u{0F72}', '\u{302A}', '\u{3099}',
-            'が', '\u{0BCD}', '\u{1B44}', '\u{A953}', '\u{0CC2}', '\u{0CCA}', 'ǰ', '\u{1E0A}', 'Å',
+            'a',
+            'Z',
+            ' ',
+            'é',
+            'İ',
+            'ı',
+            'ǅ',
+            'ᾂ',
+            'Ệ',
+            '한',
+            '글',
+            '\u{F900}',
+            '\u{2F800}',
+            '\u{0301}',
+            '\u{0316}',
+            '\u{0345}',
+            '\u{05B0}',
+            '\u{0E31}',
+            '\u{0E49}',
+            '\u{093C}',
+            '\u{094D}',
+            '\u{1D165}',
+            '\u{1D16D}',
+            '\u{1D16E}',
+            '\u{0F71}',
+            '\u{0F72}',
+            '\u{302A}',
+            '\u{3099}',
+            'が',
+            '\u{0BCD}',
+            '\u{1B44}',
+            '\u{A953}',
+            '\u{0CC2}',
+            '\u{0CCA}',
+            'ǰ',
+            '\u{1E0A}',
+            'Å',
         ]
         .into();
         let mut config = tokenizer(false, 512).config().clone();
@@ -720,8 +920,14 @@ mod tests {
         // Spacing marks of classes 226 then 216 are reordered; an Mn of class 0 between them
         // (U+0E31) is a starter, so it blocks the reordering even though it is removed.
         assert_eq!(t.normalize("x\u{1D16D}\u{1D165}"), "x\u{1D165}\u{1D16D}");
-        assert_eq!(t.normalize("x\u{1D16D}\u{301}\u{1D165}"), "x\u{1D165}\u{1D16D}");
-        assert_eq!(t.normalize("x\u{1D16D}\u{E31}\u{1D165}"), "x\u{1D16D}\u{1D165}");
+        assert_eq!(
+            t.normalize("x\u{1D16D}\u{301}\u{1D165}"),
+            "x\u{1D165}\u{1D16D}"
+        );
+        assert_eq!(
+            t.normalize("x\u{1D16D}\u{E31}\u{1D165}"),
+            "x\u{1D16D}\u{1D165}"
+        );
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         for len in 0..2000 {
             let text: String = (0..len % 12)
@@ -734,14 +940,24 @@ mod tests {
                 .collect();
             let spaced: String = text
                 .chars()
-                .flat_map(|c| if chars::is_chinese(c) { vec![' ', c, ' '] } else { vec![c] })
+                .flat_map(|c| {
+                    if chars::is_chinese(c) {
+                        vec![' ', c, ' ']
+                    } else {
+                        vec![c]
+                    }
+                })
                 .collect();
-            let want: String = spaced.nfd().filter(|&c| !chars::is_nonspacing_mark(c)).collect();
+            let want: String = spaced
+                .nfd()
+                .filter(|&c| !chars::is_nonspacing_mark(c))
+                .collect();
             assert_eq!(t.normalize(&text), want, "{text:?}");
         }
     }
 
     #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn never_panics_on_odd_input() {
         let t = tokenizer(true, 16);
         let t2 = tokenizer(false, 512);
@@ -751,7 +967,14 @@ mod tests {
                 s.push(c);
             }
         }
-        for text in [s.as_str(), "\u{10FFFF}", "##", "#", "\u{301}\u{301}", "ǅ ß ﬃ İ"] {
+        for text in [
+            s.as_str(),
+            "\u{10FFFF}",
+            "##",
+            "#",
+            "\u{301}\u{301}",
+            "ǅ ß ﬃ İ",
+        ] {
             let ids = t.encode(text);
             assert!(ids.len() <= 16 && ids[0] == 2 && *ids.last().unwrap() == 3);
             t2.encode(text);

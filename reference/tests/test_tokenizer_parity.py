@@ -31,6 +31,13 @@ def test_expected_ids_match_hf_tokenizers(mode):
         pytest.fail(f"expected_{mode}.jsonl is stale: {len(old)} vs {len(new)} lines, differing lines {bad[:20]}")
 
 
+def test_expected_cased_words_match_hf_tokenizers():
+    lines = mtp.read_lines()
+    committed = (mtp.FIXTURES / "expected_cased_words.txt").read_text(encoding="utf-8")
+    regenerated = mtp.words_txt(mtp.expected_words(lines, "cased"))
+    assert committed == regenerated, "expected_cased_words.txt is stale"
+
+
 def test_lines_are_well_formed():
     raw = mtp.LINES.read_bytes()
     assert len(raw) <= 600_000
@@ -44,6 +51,7 @@ def test_lines_are_well_formed():
     for mode in mtp.MODES:
         rows = (mtp.FIXTURES / f"expected_{mode}.jsonl").read_text(encoding="utf-8").splitlines()
         assert len(rows) == len(lines)
+    assert len(mtp.read_lines(mtp.FIXTURES / "expected_cased_words.txt")) == len(lines)
 
 
 def test_vocab_is_bert_base_uncased():
