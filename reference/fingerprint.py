@@ -21,7 +21,8 @@ holds expected values both sides check):
 
 Detection: embed a fixed probe set with the plain reference model (`X`) and the suspect (`Y`),
 for every Matryoshka block solve orthogonal Procrustes `R̂ = U·Vᵀ` with `U·S·Vᵀ = Y_bᵀ·X_b`, and
-score each registry entry by `‖R̂_b − R_b‖_F / √m_b`, averaged over the blocks observed.
+score each registry entry by its distance to R̂ (`BlockFit`: the singular-value-weighted form of
+`‖R̂_b − R_b‖_F / √m_b`), averaged over the blocks observed.
 
 CLI:
     python reference/fingerprint.py registry add --registry REG.json --license-id N [--seed S] [--note TEXT]
@@ -363,35 +364,75 @@ class Detection:
         }
 
 
-def block_distances(rhat: Sequence[np.ndarray], blocks: Sequence[np.ndarray]) -> List[float]:
-    """‖R̂_b − R_b‖_F / √m_b per block."""
-    return [float(np.linalg.norm(a - b) / math.sqrt(a.shape[0])) for a, b in zip(rhat, blocks)]
+METRICS = ("weighted", "frobenius")
 
 
-def recover(reference: np.ndarray, suspect: np.ndarray, blocks: Sequence[Tuple[int, int]]) -> List[np.ndarray]:
-    """R̂ per block from paired probe vectors ([n_probes, dims] each)."""
-    x = np.asarray(reference, dtype=np.float64)
-    y = np.asarray(suspect, dtype=np.float64)
-    if x.shape != y.shape:
-        raise ValueError(f"reference vectors {x.shape} and suspect vectors {y.shape} differ in shape")
-    return [procrustes(x[:, a:b], y[:, a:b]) for a, b in blocks]
+@dataclass
+class BlockFit:
+    """Orthogonal Procrustes for one Matryoshka block.
+
+    cross = Yᵀ·X (Σ y_i x_iᵀ over probes), with SVD U·diag(s)·Vᵀ; R̂ = U·Vᵀ maximises ⟨Q, cross⟩
+    over orthogonal Q. A candidate Q is scored by
+
+        d(Q) = sqrt(max(0, 2 − 2·⟨Q, T⟩ / N))
+
+    * metric "weighted" (default): T = cross, N = Σ s = ⟨R̂, cross⟩ — each direction of R̂
+      counts as much as the probes pin it down (directions the probes do not span count for
+      nothing);
+    * metric "frobenius": T = R̂, N = m, i.e. d(Q) = ‖R̂ − Q‖_F / √m exactly.
+
+    Both are 0 for Q = R̂, ≈ √2 for an unrelated rotation, and coincide when the probes are
+    isotropic (all s equal).
+    """
+
+    cross: np.ndarray
+    rhat: np.ndarray
+    singular: np.ndarray
+    metric: str = "weighted"
+
+    @staticmethod
+    def from_vectors(x: np.ndarray, y: np.ndarray, metric: str = "weighted") -> "BlockFit":
+        if metric not in METRICS:
+            raise ValueError(f"metric {metric!r}: choose one of {METRICS}")
+        cross = np.asarray(y, dtype=np.float64).T @ np.asarray(x, dtype=np.float64)
+        u, s, vt = np.linalg.svd(cross)
+        return BlockFit(cross, u @ vt, s, metric)
+
+    def target(self) -> np.ndarray:
+        return self.cross if self.metric == "weighted" else self.rhat
+
+    @property
+    def norm(self) -> float:
+        return float(self.singular.sum()) if self.metric == "weighted" else float(self.rhat.shape[0])
+
+    def distance(self, q: np.ndarray) -> float:
+        n = self.norm
+        sim = float(np.sum(q * self.target())) / n if n > 0 else 0.0
+        return math.sqrt(max(0.0, 2.0 - 2.0 * sim))
 
 
 def detect(reference: np.ndarray, suspect: np.ndarray, output_dim: int, matryoshka_dims: Sequence[int],
            registry: Registry, *, max_distance: float = MAX_DISTANCE, min_margin: float = MIN_MARGIN,
-           rotations: Optional[dict] = None) -> Detection:
+           metric: str = "weighted", rotations: Optional[dict] = None) -> Detection:
     """Score every registry entry (and the identity) against R̂ recovered from the probes.
 
     reference / suspect: [n_probes, dims] embeddings of the same probes by the plain reference
     model and the suspect (dims = a valid dims of the model; only blocks inside it are used).
+    A candidate's distance is the mean over those blocks of `BlockFit.distance`.
     rotations: optional cache {license_id: rotation_blocks(...)} for repeated calls.
     """
-    suspect = np.asarray(suspect)
-    blocks = observed_segments(output_dim, matryoshka_dims, suspect.shape[1])
-    rhat = recover(reference, suspect, blocks)
-    identity = Candidate(0, 0.0, [])
-    identity.per_block = block_distances(rhat, [np.eye(b - a) for a, b in blocks])
-    identity.distance = float(np.mean(identity.per_block))
+    x = np.asarray(reference, dtype=np.float64)
+    y = np.asarray(suspect, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 2 or x.shape[0] == 0:
+        raise ValueError(f"reference vectors {x.shape} and suspect vectors {y.shape}: need the same [n ≥ 1, dims]")
+    blocks = observed_segments(output_dim, matryoshka_dims, y.shape[1])
+    fits = [BlockFit.from_vectors(x[:, a:b], y[:, a:b], metric) for a, b in blocks]
+
+    def score(license_id: int, qs) -> Candidate:
+        per = [f.distance(q) for f, q in zip(fits, qs)]
+        return Candidate(license_id, float(np.mean(per)), per)
+
+    identity = score(0, [np.eye(b - a) for a, b in blocks])
     cands = [identity]
     for e in registry.entries:
         full = rotations.get(e.license_id) if rotations is not None else None
@@ -399,8 +440,7 @@ def detect(reference: np.ndarray, suspect: np.ndarray, output_dim: int, matryosh
             full = rotation_blocks(e.seed, output_dim, matryoshka_dims)
             if rotations is not None:
                 rotations[e.license_id] = full
-        per = block_distances(rhat, full[: len(blocks)])
-        cands.append(Candidate(e.license_id, float(np.mean(per)), per))
+        cands.append(score(e.license_id, full[: len(blocks)]))
     ranked = sorted(cands, key=lambda c: (c.distance, c.license_id))
     best, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
     if best.distance > max_distance:
@@ -411,7 +451,7 @@ def detect(reference: np.ndarray, suspect: np.ndarray, output_dim: int, matryosh
         verdict = "unfingerprinted"
     else:
         verdict = "match"
-    return Detection(verdict, best, runner, identity, blocks, int(suspect.shape[0]), max_distance, min_margin)
+    return Detection(verdict, best, runner, identity, blocks, int(y.shape[0]), max_distance, min_margin)
 
 
 def read_vectors_jsonl(path: str) -> np.ndarray:
@@ -462,6 +502,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     det.add_argument("--probes", default=DEFAULT_PROBES)
     det.add_argument("--max-distance", type=float, default=MAX_DISTANCE)
     det.add_argument("--min-margin", type=float, default=MIN_MARGIN)
+    det.add_argument("--metric", default="weighted", choices=METRICS)
     det.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -501,7 +542,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         y = forward.embed_batch(sus, probes)
     x = forward.embed_batch(ref, probes, y.shape[1])
     d = detect(x, y, h.output_dim, mdims, Registry.load(args.registry),
-               max_distance=args.max_distance, min_margin=args.min_margin)
+               max_distance=args.max_distance, min_margin=args.min_margin, metric=args.metric)
     if args.json:
         print(json.dumps(d.to_dict()))
     else:

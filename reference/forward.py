@@ -874,7 +874,13 @@ def check_dims(model: Model, dims: Optional[int]) -> int:
 def embed_ids(model: Model, ids: Sequence[int], dims: Optional[int] = None, observe: Observer = None) -> np.ndarray:
     dims = check_dims(model, dims)
     projected = forward(model, ids, observe)
-    return normalize(projected[:dims])  # §6.4: truncate, then normalise
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = normalize(projected[:dims])  # §6.4: truncate, then normalise
+    if not np.all(np.isfinite(out)):
+        # Clarification F.8: an overflowing forward pass is an error, never a NaN vector.
+        raise FloatingPointError("the forward pass overflowed: the embedding is not finite "
+                                 "(the model's weights are numerically broken)")
+    return out
 
 
 def embed(model: Model, text: str, dims: Optional[int] = None) -> np.ndarray:

@@ -8,7 +8,7 @@
 
 use crate::kernels::{self, TernaryMatrix};
 use crate::model::{EmbedError, Linear, LinearWeights, Model};
-use crate::ops::{gelu, layer_norm, pairwise_sum_by, quantize_activations_row, softmax_row};
+use crate::ops::{gelu_in_place, layer_norm, pairwise_sum_sq, quantize_activations_row, softmax_row};
 
 /// Decision 4's floor on the norm.
 pub const NORMALIZE_EPS: f32 = 1e-12;
@@ -16,9 +16,20 @@ pub const NORMALIZE_EPS: f32 = 1e-12;
 /// `v / max(‖v‖₂, 1e-12)` (decision 4), with the norm's sum of squares in numpy's pairwise
 /// order.
 pub fn normalize(v: &[f32]) -> Vec<f32> {
-    let norm = pairwise_sum_by(v.len(), &|i| v[i] * v[i]).sqrt();
+    let norm = pairwise_sum_sq(v).sqrt();
     let denom = norm.max(NORMALIZE_EPS);
     v.iter().map(|&x| x / denom).collect()
+}
+
+/// [`normalize`] of `p[..dims]`, refusing a non-finite result (NaN/±inf anywhere in the prefix or
+/// an overflowing norm) with [`EmbedError::NonFinite`].
+fn normalize_checked(p: &[f32]) -> Result<Vec<f32>, EmbedError> {
+    let v = normalize(p);
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(v)
+    } else {
+        Err(EmbedError::NonFinite)
+    }
 }
 
 /// Upper bound on token rows processed together by the batched forward pass (bounds scratch
@@ -31,7 +42,8 @@ impl Model {
     /// floats.
     ///
     /// # Errors
-    /// [`EmbedError::InvalidDims`] unless `dims ∈ valid_dims()` (decision 8).
+    /// [`EmbedError::InvalidDims`] unless `dims ∈ valid_dims()` (decision 8);
+    /// [`EmbedError::NonFinite`] if the forward pass overflows.
     pub fn embed(&self, text: &str, dims: usize) -> Result<Vec<f32>, EmbedError> {
         self.check_dims(dims)?;
         let ids = self.tokenize(text);
@@ -49,7 +61,7 @@ impl Model {
         let seqs: Vec<&[u32]> = ids.iter().map(|v| v.as_slice()).collect();
         let od = self.output_dim();
         let projected = self.project_batch(&seqs)?;
-        Ok(projected.chunks_exact(od).map(|p| normalize(&p[..dims])).collect())
+        projected.chunks_exact(od).map(|p| normalize_checked(&p[..dims])).collect()
     }
 
     /// The embedding of an already tokenized sequence (ids as [`Model::tokenize`] returns them,
@@ -60,7 +72,7 @@ impl Model {
     pub fn embed_ids(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
         self.check_dims(dims)?;
         let p = self.project_batch(&[ids])?;
-        Ok(normalize(&p[..dims]))
+        normalize_checked(&p[..dims])
     }
 
     /// The un-normalised projection (`output_dim` values) of one id sequence: §6.1/§6.2 up to
@@ -129,9 +141,7 @@ impl Model {
                 }
                 layer_norm(&x, d, Some((&layer.ln2_weight, &layer.ln2_bias)), &mut h);
                 linear(&h, total, &layer.up, &mut up, &mut scratch);
-                for u in up.iter_mut() {
-                    *u = gelu(*u);
-                }
+                gelu_in_place(&mut up);
                 linear(&up, total, &layer.down, &mut tmp[..total * d], &mut scratch);
                 for (xi, &a) in x.iter_mut().zip(&tmp[..total * d]) {
                     *xi += a;
@@ -179,7 +189,7 @@ impl Model {
         let max_n = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
         let mut qh = vec![0f32; max_n * dh];
         let mut kh = vec![0f32; max_n * dh];
-        let mut vt = vec![0f32; dh * max_n];
+        let mut vh = vec![0f32; max_n * dh];
         let mut scores = vec![0f32; max_n * max_n];
         let mut ah = vec![0f32; max_n * dh];
         let mut r0 = 0;
@@ -191,9 +201,7 @@ impl Model {
                     let row = &qkv[(r0 + i) * 3 * d..(r0 + i + 1) * 3 * d];
                     qh[i * dh..(i + 1) * dh].copy_from_slice(&row[c0..c0 + dh]);
                     kh[i * dh..(i + 1) * dh].copy_from_slice(&row[d + c0..d + c0 + dh]);
-                    for c in 0..dh {
-                        vt[c * n + i] = row[2 * d + c0 + c];
-                    }
+                    vh[i * dh..(i + 1) * dh].copy_from_slice(&row[2 * d + c0..2 * d + c0 + dh]);
                 }
                 let sc = &mut scores[..n * n];
                 kernels::matmul_nt(&qh[..n * dh], n, dh, &kh[..n * dh], n, sc);
@@ -203,7 +211,7 @@ impl Model {
                     }
                     softmax_row(row);
                 }
-                kernels::matmul_nt(sc, n, n, &vt[..dh * n], dh, &mut ah[..n * dh]);
+                kernels::matmul_nn(sc, n, n, &vh[..n * dh], dh, &mut ah[..n * dh]);
                 for i in 0..n {
                     merged[(r0 + i) * d + c0..(r0 + i) * d + c0 + dh].copy_from_slice(&ah[i * dh..(i + 1) * dh]);
                 }
@@ -272,13 +280,13 @@ fn bitlinear_ternary(
         let o = &mut out[i * rows..(i + 1) * rows];
         match bias {
             Some(b) => {
-                for j in 0..rows {
-                    o[j] = (acc[j] as f32 + b[j]) / (row_scales[j] * xs);
+                for (((oj, &aj), &bj), &sj) in o.iter_mut().zip(acc).zip(b).zip(row_scales) {
+                    *oj = (aj as f32 + bj) / (sj * xs);
                 }
             }
             None => {
-                for j in 0..rows {
-                    o[j] = acc[j] as f32 / (row_scales[j] * xs);
+                for ((oj, &aj), &sj) in o.iter_mut().zip(acc).zip(row_scales) {
+                    *oj = aj as f32 / (sj * xs);
                 }
             }
         }

@@ -146,6 +146,10 @@ pub enum EmbedError {
     TokenIdOutOfRange { id: u32, vocab_size: u32 },
     /// [`Model::embed_ids`] got no ids (the tokenizer always yields at least `[CLS] [SEP]`).
     EmptyInput,
+    /// The forward pass overflowed: the projected vector holds NaN or ±inf (possible only with
+    /// weights of absurd magnitude; the file loaded because every stored value is finite). Never
+    /// returned silently as a vector, so it cannot poison an index (clarification F.8).
+    NonFinite,
 }
 
 impl fmt::Display for EmbedError {
@@ -160,6 +164,9 @@ impl fmt::Display for EmbedError {
             }
             EmbedError::EmptyInput => {
                 write!(f, "no token ids: a sequence needs at least one token (the tokenizer emits [CLS] [SEP] for empty text)")
+            }
+            EmbedError::NonFinite => {
+                write!(f, "the forward pass overflowed: the embedding is not finite (the model's weights are numerically broken)")
             }
         }
     }
