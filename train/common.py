@@ -35,7 +35,7 @@ def vocab_path():
     return p
 
 
-def load_teacher(threads=2):
+def load_teacher(threads=int(os.environ.get("LE_THREADS", "2"))):
     torch.set_num_threads(threads)
     from sentence_transformers import SentenceTransformer
     m = SentenceTransformer(teacher_dir(), device="cpu")
@@ -157,10 +157,11 @@ class Student(nn.Module):
 
     def embed_rows(self, ids):
         w = self.embedding.weight
+        sparse = self.training  # sparse row gradients (SparseAdam) — the table is 30,522 rows
         if self.emb_quant is None:
-            return F.embedding(ids, w)
+            return F.embedding(ids, w, sparse=sparse)
         uniq, inv = torch.unique(ids, return_inverse=True)
-        rows = w[uniq]
+        rows = F.embedding(uniq, w, sparse=sparse)
         rows = ste(rows, self.emb_quant(rows.detach()))
         return rows[inv]
 

@@ -24,7 +24,30 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-VAL = 2000
+VAL = 1000
+
+
+class MultiOpt:
+    """SparseAdam for the embedding table + Adam for the rest, driven as one optimiser."""
+
+    def __init__(self, *opts):
+        self.opts = opts
+        self.param_groups = [g for o in opts for g in o.param_groups]
+
+    def zero_grad(self, set_to_none=True):
+        for o in self.opts:
+            o.zero_grad(set_to_none=set_to_none)
+
+    def step(self):
+        for o in self.opts:
+            o.step()
+
+    def state_dict(self):
+        return [o.state_dict() for o in self.opts]
+
+    def load_state_dict(self, sds):
+        for o, sd in zip(self.opts, sds):
+            o.load_state_dict(sd)
 
 
 def load_targets():
@@ -72,11 +95,12 @@ def batches(lengths, bs, rng):
 @torch.no_grad()
 def evaluate(model, ids, T):
     model.eval()
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     ys = []
     for i in range(0, len(ids), 256):
-        ys.append(model(pad_batch(ids[i: i + 256])))
+        ys.append(model(pad_batch([ids[j] for j in order[i: i + 256]])))
     y = torch.cat(ys)
-    t = torch.from_numpy(T)
+    t = torch.from_numpy(T[order])
     res = {d: F.cosine_similarity(y[:, :d], t[:, :d]).mean().item() for d in PREFIXES}
     model.train()
     return res
@@ -131,14 +155,14 @@ def main():
         model.load_state_dict(state["model"])
         P(f"resumed at step {state['step']}")
     else:
-        init_model(model, tok, tr_ids[:20000], tr_T[:20000], R, P)
+        init_model(model, tok, tr_ids[:3000], tr_T[:3000], R, P)
     if args.emb_quant != "none":
         model.emb_quant = quant.RULES[args.emb_quant]
 
     emb_params = [model.embedding.weight]
     other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
-    opt = torch.optim.Adam([{"params": emb_params, "lr": args.emb_lr or args.lr},
-                            {"params": other, "lr": args.lr}])
+    opt = MultiOpt(torch.optim.SparseAdam(emb_params, lr=args.emb_lr or args.lr),
+                   torch.optim.Adam(other, lr=args.lr))
     steps_per_epoch = math.ceil(len(tr_ids) / args.bs)
     total = int(steps_per_epoch * args.epochs)
     warm = min(300, total // 20)
@@ -175,11 +199,12 @@ def main():
                 el = time.time() - start
                 P(f"step {step}/{total} loss {loss.item():.4f} cos@32 {1 - parts[32]:.3f} "
                   f"cos@384 {1 - parts[384]:.3f} {el / 60:.1f} min")
-            if step % 500 == 0 or step == total or (time.time() - start) / 60 > args.max_minutes:
+            stop = (time.time() - start) / 60 > args.max_minutes or os.path.exists(os.path.join(out, "STOP"))
+            if step % 50 == 0 or step == total or stop:
                 torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck + ".tmp")
                 os.replace(ck + ".tmp", ck)
-                if (time.time() - start) / 60 > args.max_minutes:
-                    P(f"max minutes reached at step {step}; checkpointed, rerun to resume")
+                if stop:
+                    P(f"max minutes / STOP file reached at step {step}; checkpointed, rerun to resume")
                     return finish(model, out, val_ids, val_T, P, args)
         epoch += 1
     torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck)
@@ -206,9 +231,12 @@ def init_model(model, tok, ids, T, R, P):
         for lin in (L.out, L.down):
             lin.weight.mul_(0.1)
     model.eval()
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # little padding
+    ids = [ids[i] for i in order]
+    T = T[order]
     feats = []
-    for i in range(0, len(ids), 512):
-        x = pad_batch(ids[i: i + 512])
+    for i in range(0, len(ids), 256):
+        x = pad_batch(ids[i: i + 256])
         mask = x != 0
         h = model.embed_rows(x)
         for L in model.layers:
@@ -218,7 +246,10 @@ def init_model(model, tok, ids, T, R, P):
         feats.append((h * m).sum(1) / m.sum(1))
     X = torch.cat(feats)
     X1 = torch.cat([X, torch.ones(len(X), 1)], 1)
-    W = torch.linalg.lstsq(X1.double(), T.double(), rcond=None).solution.float()  # [d+1, 384]
+    X1, Td = X1.double(), T.double()
+    G = X1.T @ X1
+    lam = 1e-2 * G.diagonal().mean()  # ridge: pooled features are highly collinear
+    W = torch.linalg.solve(G + lam * torch.eye(len(G), dtype=G.dtype), X1.T @ Td).float()  # [d+1, 384]
     # output is L2-normalised, so any positive rescale is free: bring weights to O(1/sqrt(d))
     c = (1.0 / math.sqrt(W.shape[0] - 1)) / W[:-1].std()
     model.projection.weight.copy_(W[:-1].T * c)
