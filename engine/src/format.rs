@@ -227,7 +227,10 @@ impl Header {
     /// field is an enum); every other rule is checked by [`crate::Model::from_bytes`].
     pub fn parse(bytes: &[u8]) -> Result<Header, LoadError> {
         if bytes.len() < HEADER_LEN {
-            return Err(LoadError::FileTooShort { len: bytes.len(), min: MIN_FILE_LEN });
+            return Err(LoadError::FileTooShort {
+                len: bytes.len(),
+                min: MIN_FILE_LEN,
+            });
         }
         let b = &bytes[..HEADER_LEN];
         let embedding_quant = EmbeddingQuant::from_u8(b[6])
@@ -290,7 +293,11 @@ impl Header {
     /// `model_id` as a string: the 16 bytes up to the first NUL, if they are UTF-8 (always the
     /// case for a loaded model).
     pub fn model_id(&self) -> Option<&str> {
-        let end = self.model_id_bytes.iter().position(|&c| c == 0).unwrap_or(16);
+        let end = self
+            .model_id_bytes
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(16);
         std::str::from_utf8(&self.model_id_bytes[..end]).ok()
     }
 
@@ -321,7 +328,10 @@ impl Header {
 
     /// `version_major.version_minor.version_patch`.
     pub fn model_version(&self) -> String {
-        format!("{}.{}.{}", self.version_major, self.version_minor, self.version_patch)
+        format!(
+            "{}.{}.{}",
+            self.version_major, self.version_minor, self.version_patch
+        )
     }
 
     /// True when `n_layers == 0` (§6.2).
@@ -464,7 +474,10 @@ impl SectionTable {
     pub fn parse(file: &[u8]) -> Result<SectionTable, LoadError> {
         let hash_start = file.len().saturating_sub(HASH_LEN);
         if hash_start < HEADER_LEN + 2 {
-            return Err(LoadError::FileTooShort { len: file.len(), min: MIN_FILE_LEN });
+            return Err(LoadError::FileTooShort {
+                len: file.len(),
+                min: MIN_FILE_LEN,
+            });
         }
         let n = le_u16(file, HEADER_LEN) as usize;
         let table_end = HEADER_LEN + Self::encoded_len(n);
@@ -525,7 +538,10 @@ pub enum LoadError {
     /// `format_version` outside `MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION` (decision 10).
     UnsupportedFormatVersion { found: u16 },
     /// Stored trailing SHA-256 differs from the hash of all preceding bytes.
-    HashMismatch { stored: [u8; 32], computed: [u8; 32] },
+    HashMismatch {
+        stored: [u8; 32],
+        computed: [u8; 32],
+    },
     /// `embedding_quant` not in 0..=3.
     UnknownEmbeddingQuant { found: u8 },
     /// `weight_quant` not in 0..=1 while `n_layers > 0`.
@@ -547,7 +563,11 @@ pub enum LoadError {
     /// A used Matryoshka dim is larger than `output_dim`.
     MatryoshkaExceedsOutputDim { dim: u16, output_dim: u16 },
     /// An unused `matryoshka_dims` entry (index ≥ `n_matryoshka`) is not 0.
-    MatryoshkaUnusedNotZero { index: usize, value: u16, n_matryoshka: u8 },
+    MatryoshkaUnusedNotZero {
+        index: usize,
+        value: u16,
+        n_matryoshka: u8,
+    },
     /// `max_seq_len < 2` (no room for `[CLS]` and `[SEP]`).
     MaxSeqLenTooSmall { max_seq_len: u16 },
     /// The `model_id` bytes before the first NUL are not UTF-8.
@@ -555,30 +575,81 @@ pub enum LoadError {
     /// A non-NUL byte follows the first NUL of `model_id`.
     ModelIdNotNulPadded { bytes: [u8; 16] },
     /// The section table runs into (or past) the trailing hash.
-    SectionTableTruncated { n_sections: usize, table_end: u64, hash_start: u64 },
+    SectionTableTruncated {
+        n_sections: usize,
+        table_end: u64,
+        hash_start: u64,
+    },
     /// A section entry's `reserved` field is not 0.
-    SectionReservedNonzero { index: usize, section_type: SectionType, reserved: u16 },
+    SectionReservedNonzero {
+        index: usize,
+        section_type: SectionType,
+        reserved: u16,
+    },
     /// A section extends past the end of the file (or its end overflows u64).
-    SectionOutOfBounds { index: usize, section_type: SectionType, offset: u64, length: u64, file_len: u64 },
+    SectionOutOfBounds {
+        index: usize,
+        section_type: SectionType,
+        offset: u64,
+        length: u64,
+        file_len: u64,
+    },
     /// A section starts inside the 64-byte header.
-    SectionOverlapsHeader { index: usize, section_type: SectionType, offset: u64 },
+    SectionOverlapsHeader {
+        index: usize,
+        section_type: SectionType,
+        offset: u64,
+    },
     /// A section starts inside the section table.
-    SectionOverlapsTable { index: usize, section_type: SectionType, offset: u64, table_end: u64 },
+    SectionOverlapsTable {
+        index: usize,
+        section_type: SectionType,
+        offset: u64,
+        table_end: u64,
+    },
     /// A section runs into the trailing hash.
-    SectionOverlapsHash { index: usize, section_type: SectionType, offset: u64, length: u64, hash_start: u64 },
+    SectionOverlapsHash {
+        index: usize,
+        section_type: SectionType,
+        offset: u64,
+        length: u64,
+        hash_start: u64,
+    },
     /// Two known sections share bytes.
-    SectionsOverlap { first: SectionEntry, second: SectionEntry },
+    SectionsOverlap {
+        first: SectionEntry,
+        second: SectionEntry,
+    },
     /// A section offset is not a multiple of 8.
-    SectionMisaligned { index: usize, section_type: SectionType, offset: u64 },
+    SectionMisaligned {
+        index: usize,
+        section_type: SectionType,
+        offset: u64,
+    },
     /// A known section type appears twice.
-    DuplicateSection { section_type: SectionType, first_index: usize, second_index: usize },
+    DuplicateSection {
+        section_type: SectionType,
+        first_index: usize,
+        second_index: usize,
+    },
     /// A known section the header rules out: `EMBEDDING_SCALES` with fp32 embeddings, or
     /// `LAYERS` with `n_layers == 0`.
-    UnexpectedSection { section_type: SectionType, why: &'static str },
+    UnexpectedSection {
+        section_type: SectionType,
+        why: &'static str,
+    },
     /// A required section is absent (`why` says why it is required).
-    MissingSection { section_type: SectionType, why: &'static str },
+    MissingSection {
+        section_type: SectionType,
+        why: &'static str,
+    },
     /// A fixed-size section's length differs from what the header implies.
-    SectionLengthMismatch { section_type: SectionType, found: u64, expected: u64, why: String },
+    SectionLengthMismatch {
+        section_type: SectionType,
+        found: u64,
+        expected: u64,
+        why: String,
+    },
     /// The vocab ends before `vocab_size` entries were read.
     VocabTruncated { token_id: u64, vocab_size: u32 },
     /// Bytes left in the vocab after `vocab_size` entries.
@@ -588,23 +659,40 @@ pub enum LoadError {
     /// A vocab entry has length 0.
     VocabEmptyToken { token_id: u32 },
     /// Two vocab entries are the same string.
-    VocabDuplicateToken { token: String, first_id: u32, second_id: u32 },
+    VocabDuplicateToken {
+        token: String,
+        first_id: u32,
+        second_id: u32,
+    },
     /// `TOKENIZER_CONFIG` is shorter than its fixed fields plus `prefix_len`.
     TokenizerConfigTruncated { length: u64, needed: u64 },
     /// Bytes left in `TOKENIZER_CONFIG` after the prefix.
     TokenizerConfigTrailingBytes { extra: u64 },
     /// A special-token id is `≥ vocab_size`.
-    SpecialTokenOutOfRange { name: &'static str, id: u32, vocab_size: u32 },
+    SpecialTokenOutOfRange {
+        name: &'static str,
+        id: u32,
+        vocab_size: u32,
+    },
     /// The continuing-subword prefix is not UTF-8.
     PrefixNotUtf8 { bytes: Vec<u8> },
     /// Ternary code `11` in the embedding table.
     TernaryReservedCodeEmbedding { row: u64, col: u64 },
     /// Ternary code `11` in a layer weight matrix.
-    TernaryReservedCodeLayers { layer: usize, tensor: &'static str, row: u64, col: u64 },
+    TernaryReservedCodeLayers {
+        layer: usize,
+        tensor: &'static str,
+        row: u64,
+        col: u64,
+    },
     /// NaN or ±inf in an fp32 value (`what` names the tensor and element).
     NonFiniteFloat { what: String, value: u32 },
     /// A layer weight `scale` is ≤ 0 (BitLinear divides by it).
-    NonPositiveLayerScale { layer: usize, tensor: &'static str, value: f32 },
+    NonPositiveLayerScale {
+        layer: usize,
+        tensor: &'static str,
+        value: f32,
+    },
     /// `METADATA` is not UTF-8.
     MetadataNotUtf8 { valid_up_to: usize },
 }

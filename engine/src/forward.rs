@@ -8,7 +8,10 @@
 
 use crate::kernels::{self, TernaryMatrix};
 use crate::model::{EmbedError, Linear, LinearWeights, Model};
-use crate::ops::{gelu_in_place, layer_norm, pairwise_sum_sq, quantize_activations_row, softmax_row};
+use crate::ops::{
+    gelu_in_place, layer_norm, layer_norm_row, pairwise_sum_sq, quantize_activations_row,
+    softmax_row,
+};
 
 /// Decision 4's floor on the norm.
 pub const NORMALIZE_EPS: f32 = 1e-12;
@@ -21,10 +24,16 @@ pub fn normalize(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| x / denom).collect()
 }
 
-/// [`normalize`] of `p[..dims]`, refusing a non-finite result (NaN/±inf anywhere in the prefix or
-/// an overflowing norm) with [`EmbedError::NonFinite`].
+/// [`normalize`] of `p`, refusing a non-finite result with [`EmbedError::NonFinite`]: NaN/±inf
+/// anywhere in `p`, or a norm that overflows (which would silently give a zero vector)
+/// (clarification F.8).
 fn normalize_checked(p: &[f32]) -> Result<Vec<f32>, EmbedError> {
-    let v = normalize(p);
+    let norm = pairwise_sum_sq(p).sqrt();
+    if !norm.is_finite() {
+        return Err(EmbedError::NonFinite);
+    }
+    let denom = norm.max(NORMALIZE_EPS);
+    let v: Vec<f32> = p.iter().map(|&x| x / denom).collect();
     if v.iter().all(|x| x.is_finite()) {
         Ok(v)
     } else {
@@ -54,21 +63,26 @@ impl Model {
     /// token rows of several texts share each matmul (faster).
     ///
     /// # Errors
-    /// [`EmbedError::InvalidDims`] unless `dims ∈ valid_dims()`.
+    /// [`EmbedError::InvalidDims`] unless `dims ∈ valid_dims()`; [`EmbedError::NonFinite`] if any
+    /// text's forward pass overflows.
     pub fn embed_batch(&self, texts: &[&str], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.check_dims(dims)?;
         let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
         let seqs: Vec<&[u32]> = ids.iter().map(|v| v.as_slice()).collect();
         let od = self.output_dim();
         let projected = self.project_batch(&seqs)?;
-        projected.chunks_exact(od).map(|p| normalize_checked(&p[..dims])).collect()
+        projected
+            .chunks_exact(od)
+            .map(|p| normalize_checked(&p[..dims]))
+            .collect()
     }
 
     /// The embedding of an already tokenized sequence (ids as [`Model::tokenize`] returns them,
     /// `[CLS]`/`[SEP]` included; every id counts as active).
     ///
     /// # Errors
-    /// [`EmbedError::InvalidDims`], [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`].
+    /// [`EmbedError::InvalidDims`], [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`],
+    /// [`EmbedError::NonFinite`].
     pub fn embed_ids(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
         self.check_dims(dims)?;
         let p = self.project_batch(&[ids])?;
@@ -76,7 +90,8 @@ impl Model {
     }
 
     /// The un-normalised projection (`output_dim` values) of one id sequence: §6.1/§6.2 up to
-    /// `projected`. Normalising a prefix of it gives every Matryoshka embedding at once.
+    /// `projected`. Normalising a prefix of it gives every Matryoshka embedding at once. Values
+    /// are returned as computed (non-finite only for numerically broken weights, F.8).
     ///
     /// # Errors
     /// [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`].
@@ -118,9 +133,42 @@ impl Model {
     /// Forward for a group of valid sequences; writes `seqs.len() × output_dim` projections.
     fn forward_group(&self, seqs: &[&[u32]], out: &mut [f32]) {
         let d = self.header.d_model as usize;
+        if self.layers.is_empty() {
+            // Static model (§6.2): lookup → final LN → running sum per sequence, one row at a
+            // time (the same additions in the same order as the general path, no big buffers).
+            let mut pooled = vec![0f32; seqs.len() * d];
+            let mut row = vec![0f32; d];
+            let mut ln = vec![0f32; d];
+            for (s, p) in seqs.iter().zip(pooled.chunks_exact_mut(d)) {
+                for (t, &id) in s.iter().enumerate() {
+                    self.embeddings.row_into(id as usize, d, &mut row);
+                    layer_norm_row(
+                        &row,
+                        Some((&self.final_ln_weight, &self.final_ln_bias)),
+                        &mut ln,
+                    );
+                    if t == 0 {
+                        p.copy_from_slice(&ln);
+                    } else {
+                        for (pi, &v) in p.iter_mut().zip(&ln) {
+                            *pi += v;
+                        }
+                    }
+                }
+                let n = s.len() as f32;
+                for pi in p.iter_mut() {
+                    *pi /= n;
+                }
+            }
+            self.project_pooled(&pooled, seqs.len(), out);
+            return;
+        }
         let total: usize = seqs.iter().map(|s| s.len()).sum();
         let mut x = vec![0f32; total * d];
-        for (row, &id) in x.chunks_exact_mut(d).zip(seqs.iter().flat_map(|s| s.iter())) {
+        for (row, &id) in x
+            .chunks_exact_mut(d)
+            .zip(seqs.iter().flat_map(|s| s.iter()))
+        {
             self.embeddings.row_into(id as usize, d, row);
         }
         let mut h = vec![0f32; total * d];
@@ -128,27 +176,32 @@ impl Model {
             let f = self.header.ffn_dim as usize;
             let mut qkv = vec![0f32; total * 3 * d];
             let mut merged = vec![0f32; total * d];
-            let mut tmp = vec![0f32; total * d.max(f)];
+            let mut tmp = vec![0f32; total * d];
             let mut up = vec![0f32; total * f];
             let mut scratch = LinearScratch::default();
             for layer in &self.layers {
                 layer_norm(&x, d, Some((&layer.ln1_weight, &layer.ln1_bias)), &mut h);
                 linear(&h, total, &layer.qkv, &mut qkv, &mut scratch);
                 self.attention(&qkv, seqs, &mut merged);
-                linear(&merged, total, &layer.out, &mut tmp[..total * d], &mut scratch);
-                for (xi, &a) in x.iter_mut().zip(&tmp[..total * d]) {
+                linear(&merged, total, &layer.out, &mut tmp, &mut scratch);
+                for (xi, &a) in x.iter_mut().zip(&tmp) {
                     *xi += a;
                 }
                 layer_norm(&x, d, Some((&layer.ln2_weight, &layer.ln2_bias)), &mut h);
                 linear(&h, total, &layer.up, &mut up, &mut scratch);
                 gelu_in_place(&mut up);
-                linear(&up, total, &layer.down, &mut tmp[..total * d], &mut scratch);
-                for (xi, &a) in x.iter_mut().zip(&tmp[..total * d]) {
+                linear(&up, total, &layer.down, &mut tmp, &mut scratch);
+                for (xi, &a) in x.iter_mut().zip(&tmp) {
                     *xi += a;
                 }
             }
         }
-        layer_norm(&x, d, Some((&self.final_ln_weight, &self.final_ln_bias)), &mut h);
+        layer_norm(
+            &x,
+            d,
+            Some((&self.final_ln_weight, &self.final_ln_bias)),
+            &mut h,
+        );
 
         // Mean over each sequence's rows: sequential row sums, then one division (numpy's
         // `mean(axis=0)`).
@@ -169,11 +222,17 @@ impl Model {
             r0 += s.len();
         }
 
+        self.project_pooled(&pooled, seqs.len(), out);
+    }
+
+    /// `out = pooled · Wᵀ + b` for `b` pooled rows (§6.1 `projected`).
+    fn project_pooled(&self, pooled: &[f32], b: usize, out: &mut [f32]) {
+        let d = self.header.d_model as usize;
         let od = self.output_dim();
-        kernels::matmul_nt(&pooled, seqs.len(), d, &self.projection_weight, od, out);
+        kernels::matmul_nt(pooled, b, d, &self.projection_weight, od, out);
         for row in out.chunks_exact_mut(od) {
-            for (o, &b) in row.iter_mut().zip(&self.projection_bias) {
-                *o += b;
+            for (o, &bj) in row.iter_mut().zip(&self.projection_bias) {
+                *o += bj;
             }
         }
     }
@@ -213,7 +272,8 @@ impl Model {
                 }
                 kernels::matmul_nn(sc, n, n, &vh[..n * dh], dh, &mut ah[..n * dh]);
                 for i in 0..n {
-                    merged[(r0 + i) * d + c0..(r0 + i) * d + c0 + dh].copy_from_slice(&ah[i * dh..(i + 1) * dh]);
+                    merged[(r0 + i) * d + c0..(r0 + i) * d + c0 + dh]
+                        .copy_from_slice(&ah[i * dh..(i + 1) * dh]);
                 }
             }
             r0 += n;
@@ -247,7 +307,9 @@ fn linear(x: &[f32], m: usize, lin: &Linear, out: &mut [f32], s: &mut LinearScra
                 }
             }
         }
-        LinearWeights::Ternary(tm) => bitlinear_ternary(x, m, tm, &lin.row_scales, lin.bias.as_deref(), out, s),
+        LinearWeights::Ternary(tm) => {
+            bitlinear_ternary(x, m, tm, &lin.row_scales, lin.bias.as_deref(), out, s)
+        }
     }
 }
 
@@ -270,8 +332,11 @@ fn bitlinear_ternary(
     s.acc.clear();
     s.acc.resize(m * rows, 0);
     for i in 0..m {
-        s.x_scale[i] =
-            quantize_activations_row(&x[i * cols..(i + 1) * cols], &mut s.tmp, &mut s.xq[i * stride..i * stride + cols]);
+        s.x_scale[i] = quantize_activations_row(
+            &x[i * cols..(i + 1) * cols],
+            &mut s.tmp,
+            &mut s.xq[i * stride..i * stride + cols],
+        );
     }
     kernels::ternary_matmul(&s.xq, m, tm, &mut s.acc);
     for i in 0..m {

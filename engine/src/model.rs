@@ -80,7 +80,10 @@ impl EmbeddingTable {
             EmbeddingTable::Int4 { packed, scales } => {
                 let s = scales[id];
                 let bpr = d / 2;
-                for (o, &b) in out.chunks_exact_mut(2).zip(&packed[id * bpr..(id + 1) * bpr]) {
+                for (o, &b) in out
+                    .chunks_exact_mut(2)
+                    .zip(&packed[id * bpr..(id + 1) * bpr])
+                {
                     o[0] = int4_low(b) as f32 * s;
                     o[1] = int4_high(b) as f32 * s;
                 }
@@ -88,7 +91,10 @@ impl EmbeddingTable {
             EmbeddingTable::Ternary { packed, scales } => {
                 let s = scales[id];
                 let bpr = d / 4;
-                for (o, &b) in out.chunks_exact_mut(4).zip(&packed[id * bpr..(id + 1) * bpr]) {
+                for (o, &b) in out
+                    .chunks_exact_mut(4)
+                    .zip(&packed[id * bpr..(id + 1) * bpr])
+                {
                     let c = &TERNARY_LUT[b as usize];
                     o[0] = c[0] * s;
                     o[1] = c[1] * s;
@@ -141,9 +147,19 @@ pub(crate) struct Layer {
 #[non_exhaustive]
 pub enum EmbedError {
     /// `dims` is not one of the model's valid dims (decision 8).
-    InvalidDims { dims: usize, valid: Vec<usize> },
+    InvalidDims {
+        /// The requested length.
+        dims: usize,
+        /// The accepted lengths, ascending ([`Model::valid_dims`]).
+        valid: Vec<usize>,
+    },
     /// [`Model::embed_ids`] got a token id `≥ vocab_size`.
-    TokenIdOutOfRange { id: u32, vocab_size: u32 },
+    TokenIdOutOfRange {
+        /// The offending id.
+        id: u32,
+        /// The model's vocabulary size.
+        vocab_size: u32,
+    },
     /// [`Model::embed_ids`] got no ids (the tokenizer always yields at least `[CLS] [SEP]`).
     EmptyInput,
     /// The forward pass overflowed: the projected vector holds NaN or ±inf (possible only with
@@ -157,10 +173,17 @@ impl fmt::Display for EmbedError {
         match self {
             EmbedError::InvalidDims { dims, valid } => {
                 let list: Vec<String> = valid.iter().map(|d| d.to_string()).collect();
-                write!(f, "invalid dims {dims}: this model's valid dims are {}", list.join(", "))
+                write!(
+                    f,
+                    "invalid dims {dims}: this model's valid dims are {}",
+                    list.join(", ")
+                )
             }
             EmbedError::TokenIdOutOfRange { id, vocab_size } => {
-                write!(f, "token id {id} is out of range: ids must be < vocab_size {vocab_size}")
+                write!(
+                    f,
+                    "token id {id} is out of range: ids must be < vocab_size {vocab_size}"
+                )
             }
             EmbedError::EmptyInput => {
                 write!(f, "no token ids: a sequence needs at least one token (the tokenizer emits [CLS] [SEP] for empty text)")
@@ -176,12 +199,19 @@ impl std::error::Error for EmbedError {}
 
 /// Reads `count` little-endian f32 from `raw` (exactly `4·count` bytes), rejecting NaN/±inf
 /// with a message naming `what[index]`.
-fn read_f32s(raw: &[u8], what: &dyn Fn(usize) -> String, check: bool) -> Result<Vec<f32>, LoadError> {
+fn read_f32s(
+    raw: &[u8],
+    what: &dyn Fn(usize) -> String,
+    check: bool,
+) -> Result<Vec<f32>, LoadError> {
     let mut out = Vec::with_capacity(raw.len() / 4);
     for (i, c) in raw.chunks_exact(4).enumerate() {
         let v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
         if check && !v.is_finite() {
-            return Err(LoadError::NonFiniteFloat { what: what(i), value: v.to_bits() });
+            return Err(LoadError::NonFiniteFloat {
+                what: what(i),
+                value: v.to_bits(),
+            });
         }
         out.push(v);
     }
@@ -220,7 +250,9 @@ fn expected_layers_len(h: &Header) -> Option<u64> {
     block.checked_mul(h.n_layers as u64)
 }
 
-const TENSOR_NAMES: [&str; 7] = ["attn.q", "attn.k", "attn.v", "attn.out", "ffn.up", "ffn.down", ""];
+const TENSOR_NAMES: [&str; 7] = [
+    "attn.q", "attn.k", "attn.v", "attn.out", "ffn.up", "ffn.down", "",
+];
 
 impl Model {
     /// Parses and validates a complete `.bin` v1 file (§2–§5).
@@ -239,7 +271,10 @@ impl Model {
         let file_len = bytes.len();
         // --- envelope
         if file_len < MIN_FILE_LEN {
-            return Err(LoadError::FileTooShort { len: file_len, min: MIN_FILE_LEN });
+            return Err(LoadError::FileTooShort {
+                len: file_len,
+                min: MIN_FILE_LEN,
+            });
         }
         let magic = [bytes[0], bytes[1], bytes[2], bytes[3]];
         if magic != MAGIC {
@@ -267,7 +302,11 @@ impl Model {
         for (i, e) in table.entries.iter().enumerate() {
             let t = e.section_type;
             if e.reserved != 0 {
-                return Err(LoadError::SectionReservedNonzero { index: i, section_type: t, reserved: e.reserved });
+                return Err(LoadError::SectionReservedNonzero {
+                    index: i,
+                    section_type: t,
+                    reserved: e.reserved,
+                });
             }
             let end = match e.end() {
                 Some(end) if end <= file_len as u64 => end,
@@ -282,10 +321,19 @@ impl Model {
                 }
             };
             if e.offset < HEADER_LEN as u64 {
-                return Err(LoadError::SectionOverlapsHeader { index: i, section_type: t, offset: e.offset });
+                return Err(LoadError::SectionOverlapsHeader {
+                    index: i,
+                    section_type: t,
+                    offset: e.offset,
+                });
             }
             if e.offset < table_end {
-                return Err(LoadError::SectionOverlapsTable { index: i, section_type: t, offset: e.offset, table_end });
+                return Err(LoadError::SectionOverlapsTable {
+                    index: i,
+                    section_type: t,
+                    offset: e.offset,
+                    table_end,
+                });
             }
             if end > hash_start as u64 {
                 return Err(LoadError::SectionOverlapsHash {
@@ -297,7 +345,11 @@ impl Model {
                 });
             }
             if e.offset % SECTION_ALIGN != 0 {
-                return Err(LoadError::SectionMisaligned { index: i, section_type: t, offset: e.offset });
+                return Err(LoadError::SectionMisaligned {
+                    index: i,
+                    section_type: t,
+                    offset: e.offset,
+                });
             }
         }
 
@@ -342,19 +394,37 @@ impl Model {
                         }
                     }
                 }
-                let scales = read_f32s(raw(SectionType::EmbeddingScales), &|i| format!("EMBEDDING_SCALES[{i}]"), true)?;
+                let scales = read_f32s(
+                    raw(SectionType::EmbeddingScales),
+                    &|i| format!("EMBEDDING_SCALES[{i}]"),
+                    true,
+                )?;
                 match q {
-                    EmbeddingQuant::Int8 => {
-                        EmbeddingTable::Int8 { codes: emb_raw.iter().map(|&b| b as i8).collect(), scales }
-                    }
-                    EmbeddingQuant::Int4 => EmbeddingTable::Int4 { packed: emb_raw.to_vec(), scales },
-                    _ => EmbeddingTable::Ternary { packed: emb_raw.to_vec(), scales },
+                    EmbeddingQuant::Int8 => EmbeddingTable::Int8 {
+                        codes: emb_raw.iter().map(|&b| b as i8).collect(),
+                        scales,
+                    },
+                    EmbeddingQuant::Int4 => EmbeddingTable::Int4 {
+                        packed: emb_raw.to_vec(),
+                        scales,
+                    },
+                    _ => EmbeddingTable::Ternary {
+                        packed: emb_raw.to_vec(),
+                        scales,
+                    },
                 }
             }
         };
-        debug_assert!(vocab_n * EmbeddingQuant::bytes_per_row(h.embedding_quant, d as u64) as usize == emb_raw.len());
+        debug_assert!(
+            vocab_n * EmbeddingQuant::bytes_per_row(h.embedding_quant, d as u64) as usize
+                == emb_raw.len()
+        );
 
-        let layers = if h.n_layers > 0 { parse_layers(raw(SectionType::Layers), h)? } else { Vec::new() };
+        let layers = if h.n_layers > 0 {
+            parse_layers(raw(SectionType::Layers), h)?
+        } else {
+            Vec::new()
+        };
 
         let fl = raw(SectionType::FinalLn);
         let final_ln_weight = read_f32s(&fl[..4 * d], &|i| format!("FINAL_LN weight[{i}]"), true)?;
@@ -366,12 +436,20 @@ impl Model {
             &|i| format!("PROJECTION weight row {} column {}", i / d, i % d),
             true,
         )?;
-        let projection_bias = read_f32s(&pr[4 * od * d..], &|i| format!("PROJECTION bias[{i}]"), true)?;
+        let projection_bias = read_f32s(
+            &pr[4 * od * d..],
+            &|i| format!("PROJECTION bias[{i}]"),
+            true,
+        )?;
 
         let metadata = match by_type[type_slot(SectionType::Metadata)] {
             Some(_) => match std::str::from_utf8(raw(SectionType::Metadata)) {
                 Ok(s) => Some(s.to_owned()),
-                Err(e) => return Err(LoadError::MetadataNotUtf8 { valid_up_to: e.valid_up_to() }),
+                Err(e) => {
+                    return Err(LoadError::MetadataNotUtf8 {
+                        valid_up_to: e.valid_up_to(),
+                    })
+                }
             },
             None => None,
         };
@@ -446,7 +524,10 @@ impl Model {
         if self.valid_dims.contains(&dims) {
             Ok(dims)
         } else {
-            Err(EmbedError::InvalidDims { dims, valid: self.valid_dims.clone() })
+            Err(EmbedError::InvalidDims {
+                dims,
+                valid: self.valid_dims.clone(),
+            })
         }
     }
 
@@ -493,31 +574,53 @@ fn validate_header(h: &Header) -> Result<(), LoadError> {
         return Err(LoadError::DModelNotMultipleOf4 { d_model: h.d_model });
     }
     if layered && h.d_model % h.n_heads as u16 != 0 {
-        return Err(LoadError::NHeadsNotDividingDModel { n_heads: h.n_heads, d_model: h.d_model });
+        return Err(LoadError::NHeadsNotDividingDModel {
+            n_heads: h.n_heads,
+            d_model: h.d_model,
+        });
     }
     if layered && h.weight_quant == WeightQuant::Ternary && h.ffn_dim % 4 != 0 {
         return Err(LoadError::FfnDimNotMultipleOf4 { ffn_dim: h.ffn_dim });
     }
     let n = h.n_matryoshka as usize;
     if n > MAX_MATRYOSHKA {
-        return Err(LoadError::NMatryoshkaTooLarge { n_matryoshka: h.n_matryoshka });
+        return Err(LoadError::NMatryoshkaTooLarge {
+            n_matryoshka: h.n_matryoshka,
+        });
     }
     let used = &h.matryoshka_dims[..n];
     let mut prev = 0u16;
     for &dim in used {
         if dim <= prev {
-            return Err(LoadError::MatryoshkaNotAscending { dims: used.to_vec() });
+            return Err(LoadError::MatryoshkaNotAscending {
+                dims: used.to_vec(),
+            });
         }
         prev = dim;
     }
     if let Some(&dim) = used.iter().find(|&&dim| dim > h.output_dim) {
-        return Err(LoadError::MatryoshkaExceedsOutputDim { dim, output_dim: h.output_dim });
+        return Err(LoadError::MatryoshkaExceedsOutputDim {
+            dim,
+            output_dim: h.output_dim,
+        });
     }
-    if let Some((i, &v)) = h.matryoshka_dims.iter().enumerate().skip(n).find(|(_, &v)| v != 0) {
-        return Err(LoadError::MatryoshkaUnusedNotZero { index: i, value: v, n_matryoshka: h.n_matryoshka });
+    if let Some((i, &v)) = h
+        .matryoshka_dims
+        .iter()
+        .enumerate()
+        .skip(n)
+        .find(|(_, &v)| v != 0)
+    {
+        return Err(LoadError::MatryoshkaUnusedNotZero {
+            index: i,
+            value: v,
+            n_matryoshka: h.n_matryoshka,
+        });
     }
     if h.max_seq_len < 2 {
-        return Err(LoadError::MaxSeqLenTooSmall { max_seq_len: h.max_seq_len });
+        return Err(LoadError::MaxSeqLenTooSmall {
+            max_seq_len: h.max_seq_len,
+        });
     }
     let raw = &h.model_id_bytes;
     let nul = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
@@ -540,7 +643,11 @@ fn check_section_set(h: &Header, table: &SectionTable) -> Result<[Option<usize>;
         }
         let slot = &mut by_type[type_slot(e.section_type)];
         if let Some(first) = *slot {
-            return Err(LoadError::DuplicateSection { section_type: e.section_type, first_index: first, second_index: i });
+            return Err(LoadError::DuplicateSection {
+                section_type: e.section_type,
+                first_index: first,
+                second_index: i,
+            });
         }
         *slot = Some(i);
     }
@@ -557,7 +664,10 @@ fn check_section_set(h: &Header, table: &SectionTable) -> Result<[Option<usize>;
         let b = &table.entries[w[1].1];
         // Ends fit in u64: bounds were checked entry by entry.
         if b.offset < a.offset + a.length {
-            return Err(LoadError::SectionsOverlap { first: *a, second: *b });
+            return Err(LoadError::SectionsOverlap {
+                first: *a,
+                second: *b,
+            });
         }
     }
 
@@ -576,21 +686,42 @@ fn check_section_set(h: &Header, table: &SectionTable) -> Result<[Option<usize>;
     }
 
     let mut required: Vec<(SectionType, &'static str)> = vec![
-        (SectionType::TokenizerVocab, "every model carries its vocabulary"),
-        (SectionType::TokenizerConfig, "every model carries its tokenizer configuration"),
-        (SectionType::EmbeddingWeights, "every model carries its embedding table"),
+        (
+            SectionType::TokenizerVocab,
+            "every model carries its vocabulary",
+        ),
+        (
+            SectionType::TokenizerConfig,
+            "every model carries its tokenizer configuration",
+        ),
+        (
+            SectionType::EmbeddingWeights,
+            "every model carries its embedding table",
+        ),
     ];
     if h.embedding_quant != EmbeddingQuant::Fp32 {
-        required.push((SectionType::EmbeddingScales, "embedding_quant is not fp32, so per-row scales are required"));
+        required.push((
+            SectionType::EmbeddingScales,
+            "embedding_quant is not fp32, so per-row scales are required",
+        ));
     }
     if h.n_layers > 0 {
         required.push((SectionType::Layers, "n_layers > 0"));
     }
-    required.push((SectionType::FinalLn, "every model carries a final layer norm, static ones too"));
-    required.push((SectionType::Projection, "every model carries its output projection"));
+    required.push((
+        SectionType::FinalLn,
+        "every model carries a final layer norm, static ones too",
+    ));
+    required.push((
+        SectionType::Projection,
+        "every model carries its output projection",
+    ));
     for (t, why) in required {
         if !present(t) {
-            return Err(LoadError::MissingSection { section_type: t, why });
+            return Err(LoadError::MissingSection {
+                section_type: t,
+                why,
+            });
         }
     }
 
@@ -609,7 +740,11 @@ fn check_section_set(h: &Header, table: &SectionTable) -> Result<[Option<usize>;
         ),
     )];
     if h.embedding_quant != EmbeddingQuant::Fp32 {
-        expected.push((SectionType::EmbeddingScales, v.checked_mul(4), format!("vocab_size {v} x 4-byte fp32 scale")));
+        expected.push((
+            SectionType::EmbeddingScales,
+            v.checked_mul(4),
+            format!("vocab_size {v} x 4-byte fp32 scale"),
+        ));
     }
     if h.n_layers > 0 {
         expected.push((
@@ -621,7 +756,11 @@ fn check_section_set(h: &Header, table: &SectionTable) -> Result<[Option<usize>;
             ),
         ));
     }
-    expected.push((SectionType::FinalLn, Some(2 * d * 4), format!("weight and bias of d_model {d} fp32")));
+    expected.push((
+        SectionType::FinalLn,
+        Some(2 * d * 4),
+        format!("weight and bias of d_model {d} fp32"),
+    ));
     expected.push((
         SectionType::Projection,
         Some((od * d + od) * 4),
@@ -650,28 +789,43 @@ fn parse_vocab(raw: &[u8], vocab_size: u32) -> Result<Vec<String>, LoadError> {
     let mut pos = 0usize;
     for i in 0..vocab_size {
         if pos >= raw.len() {
-            return Err(LoadError::VocabTruncated { token_id: i as u64, vocab_size });
+            return Err(LoadError::VocabTruncated {
+                token_id: i as u64,
+                vocab_size,
+            });
         }
         let n = raw[pos] as usize;
         if pos + 1 + n > raw.len() {
-            return Err(LoadError::VocabTruncated { token_id: i as u64, vocab_size });
+            return Err(LoadError::VocabTruncated {
+                token_id: i as u64,
+                vocab_size,
+            });
         }
         let bytes = &raw[pos + 1..pos + 1 + n];
-        let token = std::str::from_utf8(bytes)
-            .map_err(|_| LoadError::VocabNotUtf8 { token_id: i, bytes: bytes.to_vec() })?;
+        let token = std::str::from_utf8(bytes).map_err(|_| LoadError::VocabNotUtf8 {
+            token_id: i,
+            bytes: bytes.to_vec(),
+        })?;
         if n == 0 {
             return Err(LoadError::VocabEmptyToken { token_id: i });
         }
         if !seen.insert(token) {
             // Rare path: find the first id only when reporting.
             let first = tokens.iter().position(|t| t == token).unwrap_or(0) as u32;
-            return Err(LoadError::VocabDuplicateToken { token: token.to_owned(), first_id: first, second_id: i });
+            return Err(LoadError::VocabDuplicateToken {
+                token: token.to_owned(),
+                first_id: first,
+                second_id: i,
+            });
         }
         tokens.push(token.to_owned());
         pos += 1 + n;
     }
     if pos != raw.len() {
-        return Err(LoadError::VocabTrailingBytes { extra: (raw.len() - pos) as u64, vocab_size });
+        return Err(LoadError::VocabTrailingBytes {
+            extra: (raw.len() - pos) as u64,
+            vocab_size,
+        });
     }
     Ok(tokens)
 }
@@ -683,25 +837,47 @@ fn parse_tokenizer_config(raw: &[u8], h: &Header) -> Result<TokenizerConfig, Loa
             needed: TOKENIZER_CONFIG_FIXED_LEN as u64,
         });
     }
-    let ids = [le_u32(raw, 0), le_u32(raw, 4), le_u32(raw, 8), le_u32(raw, 12), le_u32(raw, 16)];
+    let ids = [
+        le_u32(raw, 0),
+        le_u32(raw, 4),
+        le_u32(raw, 8),
+        le_u32(raw, 12),
+        le_u32(raw, 16),
+    ];
     let max_chars = le_u16(raw, 20);
     let prefix_len = raw[22] as usize;
     let end = TOKENIZER_CONFIG_FIXED_LEN + prefix_len;
     if raw.len() < end {
-        return Err(LoadError::TokenizerConfigTruncated { length: raw.len() as u64, needed: end as u64 });
+        return Err(LoadError::TokenizerConfigTruncated {
+            length: raw.len() as u64,
+            needed: end as u64,
+        });
     }
     if raw.len() > end {
-        return Err(LoadError::TokenizerConfigTrailingBytes { extra: (raw.len() - end) as u64 });
+        return Err(LoadError::TokenizerConfigTrailingBytes {
+            extra: (raw.len() - end) as u64,
+        });
     }
-    const NAMES: [&str; 5] = ["unk_token_id", "cls_token_id", "sep_token_id", "pad_token_id", "mask_token_id"];
+    const NAMES: [&str; 5] = [
+        "unk_token_id",
+        "cls_token_id",
+        "sep_token_id",
+        "pad_token_id",
+        "mask_token_id",
+    ];
     for (name, &id) in NAMES.iter().zip(&ids) {
         if id >= h.vocab_size {
-            return Err(LoadError::SpecialTokenOutOfRange { name, id, vocab_size: h.vocab_size });
+            return Err(LoadError::SpecialTokenOutOfRange {
+                name,
+                id,
+                vocab_size: h.vocab_size,
+            });
         }
     }
     let prefix_bytes = &raw[TOKENIZER_CONFIG_FIXED_LEN..end];
-    let prefix = std::str::from_utf8(prefix_bytes)
-        .map_err(|_| LoadError::PrefixNotUtf8 { bytes: prefix_bytes.to_vec() })?;
+    let prefix = std::str::from_utf8(prefix_bytes).map_err(|_| LoadError::PrefixNotUtf8 {
+        bytes: prefix_bytes.to_vec(),
+    })?;
     Ok(TokenizerConfig {
         unk_token_id: ids[0],
         cls_token_id: ids[1],
@@ -731,29 +907,65 @@ fn parse_layers(raw: &[u8], h: &Header) -> Result<Vec<Layer>, LoadError> {
     let mut layers = Vec::with_capacity(h.n_layers as usize);
     for li in 0..h.n_layers as usize {
         let vec = |cur: &mut Cursor, n: usize, what: &str| -> Result<Vec<f32>, LoadError> {
-            read_f32s(cur.take(4 * n), &|i| format!("layers.{li}.{what}[{i}]"), true)
+            read_f32s(
+                cur.take(4 * n),
+                &|i| format!("layers.{li}.{what}[{i}]"),
+                true,
+            )
         };
-        let linear = |cur: &mut Cursor, out_f: usize, in_f: usize, has_bias: bool, ti: usize| -> Result<RawLinear, LoadError> {
+        let linear = |cur: &mut Cursor,
+                      out_f: usize,
+                      in_f: usize,
+                      has_bias: bool,
+                      ti: usize|
+         -> Result<RawLinear, LoadError> {
             let name = TENSOR_NAMES[ti];
             let weights = if ternary {
                 let packed = cur.take(out_f * in_f / 4);
-                LinearWeights::Ternary(TernaryMatrix::from_packed(out_f, in_f, packed).map_err(|(row, col)| {
-                    LoadError::TernaryReservedCodeLayers { layer: li, tensor: name, row: row as u64, col: col as u64 }
-                })?)
+                LinearWeights::Ternary(TernaryMatrix::from_packed(out_f, in_f, packed).map_err(
+                    |(row, col)| LoadError::TernaryReservedCodeLayers {
+                        layer: li,
+                        tensor: name,
+                        row: row as u64,
+                        col: col as u64,
+                    },
+                )?)
             } else {
                 LinearWeights::Fp32(read_f32s(
                     cur.take(4 * out_f * in_f),
-                    &|i| format!("layers.{li}.{name}.weight row {} column {}", i / in_f, i % in_f),
+                    &|i| {
+                        format!(
+                            "layers.{li}.{name}.weight row {} column {}",
+                            i / in_f,
+                            i % in_f
+                        )
+                    },
                     true,
                 )?)
             };
             // Decision 3: with fp32 weights the scale is present but ignored (not validated).
-            let scale = read_f32s(cur.take(4), &|_| format!("layers.{li}.{name}.scale"), ternary)?[0];
+            let scale = read_f32s(
+                cur.take(4),
+                &|_| format!("layers.{li}.{name}.scale"),
+                ternary,
+            )?[0];
             if ternary && scale <= 0.0 {
-                return Err(LoadError::NonPositiveLayerScale { layer: li, tensor: name, value: scale });
+                return Err(LoadError::NonPositiveLayerScale {
+                    layer: li,
+                    tensor: name,
+                    value: scale,
+                });
             }
-            let bias = if has_bias { Some(vec(cur, out_f, &format!("{name}.bias"))?) } else { None };
-            Ok(RawLinear { weights, scale, bias })
+            let bias = if has_bias {
+                Some(vec(cur, out_f, &format!("{name}.bias"))?)
+            } else {
+                None
+            };
+            Ok(RawLinear {
+                weights,
+                scale,
+                bias,
+            })
         };
         let ln1_weight = vec(&mut cur, d, "ln1.weight")?;
         let ln1_bias = vec(&mut cur, d, "ln1.bias")?;
@@ -781,7 +993,13 @@ fn parse_layers(raw: &[u8], h: &Header) -> Result<Vec<Layer>, LoadError> {
 }
 
 fn into_linear(rows: usize, cols: usize, r: RawLinear) -> Linear {
-    Linear { rows, cols, weights: r.weights, row_scales: vec![r.scale; rows], bias: r.bias }
+    Linear {
+        rows,
+        cols,
+        weights: r.weights,
+        row_scales: vec![r.scale; rows],
+        bias: r.bias,
+    }
 }
 
 fn fuse_qkv(d: usize, q: RawLinear, k: RawLinear, v: RawLinear) -> Linear {
@@ -804,5 +1022,11 @@ fn fuse_qkv(d: usize, q: RawLinear, k: RawLinear, v: RawLinear) -> Linear {
         }
         _ => unreachable!("one weight_quant per file"),
     };
-    Linear { rows: 3 * d, cols: d, weights, row_scales, bias: None }
+    Linear {
+        rows: 3 * d,
+        cols: d,
+        weights,
+        row_scales,
+        bias: None,
+    }
 }

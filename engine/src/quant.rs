@@ -100,7 +100,10 @@ pub fn lower_median_abs(values: &[f32]) -> f32 {
 /// value stored after the matrix in `LAYERS` (BitLinear divides by it).
 pub fn absmedian_ternary(w: &[f32]) -> (Vec<i8>, f32) {
     let scale = 1.0f32 / lower_median_abs(w).max(1e-5);
-    let codes = w.iter().map(|&x| (x * scale).round_ties_even().clamp(-1.0, 1.0) as i8).collect();
+    let codes = w
+        .iter()
+        .map(|&x| (x * scale).round_ties_even().clamp(-1.0, 1.0) as i8)
+        .collect();
     (codes, scale)
 }
 
@@ -112,7 +115,11 @@ pub fn absmedian_ternary(w: &[f32]) -> (Vec<i8>, f32) {
 /// * ternary: codes by the AbsMedian rule per row, `scale = mean(|row[i]|)` over non-zero codes.
 ///
 /// An all-zero row gets scale 0 and codes 0. `quant` must not be `Fp32` (returns `None`).
-pub fn quantize_embedding(table: &[f32], d: usize, quant: crate::EmbeddingQuant) -> Option<(Vec<i8>, Vec<f32>)> {
+pub fn quantize_embedding(
+    table: &[f32],
+    d: usize,
+    quant: crate::EmbeddingQuant,
+) -> Option<(Vec<i8>, Vec<f32>)> {
     use crate::EmbeddingQuant as Q;
     let rows = table.len().checked_div(d).unwrap_or(0);
     let mut codes = vec![0i8; rows * d];
@@ -136,8 +143,17 @@ pub fn quantize_embedding(table: &[f32], d: usize, quant: crate::EmbeddingQuant)
             Q::Ternary => {
                 let (c, _) = absmedian_ternary(row);
                 out.copy_from_slice(&c);
-                let nz: Vec<f32> = row.iter().zip(&c).filter(|(_, &c)| c != 0).map(|(x, _)| x.abs()).collect();
-                scales[r] = if nz.is_empty() { 0.0 } else { crate::ops::pairwise_sum(&nz) / nz.len() as f32 };
+                let nz: Vec<f32> = row
+                    .iter()
+                    .zip(&c)
+                    .filter(|(_, &c)| c != 0)
+                    .map(|(x, _)| x.abs())
+                    .collect();
+                scales[r] = if nz.is_empty() {
+                    0.0
+                } else {
+                    crate::ops::pairwise_sum(&nz) / nz.len() as f32
+                };
             }
         }
     }

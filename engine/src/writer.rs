@@ -22,11 +22,26 @@ pub enum EmbeddingData {
     /// fp32 values.
     Fp32(Vec<f32>),
     /// int8 codes (−128..=127) and per-row scales.
-    Int8 { codes: Vec<i8>, scales: Vec<f32> },
+    Int8 {
+        /// `vocab_size × d_model` codes.
+        codes: Vec<i8>,
+        /// `vocab_size` multipliers (`value = code × scale`).
+        scales: Vec<f32>,
+    },
     /// int4 codes (−8..=7) and per-row scales.
-    Int4 { codes: Vec<i8>, scales: Vec<f32> },
+    Int4 {
+        /// `vocab_size × d_model` codes.
+        codes: Vec<i8>,
+        /// `vocab_size` multipliers.
+        scales: Vec<f32>,
+    },
     /// Ternary codes (−1..=1) and per-row scales.
-    Ternary { codes: Vec<i8>, scales: Vec<f32> },
+    Ternary {
+        /// `vocab_size × d_model` codes.
+        codes: Vec<i8>,
+        /// `vocab_size` multipliers.
+        scales: Vec<f32>,
+    },
 }
 
 impl EmbeddingData {
@@ -89,9 +104,17 @@ impl LinearData {
     pub fn from_f32(w: &[f32], ternary: bool, bias: Option<Vec<f32>>) -> LinearData {
         if ternary {
             let (codes, scale) = quant::absmedian_ternary(w);
-            LinearData { weight: MatrixData::Ternary(codes), scale, bias }
+            LinearData {
+                weight: MatrixData::Ternary(codes),
+                scale,
+                bias,
+            }
         } else {
-            LinearData { weight: MatrixData::Fp32(w.to_vec()), scale: 1.0, bias }
+            LinearData {
+                weight: MatrixData::Fp32(w.to_vec()),
+                scale: 1.0,
+                bias,
+            }
         }
     }
 }
@@ -99,15 +122,25 @@ impl LinearData {
 /// One transformer block (§5.5), fields in file order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayerData {
+    /// `ln1.weight`, `[d_model]`.
     pub ln1_weight: Vec<f32>,
+    /// `ln1.bias`, `[d_model]`.
     pub ln1_bias: Vec<f32>,
+    /// `attn.q`, `[d_model × d_model]`, no bias.
     pub q: LinearData,
+    /// `attn.k`, `[d_model × d_model]`, no bias.
     pub k: LinearData,
+    /// `attn.v`, `[d_model × d_model]`, no bias.
     pub v: LinearData,
+    /// `attn.out`, `[d_model × d_model]`, bias `[d_model]`.
     pub out: LinearData,
+    /// `ln2.weight`, `[d_model]`.
     pub ln2_weight: Vec<f32>,
+    /// `ln2.bias`, `[d_model]`.
     pub ln2_bias: Vec<f32>,
+    /// `ffn.up`, `[ffn_dim × d_model]`, bias `[ffn_dim]`.
     pub up: LinearData,
+    /// `ffn.down`, `[d_model × ffn_dim]`, bias `[d_model]`.
     pub down: LinearData,
 }
 
@@ -144,7 +177,14 @@ pub struct RawSection {
 impl RawSection {
     /// A section of type `t` holding `data`, no overrides.
     pub fn new(t: SectionType, data: Vec<u8>) -> RawSection {
-        RawSection { section_type: t.to_u16(), reserved: 0, data, offset: None, length: None, gap: 0 }
+        RawSection {
+            section_type: t.to_u16(),
+            reserved: 0,
+            data,
+            offset: None,
+            length: None,
+            gap: 0,
+        }
     }
 }
 
@@ -157,10 +197,21 @@ pub fn align_up(n: usize) -> usize {
 /// the count written, not the entries), the sections (each 8-aligned, zero padding), zero
 /// padding to a multiple of 8, and the SHA-256 trailer (32 zero bytes instead when `hash` is
 /// false). Mirrors `reference/pack.py::assemble`.
-pub fn assemble(header: &[u8; HEADER_LEN], sections: &[RawSection], n_sections: Option<u16>, hash: bool) -> Vec<u8> {
+pub fn assemble(
+    header: &[u8; HEADER_LEN],
+    sections: &[RawSection],
+    n_sections: Option<u16>,
+    hash: bool,
+) -> Vec<u8> {
     let table_len = SectionTable::encoded_len(sections.len());
     let mut out = Vec::with_capacity(
-        HEADER_LEN + table_len + sections.iter().map(|s| s.data.len() + s.gap + 8).sum::<usize>() + HASH_LEN,
+        HEADER_LEN
+            + table_len
+            + sections
+                .iter()
+                .map(|s| s.data.len() + s.gap + 8)
+                .sum::<usize>()
+            + HASH_LEN,
     );
     out.extend_from_slice(header);
     out.extend_from_slice(&n_sections.unwrap_or(sections.len() as u16).to_le_bytes());
@@ -210,8 +261,12 @@ pub fn encode_vocab<S: AsRef<str>>(tokens: &[S]) -> Result<Vec<u8>, BuildError> 
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let b = t.as_ref().as_bytes();
-        let n = u8::try_from(b.len())
-            .map_err(|_| BuildError(format!("vocab token {i} is {} bytes; at most 255 fit", b.len())))?;
+        let n = u8::try_from(b.len()).map_err(|_| {
+            BuildError(format!(
+                "vocab token {i} is {} bytes; at most 255 fit",
+                b.len()
+            ))
+        })?;
         out.push(n);
         out.extend_from_slice(b);
     }
@@ -222,8 +277,13 @@ pub fn encode_vocab<S: AsRef<str>>(tokens: &[S]) -> Result<Vec<u8>, BuildError> 
 ///
 /// # Errors
 /// A prefix longer than 255 bytes.
-pub fn encode_tokenizer_config(ids: [u32; 5], max_input_chars_per_word: u16, prefix: &[u8]) -> Result<Vec<u8>, BuildError> {
-    let n = u8::try_from(prefix.len()).map_err(|_| BuildError("continuing-subword prefix longer than 255 bytes".into()))?;
+pub fn encode_tokenizer_config(
+    ids: [u32; 5],
+    max_input_chars_per_word: u16,
+    prefix: &[u8],
+) -> Result<Vec<u8>, BuildError> {
+    let n = u8::try_from(prefix.len())
+        .map_err(|_| BuildError("continuing-subword prefix longer than 255 bytes".into()))?;
     let mut out = Vec::with_capacity(TOKENIZER_CONFIG_FIXED_LEN + prefix.len());
     for id in ids {
         out.extend_from_slice(&id.to_le_bytes());
@@ -332,14 +392,20 @@ impl ModelBuilder {
         let d = h.d_model as usize;
         let tok = m.tokenizer();
         let cfg = tok.config();
-        let vocab = (0..h.vocab_size).map(|i| tok.id_to_token(i).unwrap_or_default().to_owned()).collect();
+        let vocab = (0..h.vocab_size)
+            .map(|i| tok.id_to_token(i).unwrap_or_default().to_owned())
+            .collect();
         let n = h.vocab_size as usize * d;
         let embeddings = match &m.embeddings {
             EmbeddingTable::Fp32(v) => EmbeddingData::Fp32(v.clone()),
-            EmbeddingTable::Int8 { codes, scales } => EmbeddingData::Int8 { codes: codes.clone(), scales: scales.clone() },
-            EmbeddingTable::Int4 { packed, scales } => {
-                EmbeddingData::Int4 { codes: quant::unpack_int4(packed, n), scales: scales.clone() }
-            }
+            EmbeddingTable::Int8 { codes, scales } => EmbeddingData::Int8 {
+                codes: codes.clone(),
+                scales: scales.clone(),
+            },
+            EmbeddingTable::Int4 { packed, scales } => EmbeddingData::Int4 {
+                codes: quant::unpack_int4(packed, n),
+                scales: scales.clone(),
+            },
             EmbeddingTable::Ternary { packed, scales } => EmbeddingData::Ternary {
                 codes: quant::unpack_ternary(packed, n).unwrap_or_default(),
                 scales: scales.clone(),
@@ -366,7 +432,13 @@ impl ModelBuilder {
             .collect();
         ModelBuilder {
             vocab,
-            special_ids: [cfg.unk_token_id, cfg.cls_token_id, cfg.sep_token_id, cfg.pad_token_id, cfg.mask_token_id],
+            special_ids: [
+                cfg.unk_token_id,
+                cfg.cls_token_id,
+                cfg.sep_token_id,
+                cfg.pad_token_id,
+                cfg.mask_token_id,
+            ],
             max_input_chars_per_word: cfg.max_input_chars_per_word.min(u16::MAX as usize) as u16,
             continuing_subword_prefix: cfg.continuing_subword_prefix.clone(),
             embeddings,
@@ -378,7 +450,12 @@ impl ModelBuilder {
             metadata: m.metadata.clone(),
             extra_sections: Vec::new(),
             section_order: Some(
-                m.sections.entries.iter().filter(|e| e.section_type.is_known()).map(|e| e.section_type.to_u16()).collect(),
+                m.sections
+                    .entries
+                    .iter()
+                    .filter(|e| e.section_type.is_known())
+                    .map(|e| e.section_type.to_u16())
+                    .collect(),
             ),
             header: h,
         }
@@ -392,18 +469,24 @@ impl ModelBuilder {
     pub fn sections(&self) -> Result<(Header, Vec<RawSection>), BuildError> {
         let mut h = self.header.clone();
         let err = |s: String| Err(BuildError(s));
-        h.vocab_size = u32::try_from(self.vocab.len()).map_err(|_| BuildError("vocab too large".into()))?;
+        h.vocab_size =
+            u32::try_from(self.vocab.len()).map_err(|_| BuildError("vocab too large".into()))?;
         h.embedding_quant = self.embeddings.quant();
-        h.n_layers = u8::try_from(self.layers.len()).map_err(|_| BuildError("more than 255 layers".into()))?;
+        h.n_layers = u8::try_from(self.layers.len())
+            .map_err(|_| BuildError("more than 255 layers".into()))?;
         let d = h.d_model as usize;
         let f = h.ffn_dim as usize;
         let od = h.output_dim as usize;
         let v = self.vocab.len();
         if self.embeddings.values_len() != v * d {
-            return err(format!("embedding table has {} values, expected vocab {v} x d_model {d}", self.embeddings.values_len()));
+            return err(format!(
+                "embedding table has {} values, expected vocab {v} x d_model {d}",
+                self.embeddings.values_len()
+            ));
         }
-        if let EmbeddingData::Int8 { scales, .. } | EmbeddingData::Int4 { scales, .. } | EmbeddingData::Ternary { scales, .. } =
-            &self.embeddings
+        if let EmbeddingData::Int8 { scales, .. }
+        | EmbeddingData::Int4 { scales, .. }
+        | EmbeddingData::Ternary { scales, .. } = &self.embeddings
         {
             if scales.len() != v {
                 return err(format!("{} embedding scales, expected {v}", scales.len()));
@@ -418,7 +501,10 @@ impl ModelBuilder {
                 ("ln2.bias", &l.ln2_bias, d),
             ] {
                 if vec.len() != n {
-                    return err(format!("layers.{li}.{name} has {} values, expected {n}", vec.len()));
+                    return err(format!(
+                        "layers.{li}.{name} has {} values, expected {n}",
+                        vec.len()
+                    ));
                 }
             }
             for (name, lin, o, i, has_bias) in [
@@ -434,39 +520,67 @@ impl ModelBuilder {
                     MatrixData::Ternary(c) => (c.len(), true),
                 };
                 if len != o * i {
-                    return err(format!("layers.{li}.{name}.weight has {len} values, expected {o} x {i}"));
+                    return err(format!(
+                        "layers.{li}.{name}.weight has {len} values, expected {o} x {i}"
+                    ));
                 }
                 if t && i % 4 != 0 {
-                    return err(format!("layers.{li}.{name}: ternary in_features {i} is not a multiple of 4"));
+                    return err(format!(
+                        "layers.{li}.{name}: ternary in_features {i} is not a multiple of 4"
+                    ));
                 }
                 if *ternary.get_or_insert(t) != t {
-                    return err("layers mix fp32 and ternary weights; one weight_quant per file".into());
+                    return err(
+                        "layers mix fp32 and ternary weights; one weight_quant per file".into(),
+                    );
                 }
-                if lin.bias.is_some() != has_bias || lin.bias.as_ref().is_some_and(|b| b.len() != o) {
-                    return err(format!("layers.{li}.{name}.bias must be {}", if has_bias { format!("{o} values") } else { "absent".into() }));
+                if lin.bias.is_some() != has_bias || lin.bias.as_ref().is_some_and(|b| b.len() != o)
+                {
+                    return err(format!(
+                        "layers.{li}.{name}.bias must be {}",
+                        if has_bias {
+                            format!("{o} values")
+                        } else {
+                            "absent".into()
+                        }
+                    ));
                 }
             }
         }
         if let Some(t) = ternary {
-            h.weight_quant = if t { WeightQuant::Ternary } else { WeightQuant::Fp32 };
+            h.weight_quant = if t {
+                WeightQuant::Ternary
+            } else {
+                WeightQuant::Fp32
+            };
         }
         if self.final_ln_weight.len() != d || self.final_ln_bias.len() != d {
-            return err(format!("final LayerNorm must have {d} weights and {d} biases"));
+            return err(format!(
+                "final LayerNorm must have {d} weights and {d} biases"
+            ));
         }
         if self.projection_weight.len() != od * d || self.projection_bias.len() != od {
-            return err(format!("projection must be {od} x {d} weights and {od} biases"));
+            return err(format!(
+                "projection must be {od} x {d} weights and {od} biases"
+            ));
         }
 
         let mut known: Vec<RawSection> = vec![
             RawSection::new(SectionType::TokenizerVocab, encode_vocab(&self.vocab)?),
             RawSection::new(
                 SectionType::TokenizerConfig,
-                encode_tokenizer_config(self.special_ids, self.max_input_chars_per_word, self.continuing_subword_prefix.as_bytes())?,
+                encode_tokenizer_config(
+                    self.special_ids,
+                    self.max_input_chars_per_word,
+                    self.continuing_subword_prefix.as_bytes(),
+                )?,
             ),
         ];
         let (emb, scales) = match &self.embeddings {
             EmbeddingData::Fp32(v) => (f32_bytes(v), None),
-            EmbeddingData::Int8 { codes, scales } => (codes.iter().map(|&c| c as u8).collect(), Some(scales)),
+            EmbeddingData::Int8 { codes, scales } => {
+                (codes.iter().map(|&c| c as u8).collect(), Some(scales))
+            }
             EmbeddingData::Int4 { codes, scales } => {
                 if codes.iter().any(|c| !(-8..=7).contains(c)) {
                     return err("int4 embedding code outside -8..=7".into());
@@ -494,7 +608,10 @@ impl ModelBuilder {
                     }
                 }
             }
-            known.push(RawSection::new(SectionType::Layers, encode_layers(&self.layers)));
+            known.push(RawSection::new(
+                SectionType::Layers,
+                encode_layers(&self.layers),
+            ));
         }
         let mut fl = f32_bytes(&self.final_ln_weight);
         fl.extend(f32_bytes(&self.final_ln_bias));
@@ -503,15 +620,30 @@ impl ModelBuilder {
         pr.extend(f32_bytes(&self.projection_bias));
         known.push(RawSection::new(SectionType::Projection, pr));
         if let Some(md) = &self.metadata {
-            known.push(RawSection::new(SectionType::Metadata, md.as_bytes().to_vec()));
+            known.push(RawSection::new(
+                SectionType::Metadata,
+                md.as_bytes().to_vec(),
+            ));
         }
 
         let mut all = known;
         for (t, data) in &self.extra_sections {
-            all.push(RawSection { section_type: *t, reserved: 0, data: data.clone(), offset: None, length: None, gap: 0 });
+            all.push(RawSection {
+                section_type: *t,
+                reserved: 0,
+                data: data.clone(),
+                offset: None,
+                length: None,
+                gap: 0,
+            });
         }
         if let Some(order) = &self.section_order {
-            let rank = |t: u16| order.iter().position(|&o| o == t).unwrap_or(order.len() + t as usize);
+            let rank = |t: u16| {
+                order
+                    .iter()
+                    .position(|&o| o == t)
+                    .unwrap_or(order.len() + t as usize)
+            };
             all.sort_by_key(|s| rank(s.section_type));
         }
         Ok((h, all))
@@ -532,18 +664,28 @@ fn linear_data(l: &Linear) -> LinearData {
         LinearWeights::Fp32(w) => MatrixData::Fp32(w.clone()),
         LinearWeights::Ternary(t) => MatrixData::Ternary(t.codes()),
     };
-    LinearData { weight, scale: l.row_scales.first().copied().unwrap_or(1.0), bias: l.bias.clone() }
+    LinearData {
+        weight,
+        scale: l.row_scales.first().copied().unwrap_or(1.0),
+        bias: l.bias.clone(),
+    }
 }
 
 fn split_qkv(l: &Linear, d: usize) -> [LinearData; 3] {
     let part = |p: usize| {
         let weight = match &l.weights {
             LinearWeights::Fp32(w) => MatrixData::Fp32(w[p * d * d..(p + 1) * d * d].to_vec()),
-            LinearWeights::Ternary(t) => {
-                MatrixData::Ternary((p * d..(p + 1) * d).flat_map(|r| t.row(r).iter().copied()).collect())
-            }
+            LinearWeights::Ternary(t) => MatrixData::Ternary(
+                (p * d..(p + 1) * d)
+                    .flat_map(|r| t.row(r).iter().copied())
+                    .collect(),
+            ),
         };
-        LinearData { weight, scale: l.row_scales[p * d], bias: None }
+        LinearData {
+            weight,
+            scale: l.row_scales[p * d],
+            bias: None,
+        }
     };
     [part(0), part(1), part(2)]
 }

@@ -34,7 +34,10 @@ struct Case {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn golden_fixtures_match_the_reference() {
-    assert!(!MODEL_FIXTURES.is_empty(), "no fixtures compiled in: run reference/make_fixtures.py");
+    assert!(
+        !MODEL_FIXTURES.is_empty(),
+        "no fixtures compiled in: run reference/make_fixtures.py"
+    );
     let mut failures = Vec::new();
     let mut worst_overall = (0f32, String::new());
     for &(name, bytes, json) in MODEL_FIXTURES {
@@ -48,14 +51,21 @@ fn golden_fixtures_match_the_reference() {
             }
         };
         if model.valid_dims() != fx.valid_dims.as_slice() {
-            failures.push(format!("{name}: valid_dims {:?}, expected {:?}", model.valid_dims(), fx.valid_dims));
+            failures.push(format!(
+                "{name}: valid_dims {:?}, expected {:?}",
+                model.valid_dims(),
+                fx.valid_dims
+            ));
         }
         let mut worst = 0f32;
         let mut n_vectors = 0;
         for case in &fx.cases {
             let ids = model.tokenize(&case.text);
             if ids != case.ids {
-                failures.push(format!("{name}: {:?}: ids {:?}, expected {:?}", case.text, ids, case.ids));
+                failures.push(format!(
+                    "{name}: {:?}: ids {:?}, expected {:?}",
+                    case.text, ids, case.ids
+                ));
             }
             for (dims, want) in &case.embeddings {
                 let dims: usize = dims.parse().expect("dims key");
@@ -67,7 +77,11 @@ fn golden_fixtures_match_the_reference() {
                     }
                 };
                 if got.len() != want.len() {
-                    failures.push(format!("{name}: {:?} dims {dims}: length {}", case.text, got.len()));
+                    failures.push(format!(
+                        "{name}: {:?} dims {dims}: length {}",
+                        case.text,
+                        got.len()
+                    ));
                     continue;
                 }
                 let diff = max_abs_diff(&got, want);
@@ -79,14 +93,30 @@ fn golden_fixtures_match_the_reference() {
                     worst_overall = (diff, format!("{name} {:?} dims {dims}", case.text));
                 }
                 if diff.is_nan() || diff > TOLERANCE {
-                    failures.push(format!("{name}: {:?} dims {dims}: max |diff| {diff:e} > {TOLERANCE:e}", case.text));
+                    failures.push(format!(
+                        "{name}: {:?} dims {dims}: max |diff| {diff:e} > {TOLERANCE:e}",
+                        case.text
+                    ));
                 }
             }
         }
-        report!("{name}: {} cases, {n_vectors} vectors, worst |diff| {worst:.3e} — {}", fx.cases.len(), fx.description);
+        report!(
+            "{name}: {} cases, {n_vectors} vectors, worst |diff| {worst:.3e} — {}",
+            fx.cases.len(),
+            fx.description
+        );
     }
-    report!("worst |diff| over all fixtures: {:.3e} ({})", worst_overall.0, worst_overall.1);
-    assert!(failures.is_empty(), "{} fixture failures:\n{}", failures.len(), failures.join("\n"));
+    report!(
+        "worst |diff| over all fixtures: {:.3e} ({})",
+        worst_overall.0,
+        worst_overall.1
+    );
+    assert!(
+        failures.is_empty(),
+        "{} fixture failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -99,7 +129,11 @@ fn golden_fixtures_batch_equals_single() {
         for &dims in model.valid_dims() {
             let batch = model.embed_batch(&texts, dims).unwrap();
             for (t, v) in texts.iter().zip(&batch) {
-                assert_eq!(v, &model.embed(t, dims).unwrap(), "{name}: {t:?} dims {dims}");
+                assert_eq!(
+                    v,
+                    &model.embed(t, dims).unwrap(),
+                    "{name}: {t:?} dims {dims}"
+                );
             }
         }
     }
@@ -113,10 +147,18 @@ fn golden_fixtures_rewrite_byte_identical() {
     // engine skips those and cannot re-emit them).
     for &(name, bytes, _) in MODEL_FIXTURES {
         let model = Model::from_bytes(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-        if model.sections().entries.iter().any(|e| !e.section_type.is_known()) {
+        if model
+            .sections()
+            .entries
+            .iter()
+            .any(|e| !e.section_type.is_known())
+        {
             continue;
         }
         let rebuilt = ModelBuilder::from_model(&model).build().unwrap();
-        assert!(rebuilt == bytes, "{name}: re-written file differs from the fixture");
+        assert!(
+            rebuilt == bytes,
+            "{name}: re-written file differs from the fixture"
+        );
     }
 }

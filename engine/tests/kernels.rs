@@ -2,6 +2,9 @@
 //! (integer kernels bit-exact, f32 within re-association error) on random shapes with ragged
 //! tails; numpy-compatible pairwise sums; erf/GELU accuracy.
 
+// Test inputs near √2 and 1/√2 are deliberate sample points, not stand-ins for the constants.
+#![allow(clippy::approx_constant)]
+
 mod common;
 
 use common::Rng;
@@ -30,7 +33,9 @@ fn naive_ternary(x: &[i8], m: usize, stride: usize, codes: &[i8], n: usize, k: u
     let mut out = vec![0i32; m * n];
     for i in 0..m {
         for j in 0..n {
-            out[i * n + j] = (0..k).map(|c| x[i * stride + c] as i32 * codes[j * k + c] as i32).sum();
+            out[i * n + j] = (0..k)
+                .map(|c| x[i * stride + c] as i32 * codes[j * k + c] as i32)
+                .sum();
         }
     }
     out
@@ -111,8 +116,30 @@ fn f32_matmul_backends_match_scalar_on_random_shapes() {
                 for j in 0..n {
                     let mag: f32 = (0..k).map(|c| (a[i * k + c] * b[j * k + c]).abs()).sum();
                     let diff = (out[i * n + j] - want[i * n + j]).abs();
-                    assert!(diff <= 1e-6 * mag + 1e-7, "{be:?} m={m} n={n} k={k}: diff {diff} (mag {mag})");
+                    assert!(
+                        diff <= 1e-6 * mag + 1e-7,
+                        "{be:?} m={m} n={n} k={k}: diff {diff} (mag {mag})"
+                    );
                 }
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn matmul_nn_equals_sequential_sums() {
+    let mut rng = Rng::new(8);
+    for _ in 0..60 {
+        let (m, k, n) = (1 + rng.below(9), 1 + rng.below(40), 1 + rng.below(70));
+        let a = rng.vec(m * k, 1.0);
+        let b = rng.vec(k * n, 1.0);
+        let mut out = vec![f32::NAN; m * n];
+        kernels::matmul_nn(&a, m, k, &b, n, &mut out);
+        for i in 0..m {
+            for j in 0..n {
+                let want = (0..k).fold(0f32, |s, p| s + a[i * k + p] * b[p * n + j]);
+                assert_eq!(out[i * n + j], want, "m={m} k={k} n={n}");
             }
         }
     }
@@ -154,8 +181,14 @@ fn int4_packing_sign_extends() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn pairwise_sum_matches_numpy_bits() {
     // Expected bits from numpy 2.3 `x.sum(dtype=np.float32)`; sequential summation differs.
-    for &(n, want, sequential) in &[(1000usize, 0x4631_7492u32, 0x4631_7493u32), (300, 0x4557_a000, 0x4557_a005), (77, 0x4449_edb6, 0x4449_edb8)] {
-        let x: Vec<f32> = (0..n).map(|i| (((i * 7919) % 1000) as f64 / 7.0 - 60.0) as f32).collect();
+    for &(n, want, sequential) in &[
+        (1000usize, 0x4631_7492u32, 0x4631_7493u32),
+        (300, 0x4557_a000, 0x4557_a005),
+        (77, 0x4449_edb6, 0x4449_edb8),
+    ] {
+        let x: Vec<f32> = (0..n)
+            .map(|i| (((i * 7919) % 1000) as f64 / 7.0 - 60.0) as f32)
+            .collect();
         assert_eq!(ops::pairwise_sum(&x).to_bits(), want, "n={n}");
         let seq = x.iter().fold(0f32, |a, &b| a + b);
         assert_eq!(seq.to_bits(), sequential, "n={n} sequential");
@@ -195,15 +228,16 @@ fn erf_is_accurate() {
 fn gelu_matches_reference_bits() {
     // Bits of reference/forward.py `gelu` (float64 math.erf, rounded to float32).
     let xs: [f32; 19] = [
-        -8.0, -5.5, -4.0, -3.1, -2.0, -1.4142135, -1.0, -0.5, -1e-3, 0.0, 1e-3, 0.3, 0.7071, 1.0, 1.5, 2.5, 3.7, 5.0,
-        9.0,
+        -8.0, -5.5, -4.0, -3.1, -2.0, -1.4142135, -1.0, -0.5, -1e-3, 0.0, 1e-3, 0.3, 0.7071, 1.0,
+        1.5, 2.5, 3.7, 5.0, 9.0,
     ];
     let want: [u32; 19] = [
-        0xa7b00000, 0xb3e049ec, 0xb904d6bd, 0xbb449473, 0xbd3a5e7c, 0xbde3cb29, 0xbe227686, 0xbe1df8a2, 0xba02f7a9,
-        0x0, 0x3a032d35, 0x3e3dd289, 0x3f099e44, 0x3f57625f, 0x3fb32c4b, 0x401f01a7, 0x406cc644, 0x409ffffd, 0x41100000,
+        0xa7b00000, 0xb3e049ec, 0xb904d6bd, 0xbb449473, 0xbd3a5e7c, 0xbde3cb29, 0xbe227686,
+        0xbe1df8a2, 0xba02f7a9, 0x0, 0x3a032d35, 0x3e3dd289, 0x3f099e44, 0x3f57625f, 0x3fb32c4b,
+        0x401f01a7, 0x406cc644, 0x409ffffd, 0x41100000,
     ];
     for (&x, &w) in xs.iter().zip(&want) {
-        let got = ops::gelu(x);
+        let got = ops::gelu_exact(x);
         let wf = f32::from_bits(w);
         if x >= -7.0 {
             assert_eq!(got.to_bits(), w, "gelu({x}) = {got}, want {wf}");
@@ -211,6 +245,53 @@ fn gelu_matches_reference_bits() {
             // Far tail: both are ~1e-15; only absolute accuracy matters there.
             assert!((got - wf).abs() < 1e-14, "gelu({x}) = {got}, want {wf}");
         }
+    }
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn fast_gelu_is_within_a_few_ulp_of_the_exact_one() {
+    // Dense sweep over [−14, 14] plus random values; the fast f32 GELU the forward pass uses
+    // against the f64 evaluation the reference uses.
+    let mut worst_ulp = 0i64;
+    let mut exact = 0usize;
+    let mut total = 0usize;
+    let mut rng = Rng::new(11);
+    let sweep = (0..=280_000).map(|i| -14.0f32 + i as f32 * 1e-4);
+    let random = (0..100_000).map(|_| rng.normal(3.0));
+    for x in sweep.chain(random) {
+        let (g, e) = (ops::gelu(x), ops::gelu_exact(x));
+        let abs = (g - e).abs();
+        assert!(
+            abs <= 2.5e-7 * x.abs().max(1.0),
+            "gelu({x}) = {g}, exact {e}"
+        );
+        if e.abs() > 1e-8 {
+            let ulp = (g.to_bits() as i64 - e.to_bits() as i64).abs();
+            worst_ulp = worst_ulp.max(ulp);
+            exact += (ulp == 0) as usize;
+            total += 1;
+        }
+    }
+    report!(
+        "fast gelu: worst {worst_ulp} ulp, {:.1}% bit-exact",
+        100.0 * exact as f64 / total as f64
+    );
+    assert!(worst_ulp <= 8, "worst {worst_ulp} ulp");
+    let mut v = vec![-1.0f32, 0.0, 1.0, 2.0];
+    ops::gelu_in_place(&mut v);
+    assert_eq!(v, [ops::gelu(-1.0), 0.0, ops::gelu(1.0), ops::gelu(2.0)]);
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn magic_rounding_is_round_half_to_even() {
+    let mut rng = Rng::new(5);
+    let ties = (-260..=260).map(|i| i as f32 * 0.5);
+    let random = (0..200_000).map(|_| rng.unit() * 140.0);
+    let near = (-1000..1000).map(|i| f32::from_bits((2.5f32 + i as f32 * 1e-3).to_bits()));
+    for v in ties.chain(random).chain(near) {
+        assert_eq!(ops::round_ties_even_small(v), v.round_ties_even(), "{v}");
     }
 }
 
@@ -226,7 +307,10 @@ fn activation_quantisation_follows_bitlinear_rules() {
     let denom = (5.0f32 + 1e-5).sqrt();
     let absmax = 3.0 / denom;
     assert_eq!(xs, 128.0 / absmax);
-    assert_eq!(q, [((1.0 / denom) * xs).round_ties_even() as i8, -43, 127, -128]);
+    assert_eq!(
+        q,
+        [((1.0 / denom) * xs).round_ties_even() as i8, -43, 127, -128]
+    );
     // A constant row normalises to 0 → x_scale = 128 / 1e-5, codes 0.
     let xs = ops::quantize_activations_row(&[2.0; 4], &mut tmp, &mut q);
     assert_eq!(q, [0; 4]);

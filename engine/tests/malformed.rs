@@ -73,7 +73,10 @@ fn expected(file: &str) -> Option<&'static str> {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn every_malformed_file_is_rejected_with_its_rule_and_message() {
-    assert!(!MALFORMED_FIXTURES.is_empty(), "no malformed fixtures compiled in: run reference/make_fixtures.py");
+    assert!(
+        !MALFORMED_FIXTURES.is_empty(),
+        "no malformed fixtures compiled in: run reference/make_fixtures.py"
+    );
     let mut failures = Vec::new();
     for &(file, bytes) in MALFORMED_FIXTURES {
         let rule = file.strip_suffix(".bin").unwrap();
@@ -85,13 +88,23 @@ fn every_malformed_file_is_rejected_with_its_rule_and_message() {
                 }
                 match expected(file) {
                     Some(m) if m == e.to_string() => {}
-                    Some(m) => failures.push(format!("{file}: message\n    {e}\n  expected\n    {m}")),
-                    None => failures.push(format!("{file}: no entry in EXPECTED; message is\n    ({file:?}, {:?}),", e.to_string())),
+                    Some(m) => {
+                        failures.push(format!("{file}: message\n    {e}\n  expected\n    {m}"))
+                    }
+                    None => failures.push(format!(
+                        "{file}: no entry in EXPECTED; message is\n    ({file:?}, {:?}),",
+                        e.to_string()
+                    )),
                 }
             }
         }
     }
-    assert!(failures.is_empty(), "{} malformed-file failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} malformed-file failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -102,7 +115,10 @@ fn every_table_entry_has_a_file() {
         .map(|(f, _)| *f)
         .filter(|f| !MALFORMED_FIXTURES.iter().any(|(g, _)| g == f))
         .collect();
-    assert!(missing.is_empty(), "EXPECTED names files that do not exist: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "EXPECTED names files that do not exist: {missing:?}"
+    );
 }
 
 #[derive(Deserialize)]
@@ -118,13 +134,22 @@ fn cases_json_agrees_with_the_files() {
         panic!("tests/fixtures/malformed/cases.json is missing");
     };
     let cases: Vec<Case> = serde_json::from_str(json).expect("cases.json");
-    assert_eq!(cases.len(), MALFORMED_FIXTURES.len(), "cases.json and malformed/*.bin disagree");
+    assert_eq!(
+        cases.len(),
+        MALFORMED_FIXTURES.len(),
+        "cases.json and malformed/*.bin disagree"
+    );
     for c in &cases {
         let (_, bytes) = MALFORMED_FIXTURES
             .iter()
             .find(|(f, _)| *f == c.file)
             .unwrap_or_else(|| panic!("cases.json names {} which does not exist", c.file));
-        assert_eq!(Model::from_bytes(bytes).err().map(|e| e.rule()), Some(c.rule.as_str()), "{}", c.file);
+        assert_eq!(
+            Model::from_bytes(bytes).err().map(|e| e.rule()),
+            Some(c.rule.as_str()),
+            "{}",
+            c.file
+        );
     }
 }
 
@@ -136,13 +161,18 @@ use lightembed::{EmbeddingQuant, LoadError, SectionType};
 
 fn table_entry_at(bytes: &[u8], t: SectionType) -> usize {
     let n = u16::from_le_bytes([bytes[64], bytes[65]]) as usize;
-    (0..n).map(|i| 66 + 20 * i).find(|&o| u16::from_le_bytes([bytes[o], bytes[o + 1]]) == t.to_u16()).unwrap()
+    (0..n)
+        .map(|i| 66 + 20 * i)
+        .find(|&o| u16::from_le_bytes([bytes[o], bytes[o + 1]]) == t.to_u16())
+        .unwrap()
 }
 
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn section_end_overflowing_u64_is_out_of_bounds() {
-    let mut bytes = builder(&Spec::static_model(EmbeddingQuant::Fp32)).build().unwrap();
+    let mut bytes = builder(&Spec::static_model(EmbeddingQuant::Fp32))
+        .build()
+        .unwrap();
     let e = table_entry_at(&bytes, SectionType::Metadata);
     bytes[e + 4..e + 12].copy_from_slice(&(u64::MAX - 7).to_le_bytes());
     bytes[e + 12..e + 20].copy_from_slice(&16u64.to_le_bytes());
@@ -154,15 +184,26 @@ fn section_end_overflowing_u64_is_out_of_bounds() {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn huge_header_sizes_are_rejected_before_allocating() {
-    let base = builder(&Spec::transformer(EmbeddingQuant::Fp32, true)).build().unwrap();
+    let base = builder(&Spec::transformer(EmbeddingQuant::Fp32, true))
+        .build()
+        .unwrap();
     // vocab_size u32::MAX, d_model 65532, ffn_dim 65532, n_layers 255, output_dim 65535.
-    for (off, val) in [(8usize, vec![0xFF; 4]), (12, 65532u16.to_le_bytes().to_vec()), (16, 65532u16.to_le_bytes().to_vec()), (14, vec![255]), (18, vec![0xFF, 0xFF])] {
+    for (off, val) in [
+        (8usize, vec![0xFF; 4]),
+        (12, 65532u16.to_le_bytes().to_vec()),
+        (16, 65532u16.to_le_bytes().to_vec()),
+        (14, vec![255]),
+        (18, vec![0xFF, 0xFF]),
+    ] {
         let mut bytes = base.clone();
         bytes[off..off + val.len()].copy_from_slice(&val);
         writer::rehash(&mut bytes);
         let err = Model::from_bytes(&bytes).unwrap_err();
         assert!(
-            matches!(err, LoadError::SectionLengthMismatch { .. } | LoadError::NHeadsNotDividingDModel { .. }),
+            matches!(
+                err,
+                LoadError::SectionLengthMismatch { .. } | LoadError::NHeadsNotDividingDModel { .. }
+            ),
             "offset {off}: {err}"
         );
     }
@@ -178,9 +219,17 @@ fn layer_scale_is_checked_only_for_ternary_weights() {
             let r = Model::from_bytes(&b.build().unwrap());
             if ternary {
                 let err = r.unwrap_err();
-                let want = if bad.is_finite() { "nonpositive_layer_scale" } else { "non_finite_float" };
+                let want = if bad.is_finite() {
+                    "nonpositive_layer_scale"
+                } else {
+                    "non_finite_float"
+                };
                 assert_eq!(err.rule(), want, "{bad}: {err}");
-                assert!(err.to_string().contains("layer 1 ffn.up") || err.to_string().contains("layers.1.ffn.up"), "{err}");
+                assert!(
+                    err.to_string().contains("layer 1 ffn.up")
+                        || err.to_string().contains("layers.1.ffn.up"),
+                    "{err}"
+                );
             } else {
                 // Decision 3: the fp32 scale is present but ignored.
                 assert!(r.is_ok(), "fp32 weights with scale {bad}");
@@ -193,18 +242,25 @@ fn layer_scale_is_checked_only_for_ternary_weights() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn int4_minus_8_is_sign_extended() {
     let mut b = builder(&Spec::static_model(EmbeddingQuant::Int4));
-    let EmbeddingData::Int4 { codes, .. } = &mut b.embeddings else { unreachable!() };
+    let EmbeddingData::Int4 { codes, .. } = &mut b.embeddings else {
+        unreachable!()
+    };
     codes[5 * 16] = -8;
     codes[5 * 16 + 1] = -8;
     let m = Model::from_bytes(&b.build().unwrap()).unwrap();
-    assert_eq!(lightembed::ModelBuilder::from_model(&m).embeddings, b.embeddings);
+    assert_eq!(
+        lightembed::ModelBuilder::from_model(&m).embeddings,
+        b.embeddings
+    );
 }
 
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn non_finite_values_are_named_precisely() {
     let mut b = builder(&Spec::transformer(EmbeddingQuant::Fp32, false));
-    let MatrixData::Fp32(w) = &mut b.layers[0].v.weight else { unreachable!() };
+    let MatrixData::Fp32(w) = &mut b.layers[0].v.weight else {
+        unreachable!()
+    };
     w[32 * 3 + 5] = f32::NEG_INFINITY;
     let err = Model::from_bytes(&b.build().unwrap()).unwrap_err();
     assert_eq!(

@@ -6,7 +6,9 @@ mod common;
 
 use common::{all_specs, builder, max_abs_diff, Rng, Spec};
 use lightembed::writer::{self, RawSection};
-use lightembed::{normalize, EmbedError, EmbeddingQuant, LoadError, Model, ModelBuilder, SectionType, WeightQuant};
+use lightembed::{
+    normalize, EmbedError, EmbeddingQuant, LoadError, Model, ModelBuilder, SectionType, WeightQuant,
+};
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -23,7 +25,11 @@ fn write_read_write_is_byte_identical() {
         expected.header = b.sections().unwrap().0;
         expected.section_order = back.section_order.clone();
         assert_eq!(back, expected, "{spec:?}: values differ after a round trip");
-        assert_eq!(back.build().unwrap(), bytes, "{spec:?}: bytes differ after a round trip");
+        assert_eq!(
+            back.build().unwrap(),
+            bytes,
+            "{spec:?}: bytes differ after a round trip"
+        );
     }
 }
 
@@ -38,7 +44,10 @@ fn header_sections_and_identity_survive_loading() {
     assert_eq!(h.embedding_quant, EmbeddingQuant::Int4);
     assert_eq!(h.weight_quant, WeightQuant::Ternary);
     assert_eq!(h.vocab_size as usize, common::VOCAB.len());
-    assert_eq!((h.d_model, h.n_layers, h.n_heads, h.ffn_dim, h.output_dim), (32, 2, 4, 64, 24));
+    assert_eq!(
+        (h.d_model, h.n_layers, h.n_heads, h.ffn_dim, h.output_dim),
+        (32, 2, 4, 64, 24)
+    );
     assert_eq!(h.matryoshka(), &[6, 12]);
     assert_eq!(m.valid_dims(), &[6, 12, 24]);
     assert!(h.flags.do_lower_case() && h.flags.strip_accents() && !h.flags.has_fingerprint());
@@ -51,7 +60,12 @@ fn header_sections_and_identity_survive_loading() {
     assert_eq!(m.sha256_hex().len(), 64);
     assert_eq!(h.to_bytes()[..], bytes[..64]);
 
-    let types: Vec<SectionType> = m.sections().entries.iter().map(|e| e.section_type).collect();
+    let types: Vec<SectionType> = m
+        .sections()
+        .entries
+        .iter()
+        .map(|e| e.section_type)
+        .collect();
     assert_eq!(
         types,
         [
@@ -71,23 +85,46 @@ fn header_sections_and_identity_survive_loading() {
     }
     let emb = m.sections().find(SectionType::EmbeddingWeights).unwrap();
     assert_eq!(emb.length, (common::VOCAB.len() * 32 / 2) as u64);
-    assert_eq!(m.sections().find(SectionType::Projection).unwrap().length, (24 * 32 + 24) * 4);
+    assert_eq!(
+        m.sections().find(SectionType::Projection).unwrap().length,
+        (24 * 32 + 24) * 4
+    );
 }
 
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn section_order_and_unknown_sections_do_not_change_the_model() {
-    for spec in [Spec::static_model(EmbeddingQuant::Ternary), Spec::transformer(EmbeddingQuant::Int8, true)] {
+    for spec in [
+        Spec::static_model(EmbeddingQuant::Ternary),
+        Spec::transformer(EmbeddingQuant::Int8, true),
+    ] {
         let canonical = Model::from_bytes(&builder(&spec).build().unwrap()).unwrap();
         let mut b = builder(&spec);
         b.section_order = Some(vec![200, 7, 6, 5, 8, 4, 3, 2, 1]);
-        b.extra_sections = vec![(200, b"future data".to_vec()), (0, vec![1, 2, 3]), (9, Vec::new()), (200, vec![9; 17])];
+        b.extra_sections = vec![
+            (200, b"future data".to_vec()),
+            (0, vec![1, 2, 3]),
+            (9, Vec::new()),
+            (200, vec![9; 17]),
+        ];
         let bytes = b.build().unwrap();
         let m = Model::from_bytes(&bytes).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.sections().entries.len(), canonical.sections().entries.len() + 4);
-        assert_eq!(m.sections().entries[0].section_type, SectionType::Unknown(200));
-        assert_eq!(m.sections().entries[1].section_type, SectionType::Unknown(200));
-        assert_eq!(m.sections().entries[2].section_type, SectionType::Projection);
+        assert_eq!(
+            m.sections().entries.len(),
+            canonical.sections().entries.len() + 4
+        );
+        assert_eq!(
+            m.sections().entries[0].section_type,
+            SectionType::Unknown(200)
+        );
+        assert_eq!(
+            m.sections().entries[1].section_type,
+            SectionType::Unknown(200)
+        );
+        assert_eq!(
+            m.sections().entries[2].section_type,
+            SectionType::Projection
+        );
         for text in ["hello world", "", "the cat sat on the mat."] {
             for &d in canonical.valid_dims() {
                 assert_eq!(m.embed(text, d).unwrap(), canonical.embed(text, d).unwrap());
@@ -105,15 +142,24 @@ fn raw_assemble_reproduces_the_builder_and_rehash_repairs_edits() {
     assert_eq!(bytes, b.build().unwrap());
     let mut edited = bytes.clone();
     edited[44] = 9; // version_major
-    assert!(matches!(Model::from_bytes(&edited), Err(LoadError::HashMismatch { .. })));
+    assert!(matches!(
+        Model::from_bytes(&edited),
+        Err(LoadError::HashMismatch { .. })
+    ));
     writer::rehash(&mut edited);
-    assert_eq!(Model::from_bytes(&edited).unwrap().header().version_major, 9);
+    assert_eq!(
+        Model::from_bytes(&edited).unwrap().header().version_major,
+        9
+    );
     // A gap between sections is fine (lengths exclude padding).
     let mut gapped = sections.clone();
     gapped[2].gap = 16;
     assert!(Model::from_bytes(&writer::assemble(&h.to_bytes(), &gapped, None, true)).is_ok());
     let unhashed = writer::assemble(&h.to_bytes(), &sections, None, false);
-    assert!(matches!(Model::from_bytes(&unhashed), Err(LoadError::HashMismatch { .. })));
+    assert!(matches!(
+        Model::from_bytes(&unhashed),
+        Err(LoadError::HashMismatch { .. })
+    ));
     let _ = RawSection::new(SectionType::Metadata, Vec::new());
 }
 
@@ -136,18 +182,35 @@ fn empty_text_embeds_cls_sep() {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn invalid_dims_error_names_the_valid_set() {
-    let m = Model::from_bytes(&builder(&Spec::static_model(EmbeddingQuant::Fp32)).build().unwrap()).unwrap();
+    let m = Model::from_bytes(
+        &builder(&Spec::static_model(EmbeddingQuant::Fp32))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(m.valid_dims(), &[3, 6, 12]);
     for bad in [0usize, 4, 13, 24] {
         let e = m.embed("hello", bad).unwrap_err();
-        assert_eq!(e, EmbedError::InvalidDims { dims: bad, valid: vec![3, 6, 12] });
-        assert_eq!(e.to_string(), format!("invalid dims {bad}: this model's valid dims are 3, 6, 12"));
+        assert_eq!(
+            e,
+            EmbedError::InvalidDims {
+                dims: bad,
+                valid: vec![3, 6, 12]
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("invalid dims {bad}: this model's valid dims are 3, 6, 12")
+        );
         assert!(m.embed_batch(&["a", "b"], bad).is_err());
         assert!(m.embed_ids(&[2, 3], bad).is_err());
     }
     assert_eq!(
         m.embed_ids(&[2, 999], 12).unwrap_err().to_string(),
-        format!("token id 999 is out of range: ids must be < vocab_size {}", common::VOCAB.len())
+        format!(
+            "token id 999 is out of range: ids must be < vocab_size {}",
+            common::VOCAB.len()
+        )
     );
     assert_eq!(m.embed_ids(&[], 12).unwrap_err(), EmbedError::EmptyInput);
 }
@@ -155,7 +218,12 @@ fn invalid_dims_error_names_the_valid_set() {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn matryoshka_truncates_then_normalises() {
-    let m = Model::from_bytes(&builder(&Spec::transformer(EmbeddingQuant::Ternary, true)).build().unwrap()).unwrap();
+    let m = Model::from_bytes(
+        &builder(&Spec::transformer(EmbeddingQuant::Ternary, true))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
     let ids = m.tokenize("the cat sat on the mat.");
     let full = m.project_ids(&ids).unwrap();
     assert_eq!(full.len(), 24);
@@ -168,7 +236,12 @@ fn matryoshka_truncates_then_normalises() {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn long_text_is_truncated_keeping_cls_and_sep() {
-    let m = Model::from_bytes(&builder(&Spec::transformer(EmbeddingQuant::Int8, true)).build().unwrap()).unwrap();
+    let m = Model::from_bytes(
+        &builder(&Spec::transformer(EmbeddingQuant::Int8, true))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
     let text = "hello world ".repeat(40);
     let ids = m.tokenize(&text);
     assert_eq!(ids.len(), 16);
@@ -179,7 +252,14 @@ fn long_text_is_truncated_keeping_cls_and_sep() {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn batch_equals_single_bit_for_bit() {
-    let texts = ["", "hello world", "the cat sat on the mat.", "playing dogs running fast!", "merhaba dünyaler", "x"];
+    let texts = [
+        "",
+        "hello world",
+        "the cat sat on the mat.",
+        "playing dogs running fast!",
+        "merhaba dünyaler",
+        "x",
+    ];
     for spec in all_specs() {
         let m = Model::from_bytes(&builder(&spec).build().unwrap()).unwrap();
         for &d in m.valid_dims() {
@@ -189,14 +269,22 @@ fn batch_equals_single_bit_for_bit() {
                 assert_eq!(v, &m.embed(t, d).unwrap(), "{spec:?} {t:?}");
             }
         }
-        assert!(m.embed_batch(&[], *m.valid_dims().last().unwrap()).unwrap().is_empty());
+        assert!(m
+            .embed_batch(&[], *m.valid_dims().last().unwrap())
+            .unwrap()
+            .is_empty());
     }
 }
 
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn embeddings_respond_to_the_input() {
-    let m = Model::from_bytes(&builder(&Spec::transformer(EmbeddingQuant::Fp32, true)).build().unwrap()).unwrap();
+    let m = Model::from_bytes(
+        &builder(&Spec::transformer(EmbeddingQuant::Fp32, true))
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
     let a = m.embed("hello world", 24).unwrap();
     let b = m.embed("the cat sat on the mat.", 24).unwrap();
     assert!(max_abs_diff(&a, &b) > 1e-3);
@@ -236,7 +324,10 @@ fn matryoshka_dim_equal_to_output_dim_is_not_repeated() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn corrupted_files_never_panic() {
     let mut rng = Rng::new(99);
-    for spec in [Spec::static_model(EmbeddingQuant::Int4), Spec::transformer(EmbeddingQuant::Ternary, true)] {
+    for spec in [
+        Spec::static_model(EmbeddingQuant::Int4),
+        Spec::transformer(EmbeddingQuant::Ternary, true),
+    ] {
         let bytes = builder(&spec).build().unwrap();
         // Every truncation (with and without a recomputed hash).
         for len in (0..bytes.len()).step_by(7) {
@@ -249,7 +340,11 @@ fn corrupted_files_never_panic() {
         for _ in 0..1500 {
             let mut t = bytes.clone();
             for _ in 0..1 + rng.below(4) {
-                let i = if rng.below(2) == 0 { rng.below(64 + 2 + 20 * 9) } else { rng.below(t.len() - 32) };
+                let i = if rng.below(2) == 0 {
+                    rng.below(64 + 2 + 20 * 9)
+                } else {
+                    rng.below(t.len() - 32)
+                };
                 t[i] = rng.next_u64() as u8;
             }
             writer::rehash(&mut t);
@@ -257,6 +352,35 @@ fn corrupted_files_never_panic() {
                 let d = *m.valid_dims().last().unwrap();
                 let _ = m.embed("hello world", d);
             }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn overflowing_forward_pass_is_an_error_not_a_vector() {
+    // Finite weights of absurd magnitude load (every stored value is finite) but overflow f32
+    // in the forward pass: clarification F.8.
+    for (scale, what) in [
+        (1e30f32, "projection overflows to inf"),
+        (1e20, "norm overflows"),
+    ] {
+        let mut b = builder(&Spec::static_model(EmbeddingQuant::Fp32));
+        for w in b.projection_weight.iter_mut() {
+            *w *= scale;
+        }
+        let m = Model::from_bytes(&b.build().unwrap()).unwrap();
+        for &d in m.valid_dims() {
+            let e = m.embed("hello world", d).unwrap_err();
+            assert_eq!(e, EmbedError::NonFinite, "{what}, dims {d}");
+            assert_eq!(
+                e.to_string(),
+                "the forward pass overflowed: the embedding is not finite (the model's weights are numerically broken)"
+            );
+            assert_eq!(
+                m.embed_batch(&["a", "hello"], d).unwrap_err(),
+                EmbedError::NonFinite
+            );
         }
     }
 }

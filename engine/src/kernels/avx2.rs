@@ -1,7 +1,8 @@
 //! x86_64 AVX2 kernels (f32 also uses FMA). Call only when [`is_available`] is true; the safe
 //! dispatchers in [`super`] check it.
 //!
-//! Ternary × int8: activations are offset to unsigned (`x + 128`, an XOR with `0x80`) so that
+//! Ternary × int8: activations are offset to unsigned once per call (`x + 128`, an XOR with
+//! `0x80`) so that
 //! `_mm256_maddubs_epi16(u8, i8)` can multiply 32 pairs per instruction; with ternary weights a
 //! pair sum is at most `2 · 255 = 510`, so neither the instruction's i16 saturation nor 64
 //! accumulated i16 steps (`64 · 510 = 32640`) can overflow. The offset is removed exactly with
@@ -41,29 +42,27 @@ unsafe fn hsum_ps(v: __m256) -> f32 {
 /// Steps of 32 bytes that may accumulate in i16 lanes before widening (see module docs).
 const I16_STEPS: usize = 64;
 
-/// One `MT × NT` tile: `MT` activation rows against `NT` weight rows over `k` (multiple of 32).
+/// `MT` activation rows (already offset to unsigned) against 4 weight rows over `k` (a multiple
+/// of 32): returns, per activation row, the 4 dot products in one `__m128i`.
 #[inline(always)]
-unsafe fn ternary_tile<const MT: usize, const NT: usize>(
-    x: *const i8,
+unsafe fn ternary_tile4<const MT: usize>(
+    x: *const u8,
     w: *const i8,
     stride: usize,
     k: usize,
-    res: &mut [[i32; NT]; MT],
-) {
-    let flip = _mm256_set1_epi8(-128);
+) -> [__m128i; MT] {
     let ones = _mm256_set1_epi16(1);
-    let mut acc32 = [[_mm256_setzero_si256(); NT]; MT];
+    let mut acc32 = [[_mm256_setzero_si256(); 4]; MT];
     let mut kk = 0;
     while kk < k {
         let end = (kk + 32 * I16_STEPS).min(k);
-        let mut acc16 = [[_mm256_setzero_si256(); NT]; MT];
+        let mut acc16 = [[_mm256_setzero_si256(); 4]; MT];
         while kk < end {
             let mut xv = [_mm256_setzero_si256(); MT];
             for (i, v) in xv.iter_mut().enumerate() {
-                let p = x.add(i * stride + kk) as *const __m256i;
-                *v = _mm256_xor_si256(_mm256_loadu_si256(p), flip);
+                *v = _mm256_loadu_si256(x.add(i * stride + kk) as *const __m256i);
             }
-            for j in 0..NT {
+            for j in 0..4 {
                 let wv = _mm256_loadu_si256(w.add(j * stride + kk) as *const __m256i);
                 for i in 0..MT {
                     acc16[i][j] = _mm256_add_epi16(acc16[i][j], _mm256_maddubs_epi16(xv[i], wv));
@@ -72,16 +71,41 @@ unsafe fn ternary_tile<const MT: usize, const NT: usize>(
             kk += 32;
         }
         for i in 0..MT {
-            for j in 0..NT {
+            for j in 0..4 {
                 acc32[i][j] = _mm256_add_epi32(acc32[i][j], _mm256_madd_epi16(acc16[i][j], ones));
             }
         }
     }
+    let mut res = [_mm_setzero_si128(); MT];
     for i in 0..MT {
-        for j in 0..NT {
-            res[i][j] = hsum_epi32(acc32[i][j]);
-        }
+        // Transpose-reduce the four 8-lane sums into one vector of 4 totals.
+        let a = &acc32[i];
+        let h01 = _mm256_hadd_epi32(a[0], a[1]);
+        let h23 = _mm256_hadd_epi32(a[2], a[3]);
+        let h = _mm256_hadd_epi32(h01, h23);
+        res[i] = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     }
+    res
+}
+
+/// One activation row (offset to unsigned) against one weight row over `k` (multiple of 32).
+#[inline(always)]
+unsafe fn ternary_dot1(x: *const u8, w: *const i8, k: usize) -> i32 {
+    let ones = _mm256_set1_epi16(1);
+    let mut acc32 = _mm256_setzero_si256();
+    let mut kk = 0;
+    while kk < k {
+        let end = (kk + 32 * I16_STEPS).min(k);
+        let mut acc16 = _mm256_setzero_si256();
+        while kk < end {
+            let xv = _mm256_loadu_si256(x.add(kk) as *const __m256i);
+            let wv = _mm256_loadu_si256(w.add(kk) as *const __m256i);
+            acc16 = _mm256_add_epi16(acc16, _mm256_maddubs_epi16(xv, wv));
+            kk += 32;
+        }
+        acc32 = _mm256_add_epi32(acc32, _mm256_madd_epi16(acc16, ones));
+    }
+    hsum_epi32(acc32)
 }
 
 /// AVX2 version of [`super::ternary_matmul`].
@@ -91,45 +115,48 @@ unsafe fn ternary_tile<const MT: usize, const NT: usize>(
 #[target_feature(enable = "avx2")]
 pub unsafe fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
     const MT: usize = 2;
-    const NT: usize = 4;
     let (n, stride) = (w.rows(), w.stride());
+    // Offset activations to unsigned once (x + 128 == x ^ 0x80) instead of once per tile.
+    let xu: Vec<u8> = x[..m * stride].iter().map(|&v| v as u8 ^ 0x80).collect();
     let codes = w.padded_codes().as_ptr();
     let sums = w.row_sums();
-    let xp = x.as_ptr();
-    let mut i = 0;
-    while i < m {
-        let mt = (m - i).min(MT);
-        let mut j = 0;
-        while j < n {
-            let nt = (n - j).min(NT);
-            let xa = xp.add(i * stride);
-            let wa = codes.add(j * stride);
-            let mut res = [[0i32; NT]; MT];
-            match (mt, nt) {
-                (2, 4) => ternary_tile::<2, 4>(xa, wa, stride, stride, &mut res),
-                (1, 4) => {
-                    let mut r = [[0i32; 4]; 1];
-                    ternary_tile::<1, 4>(xa, wa, stride, stride, &mut r);
-                    res[0] = r[0];
-                }
-                _ => {
-                    for ii in 0..mt {
-                        for jj in 0..nt {
-                            let mut r = [[0i32; 1]; 1];
-                            ternary_tile::<1, 1>(xa.add(ii * stride), wa.add(jj * stride), stride, stride, &mut r);
-                            res[ii][jj] = r[0][0];
-                        }
-                    }
-                }
+    let xp = xu.as_ptr();
+    // Weight rows outer, activation rows inner: a block of 4 weight rows is read from memory
+    // once and reused from L1 for every activation row (the activations stay cache-resident).
+    let mut j = 0;
+    while j + 4 <= n {
+        let wa = codes.add(j * stride);
+        let corr = _mm_mullo_epi32(
+            _mm_loadu_si128(sums.as_ptr().add(j) as *const __m128i),
+            _mm_set1_epi32(128),
+        );
+        let mut i = 0;
+        while i + MT <= m {
+            let r = ternary_tile4::<MT>(xp.add(i * stride), wa, stride, stride);
+            for (ii, v) in r.iter().enumerate() {
+                _mm_storeu_si128(
+                    out.as_mut_ptr().add((i + ii) * n + j) as *mut __m128i,
+                    _mm_sub_epi32(*v, corr),
+                );
             }
-            for ii in 0..mt {
-                for jj in 0..nt {
-                    out[(i + ii) * n + j + jj] = res[ii][jj] - 128 * sums[j + jj];
-                }
-            }
-            j += nt;
+            i += MT;
         }
-        i += mt;
+        while i < m {
+            let r = ternary_tile4::<1>(xp.add(i * stride), wa, stride, stride);
+            _mm_storeu_si128(
+                out.as_mut_ptr().add(i * n + j) as *mut __m128i,
+                _mm_sub_epi32(r[0], corr),
+            );
+            i += 1;
+        }
+        j += 4;
+    }
+    while j < n {
+        let wa = codes.add(j * stride);
+        for i in 0..m {
+            out[i * n + j] = ternary_dot1(xp.add(i * stride), wa, stride) - 128 * sums[j];
+        }
+        j += 1;
     }
 }
 
@@ -177,12 +204,23 @@ pub unsafe fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out:
     const MT: usize = 2;
     const NT: usize = 4;
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
-    let mut i = 0;
-    while i < m {
-        let mt = (m - i).min(MT);
-        let mut j = 0;
-        while j < n {
-            let nt = (n - j).min(NT);
+    let mut j = 0;
+    if m == 1 {
+        // Matrix × vector (the projection of one pooled vector): 8 independent FMA chains.
+        while j + 8 <= n {
+            let mut r = [[0f32; 8]; 1];
+            f32_tile::<1, 8>(ap, bp.add(j * k), k, &mut r);
+            out[j..j + 8].copy_from_slice(&r[0]);
+            j += 8;
+        }
+    }
+    // Weight rows outer, activation rows inner: a block of NT weight rows is read from memory
+    // once and reused from L1 for every activation row (the activations stay cache-resident).
+    while j < n {
+        let nt = (n - j).min(NT);
+        let mut i = 0;
+        while i < m {
+            let mt = (m - i).min(MT);
             let aa = ap.add(i * k);
             let ba = bp.add(j * k);
             let mut res = [[0f32; NT]; MT];
@@ -208,8 +246,8 @@ pub unsafe fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out:
                     out[(i + ii) * n + j + jj] = res[ii][jj];
                 }
             }
-            j += nt;
+            i += mt;
         }
-        i += mt;
+        j += nt;
     }
 }

@@ -10,6 +10,31 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+/// Defines `pub fn $name(args) -> ret` that runs `$imp` (an `#[inline(always)]` function) compiled
+/// for AVX2 when [`Backend::detect`] says so, else the baseline build. Element-wise loops in
+/// `$imp` are then vectorised 8-wide instead of 4-wide. The arithmetic is identical (no FMA
+/// contraction happens in Rust), so results are bit-identical across the two builds.
+macro_rules! multiversion {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:ident) => {
+        $(#[$m])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    $imp($($arg),*)
+                }
+                if $crate::kernels::Backend::detect() == $crate::kernels::Backend::Avx2 {
+                    // SAFETY: AVX2 was detected at run time.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $imp($($arg),*)
+        }
+    };
+}
+pub(crate) use multiversion;
+
 pub mod scalar;
 
 #[cfg(target_arch = "x86_64")]
@@ -62,17 +87,30 @@ impl TernaryMatrix {
         let mut row_sums = vec![0i32; rows];
         for r in 0..rows {
             let src = &codes[r * cols..(r + 1) * cols];
-            assert!(src.iter().all(|&c| (-1..=1).contains(&c)), "ternary code out of range");
+            assert!(
+                src.iter().all(|&c| (-1..=1).contains(&c)),
+                "ternary code out of range"
+            );
             out[r * stride..r * stride + cols].copy_from_slice(src);
             row_sums[r] = src.iter().map(|&c| c as i32).sum();
         }
-        TernaryMatrix { rows, cols, stride, codes: out, row_sums }
+        TernaryMatrix {
+            rows,
+            cols,
+            stride,
+            codes: out,
+            row_sums,
+        }
     }
 
     /// Unpacks §5.5's 2-bit encoding (row-major, `cols / 4` bytes per row, `cols % 4 == 0`,
     /// `packed.len() == rows * cols / 4`). Errors with the `(row, col)` of the first reserved
     /// code `11`.
-    pub fn from_packed(rows: usize, cols: usize, packed: &[u8]) -> Result<TernaryMatrix, (usize, usize)> {
+    pub fn from_packed(
+        rows: usize,
+        cols: usize,
+        packed: &[u8],
+    ) -> Result<TernaryMatrix, (usize, usize)> {
         debug_assert!(cols % 4 == 0 && packed.len() == rows * (cols / 4));
         let stride = padded_len(cols);
         let bpr = cols / 4;
@@ -91,7 +129,13 @@ impl TernaryMatrix {
             }
             row_sums[r] = sum;
         }
-        Ok(TernaryMatrix { rows, cols, stride, codes, row_sums })
+        Ok(TernaryMatrix {
+            rows,
+            cols,
+            stride,
+            codes,
+            row_sums,
+        })
     }
 
     /// Output features.
@@ -120,7 +164,9 @@ impl TernaryMatrix {
     }
     /// Row-major unpadded codes (`rows × cols`), e.g. for re-packing.
     pub fn codes(&self) -> Vec<i8> {
-        (0..self.rows).flat_map(|r| self.row(r).iter().copied()).collect()
+        (0..self.rows)
+            .flat_map(|r| self.row(r).iter().copied())
+            .collect()
     }
 }
 
@@ -188,8 +234,17 @@ impl Backend {
 ///
 /// # Panics
 /// If `x.len() < m * w.stride()` or `out.len() < m * w.rows()`, or `backend` is not available.
-pub fn ternary_matmul_with(backend: Backend, x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
-    assert!(x.len() >= m * w.stride && out.len() >= m * w.rows, "ternary_matmul: buffer too small");
+pub fn ternary_matmul_with(
+    backend: Backend,
+    x: &[i8],
+    m: usize,
+    w: &TernaryMatrix,
+    out: &mut [i32],
+) {
+    assert!(
+        x.len() >= m * w.stride && out.len() >= m * w.rows,
+        "ternary_matmul: buffer too small"
+    );
     match backend {
         Backend::Scalar => scalar::ternary_matmul(x, m, w, out),
         #[cfg(target_arch = "x86_64")]
@@ -216,8 +271,19 @@ pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
 /// # Panics
 /// On short buffers or an unavailable backend.
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_nt_with(backend: Backend, a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
-    assert!(a.len() >= m * k && b.len() >= n * k && out.len() >= m * n, "matmul_nt: buffer too small");
+pub fn matmul_nt_with(
+    backend: Backend,
+    a: &[f32],
+    m: usize,
+    k: usize,
+    b: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
+    assert!(
+        a.len() >= m * k && b.len() >= n * k && out.len() >= m * n,
+        "matmul_nt: buffer too small"
+    );
     match backend {
         Backend::Scalar => scalar::matmul_nt(a, m, k, b, n, out),
         #[cfg(target_arch = "x86_64")]
@@ -231,6 +297,36 @@ pub fn matmul_nt_with(backend: Backend, a: &[f32], m: usize, k: usize, b: &[f32]
         #[allow(unreachable_patterns)]
         other => panic!("kernel backend {other:?} not available on this target"),
     }
+}
+
+/// `out[i][j] = Σ_p a[i][p] · b[p][j]` (`out = A · B`): `a` is `m × k`, `b` is `k × n`, `out` is
+/// `m × n` (row-major, dense, overwritten). Each output is accumulated in `p` order (like
+/// [`scalar::matmul_nt`]); the loop over `j` is vectorised (AVX2 when detected). Best when `k`
+/// is small, e.g. attention weights × values.
+pub fn matmul_nn(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    assert!(
+        a.len() >= m * k && b.len() >= k * n && out.len() >= m * n,
+        "matmul_nn: buffer too small"
+    );
+    matmul_nn_dispatch(a, m, k, b, n, out)
+}
+
+#[inline(always)]
+fn matmul_nn_impl(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    for i in 0..m {
+        let o = &mut out[i * n..(i + 1) * n];
+        o.fill(0.0);
+        for p in 0..k {
+            let ap = a[i * k + p];
+            for (oj, &bj) in o.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *oj += ap * bj;
+            }
+        }
+    }
+}
+
+multiversion! {
+    fn matmul_nn_dispatch(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) => matmul_nn_impl
 }
 
 /// [`matmul_nt_with`] on [`Backend::detect`].

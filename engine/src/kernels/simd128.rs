@@ -66,14 +66,15 @@ pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
     let (n, stride) = (w.rows(), w.stride());
     assert!(x.len() >= m * stride && out.len() >= m * n && stride % 16 == 0);
     let codes = w.padded_codes();
-    let mut i = 0;
-    while i < m {
-        let mt = (m - i).min(MT);
-        let xa = &x[i * stride..(i + mt) * stride];
-        let mut j = 0;
-        while j < n {
-            let nt = (n - j).min(NT);
-            let wa = &codes[j * stride..(j + nt) * stride];
+    // Weight rows outer, activation rows inner (weights read once, activations cache-resident).
+    let mut j = 0;
+    while j < n {
+        let nt = (n - j).min(NT);
+        let wa = &codes[j * stride..(j + nt) * stride];
+        let mut i = 0;
+        while i < m {
+            let mt = (m - i).min(MT);
+            let xa = &x[i * stride..(i + mt) * stride];
             let mut res = [[0i32; NT]; MT];
             match (mt, nt) {
                 (2, 4) => ternary_tile::<2, 4>(xa, wa, stride, &mut res),
@@ -102,14 +103,19 @@ pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
                     out[(i + ii) * n + j + jj] = res[ii][jj];
                 }
             }
-            j += nt;
+            i += mt;
         }
-        i += mt;
+        j += nt;
     }
 }
 
 #[inline(always)]
-fn f32_tile<const MT: usize, const NT: usize>(a: &[f32], b: &[f32], k: usize, res: &mut [[f32; NT]; MT]) {
+fn f32_tile<const MT: usize, const NT: usize>(
+    a: &[f32],
+    b: &[f32],
+    k: usize,
+    res: &mut [[f32; NT]; MT],
+) {
     let mut acc = [[f32x4_splat(0.0); NT]; MT];
     let k4 = k & !3;
     let mut kk = 0;
@@ -144,14 +150,14 @@ pub fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [
     const MT: usize = 2;
     const NT: usize = 4;
     assert!(a.len() >= m * k && b.len() >= n * k && out.len() >= m * n);
-    let mut i = 0;
-    while i < m {
-        let mt = (m - i).min(MT);
-        let aa = &a[i * k..(i + mt) * k];
-        let mut j = 0;
-        while j < n {
-            let nt = (n - j).min(NT);
-            let ba = &b[j * k..(j + nt) * k];
+    let mut j = 0;
+    while j < n {
+        let nt = (n - j).min(NT);
+        let ba = &b[j * k..(j + nt) * k];
+        let mut i = 0;
+        while i < m {
+            let mt = (m - i).min(MT);
+            let aa = &a[i * k..(i + mt) * k];
             let mut res = [[0f32; NT]; MT];
             match (mt, nt) {
                 (2, 4) => f32_tile::<2, 4>(aa, ba, k, &mut res),
@@ -164,7 +170,12 @@ pub fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [
                     for ii in 0..mt {
                         for jj in 0..nt {
                             let mut r = [[0f32; 1]; 1];
-                            f32_tile::<1, 1>(&aa[ii * k..(ii + 1) * k], &ba[jj * k..(jj + 1) * k], k, &mut r);
+                            f32_tile::<1, 1>(
+                                &aa[ii * k..(ii + 1) * k],
+                                &ba[jj * k..(jj + 1) * k],
+                                k,
+                                &mut r,
+                            );
                             res[ii][jj] = r[0][0];
                         }
                     }
@@ -175,8 +186,8 @@ pub fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [
                     out[(i + ii) * n + j + jj] = res[ii][jj];
                 }
             }
-            j += nt;
+            i += mt;
         }
-        i += mt;
+        j += nt;
     }
 }

@@ -60,9 +60,9 @@ impl Rng {
 
 /// A small WordPiece vocabulary with the BERT special tokens at ids 0..=4.
 pub const VOCAB: &[&str] = &[
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "the", "cat", "sat", "on", "mat", ",", ".",
-    "!", "?", "##s", "##ing", "play", "a", "dog", "run", "##ning", "fast", "slow", "red", "blue", "[", "]",
-    "merhaba", "dünya", "##ler",
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "the", "cat", "sat", "on",
+    "mat", ",", ".", "!", "?", "##s", "##ing", "play", "a", "dog", "run", "##ning", "fast", "slow",
+    "red", "blue", "[", "]", "merhaba", "dünya", "##ler",
 ];
 
 /// Shape of a test model.
@@ -81,10 +81,30 @@ pub struct Spec {
 
 impl Spec {
     pub fn static_model(emb: EmbeddingQuant) -> Spec {
-        Spec { d_model: 16, n_layers: 0, n_heads: 0, ffn_dim: 0, output_dim: 12, max_seq_len: 16, emb, ternary_layers: false, seed: 1 }
+        Spec {
+            d_model: 16,
+            n_layers: 0,
+            n_heads: 0,
+            ffn_dim: 0,
+            output_dim: 12,
+            max_seq_len: 16,
+            emb,
+            ternary_layers: false,
+            seed: 1,
+        }
     }
     pub fn transformer(emb: EmbeddingQuant, ternary_layers: bool) -> Spec {
-        Spec { d_model: 32, n_layers: 2, n_heads: 4, ffn_dim: 64, output_dim: 24, max_seq_len: 16, emb, ternary_layers, seed: 2 }
+        Spec {
+            d_model: 32,
+            n_layers: 2,
+            n_heads: 4,
+            ffn_dim: 64,
+            output_dim: 24,
+            max_seq_len: 16,
+            emb,
+            ternary_layers,
+            seed: 2,
+        }
     }
 }
 
@@ -169,7 +189,12 @@ pub fn builder(spec: &Spec) -> ModelBuilder {
 
 /// Every combination the tests exercise: 4 static models and 8 transformers.
 pub fn all_specs() -> Vec<Spec> {
-    let quants = [EmbeddingQuant::Fp32, EmbeddingQuant::Int8, EmbeddingQuant::Int4, EmbeddingQuant::Ternary];
+    let quants = [
+        EmbeddingQuant::Fp32,
+        EmbeddingQuant::Int8,
+        EmbeddingQuant::Int4,
+        EmbeddingQuant::Ternary,
+    ];
     let mut v: Vec<Spec> = quants.iter().map(|&q| Spec::static_model(q)).collect();
     for &t in &[false, true] {
         for &q in &quants {
@@ -182,5 +207,8 @@ pub fn all_specs() -> Vec<Spec> {
 /// Max |a − b| over two equally long vectors.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
