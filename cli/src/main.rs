@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success; 1 a model, input or I/O error (one line on stderr); 2 bad usage.
 
+mod fingerprint;
 mod inspect;
 mod jsonl;
 
@@ -66,6 +67,9 @@ enum Command {
         #[arg(default_value = "-")]
         input: String,
     },
+    /// Customer fingerprints (spec §7): detect which license a suspect model was issued to.
+    #[command(subcommand)]
+    Fingerprint(fingerprint::FingerprintCommand),
 }
 
 fn main() -> ExitCode {
@@ -113,6 +117,7 @@ fn run(command: Command) -> Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Fingerprint(command) => fingerprint::run(command),
     }
 }
 

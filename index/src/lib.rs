@@ -40,6 +40,8 @@
 //!
 //! Modules: [`layout`] documents the byte layout; the rest is re-exported here.
 
+#![warn(missing_docs)]
+
 mod error;
 mod graph;
 mod index;

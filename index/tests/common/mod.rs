@@ -1,7 +1,9 @@
 //! Shared helpers for the index tests: seeded data generators and fixtures.
 #![allow(dead_code)]
 
-use lightembed_index::{Document, Index, ManifestFields, Metric, ModelIdentity, ModelVersion, Params};
+use lightembed_index::{
+    Document, Index, ManifestFields, Metric, ModelIdentity, ModelVersion, Params,
+};
 
 /// SplitMix64, for reproducible test data on every target.
 pub struct Rng(pub u64);
@@ -45,7 +47,10 @@ pub fn clustered(seed: u64, n: usize, dims: usize, clusters: usize, spread: f32)
     (0..n)
         .map(|_| {
             let c = &centres[rng.below(clusters)];
-            let mut v: Vec<f32> = c.iter().map(|x| x + spread * rng.normal() / (dims as f32).sqrt()).collect();
+            let mut v: Vec<f32> = c
+                .iter()
+                .map(|x| x + spread * rng.normal() / (dims as f32).sqrt())
+                .collect();
             normalize(&mut v);
             v
         })
@@ -92,11 +97,31 @@ pub fn build(vectors: &[Vec<f32>], params: Params) -> Index {
 /// A small index with some tombstones and several graph layers: the fixture for layout tests.
 pub fn small_index() -> Index {
     let vectors = clustered(7, 24, 4, 4, 0.5);
-    let params = Params { m: 3, ef_construction: 16, ef_search: 8, compaction_threshold: 1.0, ..Params::default() };
+    let params = Params {
+        m: 3,
+        ef_construction: 16,
+        ef_search: 8,
+        compaction_threshold: 1.0,
+        ..Params::default()
+    };
     let mut index = Index::new(fields(4), params).unwrap();
     for (i, v) in vectors.iter().enumerate() {
-        let snippet = if i == 23 { "ünï ✓".to_string() } else { format!("s{i}") };
-        index.insert(Document::new(format!("doc-{i}"), format!("T{i}"), format!("/{i}"), snippet), v).unwrap();
+        let snippet = if i == 23 {
+            "ünï ✓".to_string()
+        } else {
+            format!("s{i}")
+        };
+        index
+            .insert(
+                Document::new(
+                    format!("doc-{i}"),
+                    format!("T{i}"),
+                    format!("/{i}"),
+                    snippet,
+                ),
+                v,
+            )
+            .unwrap();
     }
     for i in [3, 17, 20] {
         assert!(index.delete(&format!("doc-{i}")));
@@ -108,7 +133,12 @@ pub fn small_index() -> Index {
 pub fn recall_at(index: &Index, queries: &[Vec<f32>], k: usize, ef: usize) -> f64 {
     let mut hit = 0usize;
     for q in queries {
-        let truth: Vec<String> = index.exact_search(q, k).unwrap().into_iter().map(|h| h.id).collect();
+        let truth: Vec<String> = index
+            .exact_search(q, k)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
         let got = index.search_with_ef(q, k, ef).unwrap();
         hit += got.iter().filter(|h| truth.contains(&h.id)).count();
     }

@@ -1,0 +1,480 @@
+//! The worker's state and everything computed on it: the verified model, the index, the §8
+//! compatibility check, embedding, search, deletion and the playground. Pure Rust (no JS), so it
+//! is unit-tested natively; the worker shell ([`crate::worker`]) adds fetch, storage and timing.
+
+use lightembed::Model;
+use lightembed_index::{Document, Index, IndexError, ModelIdentity, Params};
+
+use crate::pca::Pca;
+use crate::protocol::{
+    doc_id_of, DocSummary, HitOut, IndexState, ModelInfo, Passage, Point, TokenOut,
+};
+
+/// Characters of a passage kept as the search-result snippet (stored in the index payload).
+pub const SNIPPET_CHARS: usize = 320;
+
+/// Why a stored index could not be attached to the loaded model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttachError {
+    /// The index is valid but was built with an incompatible model (spec §8): the message to show.
+    Mismatch(String),
+    /// The index bytes are damaged (they are discarded).
+    Corrupt(String),
+}
+
+/// The model identity the index checks against (spec §8).
+pub fn identity(model: &Model) -> ModelIdentity {
+    let h = model.header();
+    ModelIdentity {
+        model_id: model.model_id().to_string(),
+        version: (h.version_major, h.version_minor, h.version_patch),
+        valid_dims: model.valid_dims().to_vec(),
+        sha256: model.sha256(),
+    }
+}
+
+/// Verifies and loads `bytes` with every load rule ([`Model::from_bytes`]) and describes it.
+///
+/// # Errors
+/// The engine's message for the first violated rule; nothing is loaded.
+pub fn load_model(bytes: &[u8], url: &str) -> Result<(Model, ModelInfo), String> {
+    let model = Model::from_bytes(bytes).map_err(|e| e.to_string())?;
+    let h = model.header();
+    let info = ModelInfo {
+        url: url.to_string(),
+        model_id: model.model_id().to_string(),
+        version: h.model_version(),
+        format_version: h.format_version,
+        embedding_quant: h.embedding_quant.name().to_string(),
+        weight_quant: if h.is_static() {
+            "—".to_string()
+        } else {
+            format!("{:?}", h.weight_quant).to_ascii_lowercase()
+        },
+        n_layers: h.n_layers,
+        d_model: h.d_model,
+        vocab_size: h.vocab_size,
+        output_dim: model.output_dim(),
+        valid_dims: model.valid_dims().to_vec(),
+        max_seq_len: h.max_seq_len,
+        lower_case: h.flags.do_lower_case(),
+        has_fingerprint: h.flags.has_fingerprint(),
+        license_id: h.license_id,
+        size_bytes: model.file_size(),
+        sha256: model.sha256_hex(),
+        metadata: model.metadata().map(str::to_string),
+        from_cache: false,
+        verify_ms: 0.0,
+    };
+    Ok((model, info))
+}
+
+/// Model + index. At most one of each; replacing the model drops the index (it must be
+/// re-attached and re-checked against the new model).
+#[derive(Default)]
+pub struct Core {
+    model: Option<Model>,
+    info: Option<ModelInfo>,
+    index: Option<Index>,
+}
+
+impl Core {
+    /// An empty core: no model, no index.
+    pub fn new() -> Core {
+        Core::default()
+    }
+
+    /// Installs a verified model (from [`load_model`]) and drops the current index.
+    pub fn set_model(&mut self, model: Model, info: ModelInfo) {
+        self.model = Some(model);
+        self.info = Some(info);
+        self.index = None;
+    }
+
+    /// The loaded model's info.
+    pub fn info(&self) -> Option<&ModelInfo> {
+        self.info.as_ref()
+    }
+
+    /// The loaded model.
+    pub fn model(&self) -> Option<&Model> {
+        self.model.as_ref()
+    }
+
+    /// The index, if one is attached.
+    pub fn index(&self) -> Option<&Index> {
+        self.index.as_ref()
+    }
+
+    fn model_or_err(&self) -> Result<&Model, String> {
+        self.model.as_ref().ok_or_else(|| "no model is loaded".to_string())
+    }
+
+    /// Restores stored index bytes after checking their manifest against the loaded model
+    /// (spec §8). Returns the compatibility notes (minor version or file differs).
+    ///
+    /// # Errors
+    /// [`AttachError::Mismatch`] with the spec's message, or [`AttachError::Corrupt`].
+    pub fn attach_index(&mut self, bytes: &[u8]) -> Result<Vec<String>, AttachError> {
+        let model = self.model.as_ref().ok_or_else(|| AttachError::Corrupt("no model is loaded".into()))?;
+        let id = identity(model);
+        // Check the manifest first: a mismatching index is not worth validating in full.
+        let manifest = lightembed_index::read_manifest_prefix(bytes)
+            .map_err(|e| AttachError::Corrupt(e.to_string()))?;
+        manifest.check_compatible(&id).map_err(compat_error)?;
+        let index = Index::from_bytes(bytes).map_err(|e| AttachError::Corrupt(e.to_string()))?;
+        let notes = index
+            .check_compatible(&id)
+            .map_err(compat_error)?
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        self.index = Some(index);
+        Ok(notes)
+    }
+
+    /// Creates an empty index at `dims` (`None`: `output_dim`) for the loaded model, replacing
+    /// any index.
+    ///
+    /// # Errors
+    /// No model, or `dims` not valid for it.
+    pub fn new_index(&mut self, dims: Option<usize>) -> Result<(), String> {
+        let model = self.model_or_err()?;
+        let dims = dims.unwrap_or(model.output_dim());
+        let fields = identity(model).manifest_fields(dims).map_err(|e| e.to_string())?;
+        self.index = Some(Index::new(fields, Params::default()).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    /// Creates an index at `dims` unless one exists.
+    ///
+    /// # Errors
+    /// As [`Core::new_index`].
+    pub fn ensure_index(&mut self, dims: Option<usize>) -> Result<(), String> {
+        if self.index.is_none() {
+            self.new_index(dims)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the index (e.g. after a mismatch, until re-indexing).
+    pub fn drop_index(&mut self) {
+        self.index = None;
+    }
+
+    /// The index dims, else the model's `output_dim`.
+    pub fn dims(&self) -> Option<usize> {
+        self.index
+            .as_ref()
+            .map(|i| i.dims())
+            .or_else(|| self.model.as_ref().map(|m| m.output_dim()))
+    }
+
+    /// Embeds passages at the index dims (one batched forward pass).
+    ///
+    /// # Errors
+    /// No model or no index.
+    pub fn embed_passages(&self, passages: &[Passage]) -> Result<Vec<Vec<f32>>, String> {
+        let model = self.model_or_err()?;
+        let dims = self.index.as_ref().ok_or("no index")?.dims();
+        let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
+        model.embed_batch(&texts, dims).map_err(|e| e.to_string())
+    }
+
+    /// Inserts (or replaces) a passage with its vector.
+    ///
+    /// # Errors
+    /// No index, or the index refused the vector.
+    pub fn insert(&mut self, p: &Passage, vector: &[f32]) -> Result<(), String> {
+        let index = self.index.as_mut().ok_or("no index")?;
+        if index.contains(&p.id) {
+            index.delete(&p.id);
+        }
+        let title = if p.heading.is_empty() || p.heading == p.title {
+            p.title.clone()
+        } else {
+            format!("{} › {}", p.title, p.heading)
+        };
+        let snippet: String = p.text.chars().take(SNIPPET_CHARS).collect();
+        index
+            .insert(Document::new(p.id.clone(), title, p.url.clone(), snippet), vector)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Embeds `query` at the index dims.
+    ///
+    /// # Errors
+    /// No model or no index.
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        let model = self.model_or_err()?;
+        let dims = self.index.as_ref().ok_or("no index: index some documents first")?.dims();
+        model.embed(query, dims).map_err(|e| e.to_string())
+    }
+
+    /// The `k` nearest passages to an embedded query.
+    ///
+    /// # Errors
+    /// No index.
+    pub fn search_vector(&self, v: &[f32], k: usize) -> Result<Vec<HitOut>, String> {
+        let index = self.index.as_ref().ok_or("no index")?;
+        let hits = index.search(v, k).map_err(|e| e.to_string())?;
+        Ok(hits
+            .into_iter()
+            .map(|h| HitOut { id: h.id, title: h.payload.title, url: h.payload.url, snippet: h.payload.snippet, score: h.score })
+            .collect())
+    }
+
+    /// Deletes every passage of `doc_id`; returns how many were deleted.
+    pub fn delete_doc(&mut self, doc_id: &str) -> Vec<String> {
+        let Some(index) = self.index.as_mut() else { return Vec::new() };
+        let ids: Vec<String> = index
+            .documents()
+            .filter(|d| doc_id_of(&d.id) == doc_id)
+            .map(|d| d.id.clone())
+            .collect();
+        for id in &ids {
+            index.delete(id);
+        }
+        ids
+    }
+
+    /// The index as the UI sees it.
+    pub fn state(&self) -> IndexState {
+        let Some(index) = self.index.as_ref() else { return IndexState::default() };
+        let m = index.manifest();
+        let mut docs: Vec<DocSummary> = Vec::new();
+        let mut pos: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for d in index.documents() {
+            let doc_id = doc_id_of(&d.id);
+            match pos.get(doc_id) {
+                Some(&i) => docs[i].passages += 1,
+                None => {
+                    pos.insert(doc_id.to_string(), docs.len());
+                    let title = d.payload.title.split(" › ").next().unwrap_or("").to_string();
+                    docs.push(DocSummary { doc_id: doc_id.to_string(), title, passages: 1 });
+                }
+            }
+        }
+        IndexState {
+            count: index.len(),
+            dims: index.dims(),
+            built_with: format!("{} v{}", m.model_id, m.model_version),
+            docs,
+            notes: Vec::new(),
+            restored: false,
+            restore_ms: 0.0,
+        }
+    }
+
+    /// The index bytes to persist.
+    pub fn index_bytes(&self) -> Option<Vec<u8>> {
+        self.index.as_ref().map(|i| i.to_bytes())
+    }
+
+    /// Cosine similarity of two texts at `dims` (default: the index dims, else `output_dim`).
+    ///
+    /// # Errors
+    /// No model or invalid dims.
+    pub fn cosine(&self, a: &str, b: &str, dims: Option<usize>) -> Result<(f32, usize), String> {
+        let model = self.model_or_err()?;
+        let dims = dims.or(self.dims()).unwrap_or(model.output_dim());
+        let v = model.embed_batch(&[a, b], dims).map_err(|e| e.to_string())?;
+        let c: f32 = v[0].iter().zip(&v[1]).map(|(x, y)| x * y).sum();
+        Ok((c, dims))
+    }
+
+    /// Tokens and ids of `text` as the model sees them.
+    ///
+    /// # Errors
+    /// No model.
+    pub fn tokenize(&self, text: &str) -> Result<Vec<TokenOut>, String> {
+        let model = self.model_or_err()?;
+        Ok(model
+            .tokenizer()
+            .encode_with_tokens(text)
+            .into_iter()
+            .map(|(t, id)| TokenOut { token: t.to_string(), id })
+            .collect())
+    }
+
+    /// 2-D PCA of up to `max_points` indexed passages (evenly sampled) and of `query`.
+    ///
+    /// # Errors
+    /// No index, or fewer than two passages.
+    pub fn project(&self, query: Option<&str>, max_points: usize) -> Result<(Vec<Point>, Option<Point>, f32), String> {
+        let index = self.index.as_ref().ok_or("no index")?;
+        let d = index.dims();
+        let docs: Vec<&Document> = index.documents().collect();
+        let step = docs.len().div_ceil(max_points.max(1)).max(1);
+        let sample: Vec<&Document> = docs.iter().step_by(step).copied().collect();
+        let mut data = Vec::with_capacity(sample.len() * d);
+        for doc in &sample {
+            data.extend_from_slice(index.vector(&doc.id).ok_or("vector missing")?);
+        }
+        let pca = Pca::fit(&data, d).ok_or("index at least two passages to plot them")?;
+        let points = sample
+            .iter()
+            .zip(data.chunks_exact(d))
+            .map(|(doc, row)| {
+                let (x, y) = pca.project(row);
+                Point { x, y, label: doc.payload.title.clone() }
+            })
+            .collect();
+        let q = match query.filter(|q| !q.trim().is_empty()) {
+            Some(q) => {
+                let v = self.embed_query(q)?;
+                let (x, y) = pca.project(&v);
+                Some(Point { x, y, label: q.to_string() })
+            }
+            None => None,
+        };
+        Ok((points, q, pca.explained()))
+    }
+}
+
+fn compat_error(e: IndexError) -> AttachError {
+    match e {
+        IndexError::UnsupportedIndexVersion { .. }
+        | IndexError::ModelIdMismatch { .. }
+        | IndexError::ModelMajorMismatch { .. }
+        | IndexError::DimsMismatch { .. } => AttachError::Mismatch(e.to_string()),
+        other => AttachError::Corrupt(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/models").join(name);
+        std::fs::read(p).expect("fixture model")
+    }
+
+    /// The same model file with header byte 44 (`version_major`) changed and the trailing
+    /// SHA-256 recomputed — a valid model of another major version.
+    pub(crate) fn with_major(bytes: &[u8], major: u8) -> Vec<u8> {
+        use sha2::{Digest, Sha256};
+        let mut b = bytes.to_vec();
+        b[44] = major;
+        let n = b.len() - 32;
+        let h = Sha256::digest(&b[..n]);
+        b[n..].copy_from_slice(&h);
+        b
+    }
+
+    fn passages(n: usize) -> Vec<Passage> {
+        (0..n)
+            .map(|i| Passage {
+                id: format!("doc{}#{}", i % 3, i),
+                doc_id: format!("doc{}", i % 3),
+                title: format!("Doc {}", i % 3),
+                heading: format!("H{i}"),
+                url: String::new(),
+                text: format!("passage number {i} about hello world {}", "word ".repeat(i % 5)),
+            })
+            .collect()
+    }
+
+    fn loaded(name: &str) -> Core {
+        let bytes = fixture(name);
+        let (m, info) = load_model(&bytes, name).unwrap();
+        let mut c = Core::new();
+        c.set_model(m, info);
+        c
+    }
+
+    #[test]
+    fn index_search_delete_and_restore() {
+        let mut c = loaded("static_fp32_uncased.bin");
+        c.ensure_index(None).unwrap();
+        let ps = passages(12);
+        let vs = c.embed_passages(&ps).unwrap();
+        for (p, v) in ps.iter().zip(&vs) {
+            c.insert(p, v).unwrap();
+        }
+        let st = c.state();
+        assert_eq!(st.count, 12);
+        assert_eq!(st.docs.len(), 3);
+        assert_eq!(st.docs[0].passages, 4);
+        // The exact text of a passage finds it first.
+        let q = c.embed_query(&ps[5].text).unwrap();
+        let hits = c.search_vector(&q, 3).unwrap();
+        assert_eq!(hits[0].id, ps[5].id);
+        assert!((hits[0].score - 1.0).abs() < 1e-4);
+        // Restore from bytes into a fresh core with the same model: no embedding needed.
+        let bytes = c.index_bytes().unwrap();
+        let mut c2 = loaded("static_fp32_uncased.bin");
+        assert!(c2.attach_index(&bytes).unwrap().is_empty());
+        assert_eq!(c2.state().count, 12);
+        assert_eq!(c2.search_vector(&q, 1).unwrap()[0].id, ps[5].id);
+        // Delete a document.
+        assert_eq!(c2.delete_doc("doc1").len(), 4);
+        assert_eq!(c2.state().count, 8);
+    }
+
+    #[test]
+    fn major_bump_is_a_mismatch_with_the_spec_message() {
+        let bytes = fixture("static_fp32_uncased.bin");
+        let mut c = loaded("static_fp32_uncased.bin");
+        c.ensure_index(None).unwrap();
+        let ps = passages(2);
+        let vs = c.embed_passages(&ps).unwrap();
+        c.insert(&ps[0], &vs[0]).unwrap();
+        let stored = c.index_bytes().unwrap();
+
+        let v = c.info().unwrap().version.clone();
+        let major: u8 = v.split('.').next().unwrap().parse().unwrap();
+        let bumped = with_major(&bytes, major + 1);
+        let (m, info) = load_model(&bumped, "bumped").unwrap();
+        let mut c2 = Core::new();
+        c2.set_model(m, info);
+        match c2.attach_index(&stored) {
+            Err(AttachError::Mismatch(msg)) => {
+                assert!(msg.starts_with("Index was built with "), "{msg}");
+                assert!(msg.ends_with("Re-run `lightembed index`."), "{msg}");
+                assert!(msg.contains(&format!("the loaded model is v{}.", major + 1)), "{msg}");
+            }
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+        assert!(c2.index().is_none());
+        // A corrupted index is reported as such.
+        let mut bad = stored.clone();
+        let n = bad.len();
+        bad[n - 1] ^= 0xff;
+        let mut c3 = loaded("static_fp32_uncased.bin");
+        assert!(matches!(c3.attach_index(&bad), Err(AttachError::Corrupt(_))));
+    }
+
+    #[test]
+    fn corrupted_model_is_rejected_with_a_reason() {
+        let mut bytes = fixture("static_int8_uncased_keep_accents.bin");
+        let n = bytes.len();
+        bytes[n / 2] ^= 0x55;
+        let err = load_model(&bytes, "x").err().unwrap();
+        assert!(err.to_lowercase().contains("sha-256") || err.to_lowercase().contains("sha256"), "{err}");
+        let truncated = &fixture("static_int8_uncased_keep_accents.bin")[..1000];
+        assert!(load_model(truncated, "x").is_err());
+    }
+
+    #[test]
+    fn playground_functions() {
+        let mut c = loaded("tern_2l_cased.bin");
+        let (cos, dims) = c.cosine("hello world", "hello world", None).unwrap();
+        assert!((cos - 1.0).abs() < 1e-4);
+        assert_eq!(dims, c.info().unwrap().output_dim);
+        let toks = c.tokenize("hello").unwrap();
+        assert!(toks.len() >= 2);
+        c.ensure_index(Some(*c.info().unwrap().valid_dims.first().unwrap())).unwrap();
+        let ps = passages(10);
+        let vs = c.embed_passages(&ps).unwrap();
+        for (p, v) in ps.iter().zip(&vs) {
+            c.insert(p, v).unwrap();
+        }
+        let (points, q, explained) = c.project(Some("hello"), 5).unwrap();
+        assert_eq!(points.len(), 5);
+        assert!(q.is_some());
+        assert!((0.0..=1.0).contains(&explained));
+    }
+}

@@ -1,0 +1,24 @@
+//! The lightembed app's UI: a Leptos CSR page that talks to the worker (`src/bin/worker.rs`)
+//! through [`lightembed_app::protocol`] messages. The UI never runs the engine; it shows state.
+//!
+//! Test hooks (`data-testid`): `model-status`, `download-progress`, `load-corpus`,
+//! `index-progress`, `doc-count`, `embed-count`, `query`, `result` (with `data-score`), `error`,
+//! `reindex`, `retry`, `cancel`, `storage-status`, `worker-restarts`.
+//! URL parameters: `?model=URL` (force a model), `?limit=N` (index the first N corpus passages),
+//! `?nostore` (memory only).
+
+#[cfg(target_arch = "wasm32")]
+mod conn;
+#[cfg(target_arch = "wasm32")]
+mod ui;
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    leptos::mount::mount_to_body(ui::App);
+}
+
+/// Natively there is no UI: the app runs in the browser.
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("lightembed-app runs in the browser: scripts/run.sh builds it with trunk and serves it");
+}

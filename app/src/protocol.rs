@@ -1,0 +1,422 @@
+//! Messages between the UI (main thread) and the worker.
+//!
+//! Every message is one JSON string (`serde_json`) posted with `postMessage`; the worker never
+//! receives model bytes from the UI (it fetches and caches them itself), so no message is large
+//! except search results and projections.
+//!
+//! Handshake: the worker posts [`Event::Hello`] once its wasm has started; the UI queues requests
+//! until then (messages posted before the worker's `onmessage` exists would be lost).
+
+use serde::{Deserialize, Serialize};
+
+/// One passage: the unit that is embedded, indexed and returned by search.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passage {
+    /// Unique id: `"{doc_id}#{anchor or chunk}"`; see [`doc_id_of`].
+    pub id: String,
+    /// The document the passage belongs to (deleting a document deletes all its passages).
+    pub doc_id: String,
+    /// Document title (chapter title for the bundled corpus, file name for user documents).
+    pub title: String,
+    /// Nearest heading above the passage (may equal `title`).
+    #[serde(default)]
+    pub heading: String,
+    /// Where the passage lives (URL with anchor), or empty.
+    #[serde(default)]
+    pub url: String,
+    /// The passage text, what is embedded.
+    pub text: String,
+}
+
+/// The document id of a passage id: everything before the first `#` (the whole id if none).
+pub fn doc_id_of(passage_id: &str) -> &str {
+    passage_id.split('#').next().unwrap_or(passage_id)
+}
+
+/// A request from the UI to the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Request {
+    /// Load (download or take from the cache) and verify a model, then restore the stored index
+    /// and check it against the model (spec §8). Cancels running indexing work.
+    LoadModel {
+        /// Model URL, relative to the page or absolute.
+        url: String,
+        /// SHA-256 hex from `models/manifest.json`, used as the cache validator. `None` (a model
+        /// forced with `?model=`): the validator is the server's ETag / Last-Modified /
+        /// Content-Length from a HEAD request.
+        sha256: Option<String>,
+        /// Do not use IndexedDB at all (test hook `?nostore`): everything stays in memory.
+        no_store: bool,
+    },
+    /// Fetch the bundled corpus (JSON lines of [`Passage`]-like records) and index it.
+    IndexCorpus {
+        /// URL of the `.jsonl` file.
+        url: String,
+        /// Index only the first `limit` passages (`?limit=` test hook).
+        limit: Option<usize>,
+        /// Index dims if a new index is created (ignored when an index exists).
+        dims: Option<usize>,
+    },
+    /// Index passages supplied by the UI (pasted text, dropped files).
+    IndexPassages {
+        /// The passages; ids already in the index are replaced.
+        passages: Vec<Passage>,
+        /// Index dims if a new index is created.
+        dims: Option<usize>,
+    },
+    /// Stop the running indexing job; what was embedded so far is kept and persisted.
+    Cancel,
+    /// Rebuild the index from the stored passages with the loaded model at `dims` (after a
+    /// manifest mismatch, or to change the index dims).
+    Reindex {
+        /// New index dims (`None`: the model's `output_dim`).
+        dims: Option<usize>,
+    },
+    /// Embed `query` and search the index.
+    Search {
+        /// Echoed in [`Event::Results`] so the UI drops stale answers.
+        id: u64,
+        /// The query text.
+        query: String,
+        /// Number of results.
+        k: usize,
+    },
+    /// Delete every passage of a document (index and storage).
+    DeleteDoc {
+        /// The document id.
+        doc_id: String,
+    },
+    /// Delete the whole index and every stored passage.
+    ClearIndex,
+    /// Cosine similarity of two texts at `dims` (`None`: the index dims, else `output_dim`).
+    Cosine {
+        /// First text.
+        a: String,
+        /// Second text.
+        b: String,
+        /// Embedding dims.
+        dims: Option<usize>,
+    },
+    /// Tokens and ids of `text`.
+    Tokenize {
+        /// The text.
+        text: String,
+    },
+    /// 2-D PCA of (up to `max_points`) indexed passages, with `query` projected if given.
+    Project {
+        /// Query to plot, if any.
+        query: Option<String>,
+        /// Largest number of passages returned.
+        max_points: usize,
+    },
+    /// Test hook: panic inside the worker so the UI's crash recovery can be exercised.
+    Crash,
+}
+
+/// Everything the UI shows about a loaded model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ModelInfo {
+    /// Where it was loaded from.
+    pub url: String,
+    /// Header `model_id`.
+    pub model_id: String,
+    /// `major.minor.patch`.
+    pub version: String,
+    /// Header `format_version`.
+    pub format_version: u16,
+    /// `fp32` / `int8` / `int4` / `ternary`.
+    pub embedding_quant: String,
+    /// `fp32` / `ternary`, or `—` for a static model.
+    pub weight_quant: String,
+    /// Transformer layers (0 = static).
+    pub n_layers: u8,
+    /// Hidden width.
+    pub d_model: u16,
+    /// Vocabulary size.
+    pub vocab_size: u32,
+    /// Full embedding length.
+    pub output_dim: usize,
+    /// Valid `dims` (Matryoshka dims and `output_dim`).
+    pub valid_dims: Vec<usize>,
+    /// Tokenizer truncation length.
+    pub max_seq_len: u16,
+    /// Tokenizer lowercases.
+    pub lower_case: bool,
+    /// A fingerprint rotation is folded in.
+    pub has_fingerprint: bool,
+    /// Header `license_id`.
+    pub license_id: u32,
+    /// File size in bytes.
+    pub size_bytes: u64,
+    /// File SHA-256 (hex).
+    pub sha256: String,
+    /// The `METADATA` section (JSON text), if any.
+    pub metadata: Option<String>,
+    /// `true` when the bytes came from the IndexedDB cache rather than the network.
+    pub from_cache: bool,
+    /// Milliseconds spent verifying and loading (`Model::from_bytes`).
+    pub verify_ms: f64,
+}
+
+/// One indexed document as listed in the UI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocSummary {
+    /// Document id (see [`Passage::doc_id`]).
+    pub doc_id: String,
+    /// Title of its first passage.
+    pub title: String,
+    /// Number of indexed passages.
+    pub passages: usize,
+}
+
+/// The index as the UI sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct IndexState {
+    /// Live passages.
+    pub count: usize,
+    /// Vector length (0 when there is no index).
+    pub dims: usize,
+    /// `model_id` and version recorded in the manifest.
+    pub built_with: String,
+    /// Documents, in insertion order.
+    pub docs: Vec<DocSummary>,
+    /// Compatibility notes (minor version or file differs; the index stays valid).
+    pub notes: Vec<String>,
+    /// `true` when the state was restored from storage (no embedding done).
+    pub restored: bool,
+    /// Milliseconds spent reading and validating the stored index (0 if not restored).
+    pub restore_ms: f64,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HitOut {
+    /// Passage id.
+    pub id: String,
+    /// Title (`chapter › heading`).
+    pub title: String,
+    /// URL with anchor.
+    pub url: String,
+    /// Start of the passage.
+    pub snippet: String,
+    /// Cosine similarity.
+    pub score: f32,
+}
+
+/// One token of the tokenizer playground.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenOut {
+    /// Token string (`[CLS]`, `hello`, `##ing`, …).
+    pub token: String,
+    /// Token id.
+    pub id: u32,
+}
+
+/// One point of the PCA plot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// First principal component.
+    pub x: f32,
+    /// Second principal component.
+    pub y: f32,
+    /// Passage title (tooltip).
+    pub label: String,
+}
+
+/// Where storage stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StorageKind {
+    /// IndexedDB works: models, passages and the index persist.
+    Persistent,
+    /// IndexedDB is unavailable, blocked or full: everything lives in memory for this session.
+    MemoryOnly,
+}
+
+/// A message from the worker to the UI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Event {
+    /// The worker's wasm started and listens for requests.
+    Hello,
+    /// Storage status (sent after opening IndexedDB and whenever a write fails).
+    Storage {
+        /// Persistent or memory only.
+        kind: StorageKind,
+        /// Why storage is unavailable (shown to the user), if it is.
+        message: Option<String>,
+    },
+    /// The model is being fetched: `loaded` of `total` bytes.
+    Download {
+        /// Bytes received.
+        loaded: u64,
+        /// `Content-Length`, if known.
+        total: Option<u64>,
+    },
+    /// The model bytes are complete and being verified.
+    Verifying,
+    /// The model verified and loaded; the worker is ready to embed.
+    ModelReady {
+        /// What was loaded.
+        info: ModelInfo,
+    },
+    /// The model could not be fetched or failed verification; nothing was loaded.
+    ModelFailed {
+        /// Human-readable reason (the engine's [`lightembed::LoadError`] message when verification
+        /// failed).
+        reason: String,
+    },
+    /// The index changed or was restored.
+    Index {
+        /// The new state.
+        state: IndexState,
+    },
+    /// The stored index does not fit the loaded model (spec §8). Searching is disabled until
+    /// [`Request::Reindex`].
+    IndexMismatch {
+        /// The spec's message, e.g. "Index was built with lightembed-en v1.2 but the loaded model
+        /// is v2.0. Re-run `lightembed index`."
+        message: String,
+        /// Passages stored (what a re-index embeds).
+        stored_passages: usize,
+    },
+    /// Indexing progress.
+    Progress {
+        /// Passages embedded in this job.
+        done: usize,
+        /// Passages in this job.
+        total: usize,
+        /// Throughput so far.
+        per_sec: f64,
+        /// Passages embedded since the last `Progress` (the UI sums these: `embed-count`).
+        embedded: usize,
+    },
+    /// An indexing job ended.
+    IndexDone {
+        /// Passages embedded.
+        done: usize,
+        /// Passages in the job.
+        total: usize,
+        /// Stopped by [`Request::Cancel`].
+        cancelled: bool,
+        /// Wall time of the job.
+        seconds: f64,
+        /// Throughput.
+        per_sec: f64,
+    },
+    /// Search results for request `id`.
+    Results {
+        /// The request's id.
+        id: u64,
+        /// Best first.
+        hits: Vec<HitOut>,
+        /// Milliseconds to embed the query.
+        embed_ms: f64,
+        /// Milliseconds to search the index.
+        search_ms: f64,
+    },
+    /// Playground: cosine similarity.
+    Cosine {
+        /// The value in `[-1, 1]`.
+        value: f32,
+        /// Dims used.
+        dims: usize,
+    },
+    /// Playground: tokens.
+    Tokens {
+        /// `[CLS]` … `[SEP]`.
+        tokens: Vec<TokenOut>,
+    },
+    /// Playground: PCA projection.
+    Projection {
+        /// Indexed passages.
+        points: Vec<Point>,
+        /// The query, if one was given.
+        query: Option<Point>,
+        /// Fraction of variance the two components explain.
+        explained: f32,
+    },
+    /// A recoverable error to show in the error banner.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+    /// The worker panicked (it is about to trap; the UI restarts it).
+    Panic {
+        /// The panic message.
+        message: String,
+    },
+}
+
+impl Request {
+    /// JSON text of this request.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("requests always serialise")
+    }
+
+    /// Parses a request.
+    ///
+    /// # Errors
+    /// The `serde_json` message when `s` is not a valid request.
+    pub fn from_json(s: &str) -> Result<Request, String> {
+        serde_json::from_str(s).map_err(|e| format!("bad request: {e}"))
+    }
+}
+
+impl Event {
+    /// JSON text of this event.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("events always serialise")
+    }
+
+    /// Parses an event.
+    ///
+    /// # Errors
+    /// The `serde_json` message when `s` is not a valid event.
+    pub fn from_json(s: &str) -> Result<Event, String> {
+        serde_json::from_str(s).map_err(|e| format!("bad event: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_through_json() {
+        let reqs = vec![
+            Request::LoadModel { url: "models/a.bin".into(), sha256: Some("ab".into()), no_store: false },
+            Request::Search { id: 7, query: "ownership".into(), k: 5 },
+            Request::IndexPassages {
+                passages: vec![Passage {
+                    id: "user/a#0".into(),
+                    doc_id: "user/a".into(),
+                    title: "A".into(),
+                    heading: String::new(),
+                    url: String::new(),
+                    text: "hello".into(),
+                }],
+                dims: Some(64),
+            },
+            Request::Cancel,
+        ];
+        for r in reqs {
+            assert_eq!(Request::from_json(&r.to_json()).unwrap(), r);
+        }
+    }
+
+    #[test]
+    fn events_round_trip_and_are_tagged() {
+        let e = Event::Progress { done: 3, total: 10, per_sec: 12.5, embedded: 3 };
+        let s = e.to_json();
+        assert!(s.contains(r#""type":"Progress""#), "{s}");
+        assert_eq!(Event::from_json(&s).unwrap(), e);
+        assert!(Event::from_json("{\"type\":\"Nope\"}").is_err());
+    }
+
+    #[test]
+    fn doc_id_is_the_part_before_the_hash() {
+        assert_eq!(doc_id_of("rust-book/ch04-01#the-stack/0"), "rust-book/ch04-01");
+        assert_eq!(doc_id_of("plain"), "plain");
+    }
+}

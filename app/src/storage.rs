@@ -1,0 +1,260 @@
+//! Persistence in IndexedDB (crate `idb`), used by the worker.
+//!
+//! One database ([`DB_NAME`], version [`DB_VERSION`]) with three object stores:
+//!
+//! | store | key | value |
+//! |---|---|---|
+//! | `models` | model URL | `{ validator: string, bytes: Uint8Array }` — the verified `.bin` |
+//! | `passages` | passage id | JSON text of a [`Passage`] (what a re-index embeds) |
+//! | `index` | `"current"` | `Uint8Array`: `Index::to_bytes()` (manifest first, spec §8) |
+//!
+//! Passages and the index are written in **one** transaction, so a reload never sees an index
+//! without its passages or the other way round.
+//!
+//! When IndexedDB is missing, blocked by another tab, or refuses to open, [`Storage::open`]
+//! returns a memory-only storage with the reason; writes that fail later (e.g. quota) return
+//! an error the worker reports, and the app keeps working in memory.
+
+use std::future::IntoFuture;
+
+use idb::{Database, Factory, ObjectStoreParams, TransactionMode};
+use js_sys::{Object, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::protocol::Passage;
+use crate::web::{js_error, sleep_ms};
+
+/// IndexedDB database name used by the app.
+pub const DB_NAME: &str = "lightembed";
+/// Schema version (bump with a migration in `on_upgrade_needed`).
+pub const DB_VERSION: u32 = 1;
+const MODELS: &str = "models";
+const PASSAGES: &str = "passages";
+const INDEX: &str = "index";
+const INDEX_KEY: &str = "current";
+/// How long opening may stay blocked (another tab holding an old version open) before giving up.
+const OPEN_TIMEOUT_MS: i32 = 4000;
+
+/// The app's storage: IndexedDB when available, else nothing (the worker keeps state in memory).
+pub struct Storage {
+    db: Option<Database>,
+    reason: Option<String>,
+}
+
+fn err(e: idb::Error) -> String {
+    // The DOMException name (QuotaExceededError, InvalidStateError, …) is the useful part.
+    let s = e.to_string();
+    if s.contains("QuotaExceeded") {
+        format!("storage quota exceeded ({s})")
+    } else {
+        s
+    }
+}
+
+impl Storage {
+    /// Opens (creating or upgrading) database `name`. Never fails: on any error the result is
+    /// memory-only and [`Storage::unavailable_reason`] says why.
+    pub async fn open(name: &str) -> Storage {
+        match Self::try_open(name).await {
+            Ok(db) => Storage { db: Some(db), reason: None },
+            Err(reason) => Storage::memory(reason),
+        }
+    }
+
+    /// Storage that persists nothing, with the reason shown to the user.
+    pub fn memory(reason: impl Into<String>) -> Storage {
+        Storage { db: None, reason: Some(reason.into()) }
+    }
+
+    async fn try_open(name: &str) -> Result<Database, String> {
+        let factory = Factory::new().map_err(|e| format!("IndexedDB is not available in this browser context ({})", err(e)))?;
+        let mut req = factory
+            .open(name, Some(DB_VERSION))
+            .map_err(|e| format!("IndexedDB refused to open the database ({})", err(e)))?;
+        req.on_upgrade_needed(|event| {
+            use idb::Event as _;
+            let Ok(req) = event.target() else { return };
+            let Ok(db) = req.database() else { return };
+            let names = db.store_names();
+            for store in [MODELS, PASSAGES, INDEX] {
+                if !names.iter().any(|n| n == store) {
+                    let _ = db.create_object_store(store, ObjectStoreParams::new());
+                }
+            }
+        });
+        let blocked = std::rc::Rc::new(std::cell::Cell::new(false));
+        let b2 = blocked.clone();
+        req.on_blocked(move |_| b2.set(true));
+        let open = std::pin::pin!(req.into_future());
+        let timeout = std::pin::pin!(sleep_ms(OPEN_TIMEOUT_MS));
+        match futures::future::select(open, timeout).await {
+            futures::future::Either::Left((Ok(db), _)) => Ok(db),
+            futures::future::Either::Left((Err(e), _)) => {
+                Err(format!("IndexedDB could not be opened ({})", err(e)))
+            }
+            futures::future::Either::Right(_) => Err(if blocked.get() {
+                "IndexedDB is blocked by another tab of this app holding an older version open; close it and reload".to_string()
+            } else {
+                format!("IndexedDB did not open within {} s", OPEN_TIMEOUT_MS / 1000)
+            }),
+        }
+    }
+
+    /// `true` when IndexedDB is open.
+    pub fn is_persistent(&self) -> bool {
+        self.db.is_some()
+    }
+
+    /// Why storage is memory-only, if it is.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// Switches to memory-only after a failed write (e.g. quota), keeping the reason.
+    pub fn degrade(&mut self, reason: impl Into<String>) {
+        if let Some(db) = self.db.take() {
+            db.close();
+        }
+        self.reason = Some(reason.into());
+    }
+
+    fn db(&self) -> Result<&Database, String> {
+        self.db.as_ref().ok_or_else(|| self.reason.clone().unwrap_or_else(|| "storage unavailable".into()))
+    }
+
+    /// The cached model bytes for `url` and their validator, if any.
+    ///
+    /// # Errors
+    /// IndexedDB errors.
+    pub async fn get_model(&self, url: &str) -> Result<Option<(String, Vec<u8>)>, String> {
+        let Ok(db) = self.db() else { return Ok(None) };
+        let tx = db.transaction(&[MODELS], TransactionMode::ReadOnly).map_err(err)?;
+        let store = tx.object_store(MODELS).map_err(err)?;
+        let value = store.get(JsValue::from_str(url)).map_err(err)?.await.map_err(err)?;
+        let Some(value) = value else { return Ok(None) };
+        let validator = Reflect::get(&value, &"validator".into()).ok().and_then(|v| v.as_string());
+        let bytes = Reflect::get(&value, &"bytes".into()).ok().filter(|b| b.is_instance_of::<Uint8Array>());
+        match (validator, bytes) {
+            (Some(v), Some(b)) => Ok(Some((v, Uint8Array::new(&b).to_vec()))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Caches verified model bytes for `url` under `validator`.
+    ///
+    /// # Errors
+    /// IndexedDB errors (quota!).
+    pub async fn put_model(&self, url: &str, validator: &str, bytes: &[u8]) -> Result<(), String> {
+        let db = self.db()?;
+        let obj = Object::new();
+        let set = |k: &str, v: &JsValue| Reflect::set(&obj, &k.into(), v).map(|_| ()).map_err(|e| js_error(&e));
+        set("validator", &JsValue::from_str(validator))?;
+        set("bytes", &Uint8Array::from(bytes).into())?;
+        let tx = db.transaction(&[MODELS], TransactionMode::ReadWrite).map_err(err)?;
+        let store = tx.object_store(MODELS).map_err(err)?;
+        store.put(&obj, Some(&JsValue::from_str(url))).map_err(err)?.await.map_err(err)?;
+        commit(tx).await
+    }
+
+    /// Removes the cached model for `url`.
+    ///
+    /// # Errors
+    /// IndexedDB errors.
+    pub async fn delete_model(&self, url: &str) -> Result<(), String> {
+        let Ok(db) = self.db() else { return Ok(()) };
+        let tx = db.transaction(&[MODELS], TransactionMode::ReadWrite).map_err(err)?;
+        let store = tx.object_store(MODELS).map_err(err)?;
+        store.delete(JsValue::from_str(url)).map_err(err)?.await.map_err(err)?;
+        commit(tx).await
+    }
+
+    /// The stored index bytes, if any.
+    ///
+    /// # Errors
+    /// IndexedDB errors.
+    pub async fn get_index(&self) -> Result<Option<Vec<u8>>, String> {
+        let Ok(db) = self.db() else { return Ok(None) };
+        let tx = db.transaction(&[INDEX], TransactionMode::ReadOnly).map_err(err)?;
+        let store = tx.object_store(INDEX).map_err(err)?;
+        let value = store.get(JsValue::from_str(INDEX_KEY)).map_err(err)?.await.map_err(err)?;
+        Ok(value.filter(|v| v.is_instance_of::<Uint8Array>()).map(|v| Uint8Array::new(&v).to_vec()))
+    }
+
+    /// In one transaction: stores `put` passages, deletes the `delete` passage ids, and replaces
+    /// the index bytes (`None`: removes the stored index).
+    ///
+    /// # Errors
+    /// IndexedDB errors (quota!); nothing is written then.
+    pub async fn save(&self, put: &[Passage], delete: &[String], index: Option<&[u8]>) -> Result<(), String> {
+        let db = self.db()?;
+        let tx = db.transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite).map_err(err)?;
+        let ps = tx.object_store(PASSAGES).map_err(err)?;
+        for p in put {
+            let json = serde_json::to_string(p).map_err(|e| e.to_string())?;
+            // Requests in one transaction complete in order; awaiting only the last is enough,
+            // the transaction's completion covers them all.
+            ps.put(&JsValue::from_str(&json), Some(&JsValue::from_str(&p.id))).map_err(err)?;
+        }
+        for id in delete {
+            ps.delete(JsValue::from_str(id)).map_err(err)?;
+        }
+        let ix = tx.object_store(INDEX).map_err(err)?;
+        match index {
+            Some(bytes) => {
+                ix.put(&Uint8Array::from(bytes).into(), Some(&JsValue::from_str(INDEX_KEY))).map_err(err)?;
+            }
+            None => {
+                ix.delete(JsValue::from_str(INDEX_KEY)).map_err(err)?;
+            }
+        }
+        commit(tx).await
+    }
+
+    /// Every stored passage (in key order).
+    ///
+    /// # Errors
+    /// IndexedDB errors or a stored record that is not a passage.
+    pub async fn all_passages(&self) -> Result<Vec<Passage>, String> {
+        let Ok(db) = self.db() else { return Ok(Vec::new()) };
+        let tx = db.transaction(&[PASSAGES], TransactionMode::ReadOnly).map_err(err)?;
+        let store = tx.object_store(PASSAGES).map_err(err)?;
+        let values = store.get_all(None, None).map_err(err)?.await.map_err(err)?;
+        values
+            .into_iter()
+            .map(|v| {
+                let s = v.as_string().ok_or("stored passage is not text")?;
+                serde_json::from_str::<Passage>(&s).map_err(|e| format!("stored passage is damaged: {e}"))
+            })
+            .collect()
+    }
+
+    /// Number of stored passages.
+    ///
+    /// # Errors
+    /// IndexedDB errors.
+    pub async fn count_passages(&self) -> Result<usize, String> {
+        let Ok(db) = self.db() else { return Ok(0) };
+        let tx = db.transaction(&[PASSAGES], TransactionMode::ReadOnly).map_err(err)?;
+        let store = tx.object_store(PASSAGES).map_err(err)?;
+        Ok(store.count(None).map_err(err)?.await.map_err(err)? as usize)
+    }
+
+    /// Deletes every passage and the index (models stay cached).
+    ///
+    /// # Errors
+    /// IndexedDB errors.
+    pub async fn clear_index(&self) -> Result<(), String> {
+        let Ok(db) = self.db() else { return Ok(()) };
+        let tx = db.transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite).map_err(err)?;
+        tx.object_store(PASSAGES).map_err(err)?.clear().map_err(err)?;
+        tx.object_store(INDEX).map_err(err)?.clear().map_err(err)?;
+        commit(tx).await
+    }
+}
+
+async fn commit(tx: idb::Transaction) -> Result<(), String> {
+    match tx.await.map_err(err)? {
+        idb::TransactionResult::Committed => Ok(()),
+        idb::TransactionResult::Aborted => Err("the IndexedDB transaction was aborted (quota or a blocked database)".into()),
+    }
+}

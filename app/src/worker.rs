@@ -1,0 +1,508 @@
+//! The worker's message loop: receives [`Request`]s, drives [`Core`], fetch and [`Storage`],
+//! and posts [`Event`]s. Started by the `worker` binary ([`start`]).
+//!
+//! Long jobs (downloading, indexing) are `async` tasks that yield to the event loop between
+//! batches, so a [`Request::Cancel`] or a search is handled while indexing runs. A generation
+//! counter, bumped by every [`Request::LoadModel`], stops jobs that belong to a replaced model.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use crate::core::{load_model, AttachError, Core};
+use crate::protocol::{doc_id_of, Event, Passage, Request, StorageKind};
+use crate::storage::{Storage, DB_NAME};
+use crate::web::{fetch_bytes, fetch_text, head_validator, now_ms, sleep_ms};
+
+/// Passages embedded per forward pass while indexing.
+const BATCH: usize = 4;
+/// Embedding runs this long (ms) before the job yields to the event loop and reports progress.
+const SLICE_MS: f64 = 40.0;
+
+/// Where events go instead of `postMessage` (tests).
+pub type Sink = Rc<dyn Fn(&Event)>;
+
+thread_local! {
+    static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+}
+
+/// Routes events to `sink` instead of `postMessage` (`None`: back to `postMessage`). Lets the
+/// browser tests drive a [`WorkerApp`] on the page's thread and read what it would post.
+pub fn set_sink(sink: Option<Sink>) {
+    SINK.with(|s| *s.borrow_mut() = sink);
+}
+
+/// Posts an event to the UI (as JSON text).
+pub fn post(event: &Event) {
+    if let Some(sink) = SINK.with(|s| s.borrow().clone()) {
+        // Round-trip through JSON like the real channel does.
+        let json = event.to_json();
+        sink(&Event::from_json(&json).expect("events round-trip"));
+        return;
+    }
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let _ = scope.post_message(&JsValue::from_str(&event.to_json()));
+}
+
+/// Installs the panic hook and the message handler, then says hello. Called once by the
+/// `worker` binary's `main`.
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info.to_string();
+        web_sys::console::error_1(&JsValue::from_str(&format!("lightembed worker panicked: {message}")));
+        post(&Event::Panic { message });
+    }));
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let app = WorkerApp::new(DB_NAME);
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        let Some(text) = ev.data().as_string() else {
+            post(&Event::Error { message: "worker received a non-text message".into() });
+            return;
+        };
+        WorkerApp::handle_json(&app, &text);
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    post(&Event::Hello);
+}
+
+/// The worker's state and request handling. One per worker; tests create their own with a
+/// private database name.
+#[derive(Default)]
+pub struct WorkerApp {
+    db_name: String,
+    core: RefCell<Core>,
+    storage: RefCell<Option<Rc<Storage>>>,
+    /// Bumped by every model load; jobs compare it to stop when superseded.
+    generation: Cell<u64>,
+    cancel: Cell<bool>,
+    busy: Cell<bool>,
+    /// Passages indexed in this session (for re-indexing when storage is memory-only).
+    session_passages: RefCell<HashMap<String, Passage>>,
+    /// The last index bytes when storage is memory-only (restored after a model switch).
+    mem_index: RefCell<Option<Vec<u8>>>,
+}
+
+impl WorkerApp {
+    /// A worker state that stores into IndexedDB database `db_name`.
+    pub fn new(db_name: &str) -> Rc<WorkerApp> {
+        Rc::new(WorkerApp { db_name: db_name.to_string(), ..Default::default() })
+    }
+
+    /// Handles one message (JSON text of a [`Request`]); results are [`post`]ed.
+    pub fn handle_json(this: &Rc<WorkerApp>, text: &str) {
+        match Request::from_json(text) {
+            Ok(req) => WorkerApp::dispatch(this, req),
+            Err(message) => post(&Event::Error { message }),
+        }
+    }
+
+    fn dispatch(this: &Rc<WorkerApp>, req: Request) {
+        let me = this.clone();
+        match req {
+            Request::LoadModel { url, sha256, no_store } => {
+                me.generation.set(me.generation.get() + 1);
+                me.cancel.set(true);
+                wasm_bindgen_futures::spawn_local(async move { me.load_model(url, sha256, no_store).await });
+            }
+            Request::IndexCorpus { url, limit, dims } => {
+                wasm_bindgen_futures::spawn_local(async move { me.index_corpus(url, limit, dims).await });
+            }
+            Request::IndexPassages { passages, dims } => {
+                wasm_bindgen_futures::spawn_local(async move { me.index_job(passages, dims, false).await });
+            }
+            Request::Reindex { dims } => {
+                wasm_bindgen_futures::spawn_local(async move { me.reindex(dims).await });
+            }
+            Request::Cancel => me.cancel.set(true),
+            Request::Search { id, query, k } => me.search(id, &query, k),
+            Request::DeleteDoc { doc_id } => {
+                wasm_bindgen_futures::spawn_local(async move { me.delete_doc(doc_id).await });
+            }
+            Request::ClearIndex => {
+                wasm_bindgen_futures::spawn_local(async move { me.clear_index().await });
+            }
+            Request::Cosine { a, b, dims } => match me.core.borrow().cosine(&a, &b, dims) {
+                Ok((value, dims)) => post(&Event::Cosine { value, dims }),
+                Err(message) => post(&Event::Error { message }),
+            },
+            Request::Tokenize { text } => match me.core.borrow().tokenize(&text) {
+                Ok(tokens) => post(&Event::Tokens { tokens }),
+                Err(message) => post(&Event::Error { message }),
+            },
+            Request::Project { query, max_points } => match me.core.borrow().project(query.as_deref(), max_points) {
+                Ok((points, query, explained)) => post(&Event::Projection { points, query, explained }),
+                Err(message) => post(&Event::Error { message }),
+            },
+            Request::Crash => panic!("crash requested by the UI (test hook)"),
+        }
+    }
+
+    fn storage(&self) -> Rc<Storage> {
+        self.storage.borrow().clone().unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
+    }
+
+    async fn open_storage(&self, no_store: bool) {
+        if self.storage.borrow().is_some() {
+            return;
+        }
+        let s = if no_store {
+            Storage::memory("IndexedDB is disabled (?nostore): the index lives in memory for this session")
+        } else {
+            Storage::open(&self.db_name).await
+        };
+        post(&storage_event(&s));
+        *self.storage.borrow_mut() = Some(Rc::new(s));
+    }
+
+    /// A write failed: switch to memory-only and say so.
+    fn degrade(&self, reason: String) {
+        let message = format!("Saving to IndexedDB failed ({reason}). The app keeps working in memory; the index will not survive a reload.");
+        let s = Storage::memory(message);
+        post(&storage_event(&s));
+        *self.storage.borrow_mut() = Some(Rc::new(s));
+    }
+
+    async fn load_model(self: Rc<Self>, url: String, sha256: Option<String>, no_store: bool) {
+        let generation = self.generation.get();
+        *self.core.borrow_mut() = Core::new();
+        self.open_storage(no_store).await;
+        let storage = self.storage();
+        post(&Event::Download { loaded: 0, total: None });
+
+        let validator = match &sha256 {
+            Some(s) => Some(format!("sha256={s}")),
+            None => head_validator(&url).await,
+        };
+        let mut cached = None;
+        if let Some(v) = &validator {
+            match storage.get_model(&url).await {
+                Ok(Some((stored, bytes))) if &stored == v => cached = Some(bytes),
+                Ok(_) => {}
+                Err(e) => post(&Event::Error { message: format!("Reading the model cache failed: {e}") }),
+            }
+        }
+        let from_cache = cached.is_some();
+        let bytes = match cached {
+            Some(b) => b,
+            None => {
+                let mut last = 0.0;
+                let r = fetch_bytes(&url, |loaded, total| {
+                    let t = now_ms();
+                    if t - last > 50.0 || total == Some(loaded) {
+                        last = t;
+                        post(&Event::Download { loaded, total });
+                    }
+                })
+                .await;
+                match r {
+                    Ok(b) => b,
+                    Err(reason) => {
+                        if self.generation.get() == generation {
+                            post(&Event::ModelFailed { reason });
+                        }
+                        return;
+                    }
+                }
+            }
+        };
+        if self.generation.get() != generation {
+            return;
+        }
+        post(&Event::Download { loaded: bytes.len() as u64, total: Some(bytes.len() as u64) });
+        post(&Event::Verifying);
+        sleep_ms(0).await;
+        let t0 = now_ms();
+        let (model, mut info) = match load_model(&bytes, &url) {
+            Ok(x) => x,
+            Err(e) => {
+                if from_cache {
+                    // A damaged cache entry: drop it; the retry downloads afresh.
+                    let _ = storage.delete_model(&url).await;
+                }
+                post(&Event::ModelFailed { reason: format!("The model file failed verification: {e}") });
+                return;
+            }
+        };
+        info.verify_ms = now_ms() - t0;
+        info.from_cache = from_cache;
+        if let Some(expected) = &sha256 {
+            if !expected.eq_ignore_ascii_case(&info.sha256) {
+                post(&Event::Error {
+                    message: format!(
+                        "models/manifest.json lists SHA-256 {expected} for {url} but the file is {} (rebuild the app to refresh the manifest)",
+                        info.sha256
+                    ),
+                });
+            }
+        }
+        if !from_cache && storage.is_persistent() {
+            if let Some(v) = &validator {
+                if let Err(e) = storage.put_model(&url, v, &bytes).await {
+                    post(&Event::Error { message: format!("The model could not be cached in IndexedDB ({e}); it will be downloaded again next time.") });
+                }
+            }
+        }
+        if self.generation.get() != generation {
+            return;
+        }
+        self.core.borrow_mut().set_model(model, info.clone());
+        post(&Event::ModelReady { info });
+        self.restore_index().await;
+    }
+
+    async fn restore_index(&self) {
+        let storage = self.storage();
+        let t0 = now_ms();
+        let bytes = if storage.is_persistent() {
+            match storage.get_index().await {
+                Ok(b) => b,
+                Err(e) => {
+                    post(&Event::Error { message: format!("Reading the stored index failed: {e}") });
+                    None
+                }
+            }
+        } else {
+            self.mem_index.borrow().clone()
+        };
+        let Some(bytes) = bytes else {
+            post(&Event::Index { state: self.core.borrow().state() });
+            return;
+        };
+        let attached = self.core.borrow_mut().attach_index(&bytes);
+        match attached {
+            Ok(notes) => {
+                let mut state = self.core.borrow().state();
+                state.notes = notes;
+                state.restored = true;
+                state.restore_ms = now_ms() - t0;
+                post(&Event::Index { state });
+            }
+            Err(AttachError::Mismatch(message)) => {
+                let stored_passages = if storage.is_persistent() {
+                    storage.count_passages().await.unwrap_or(0)
+                } else {
+                    self.session_passages.borrow().len()
+                };
+                post(&Event::Index { state: self.core.borrow().state() });
+                post(&Event::IndexMismatch { message, stored_passages });
+            }
+            Err(AttachError::Corrupt(reason)) => {
+                post(&Event::Error { message: format!("The stored index is damaged and was ignored ({reason}). Re-index to rebuild it.") });
+                post(&Event::Index { state: self.core.borrow().state() });
+            }
+        }
+    }
+
+    async fn index_corpus(self: Rc<Self>, url: String, limit: Option<usize>, dims: Option<usize>) {
+        let text = match fetch_text(&url).await {
+            Ok(t) => t,
+            Err(message) => {
+                post(&Event::Error { message: format!("Could not fetch the corpus: {message}") });
+                return;
+            }
+        };
+        let mut passages = Vec::new();
+        for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            if limit.is_some_and(|l| passages.len() >= l) {
+                break;
+            }
+            match serde_json::from_str::<CorpusRecord>(line) {
+                Ok(r) => {
+                    let id = format!("rust-book/{}", r.id);
+                    passages.push(Passage { doc_id: doc_id_of(&id).to_string(), id, title: r.title, heading: r.heading, url: r.url, text: r.text });
+                }
+                Err(e) => {
+                    post(&Event::Error { message: format!("corpus line {} is not a passage: {e}", n + 1) });
+                    return;
+                }
+            }
+        }
+        // Passages already indexed are not embedded again.
+        let fresh: Vec<Passage> = {
+            let core = self.core.borrow();
+            passages.into_iter().filter(|p| !core.index().is_some_and(|i| i.contains(&p.id))).collect()
+        };
+        self.index_job(fresh, dims, false).await;
+    }
+
+    async fn reindex(self: Rc<Self>, dims: Option<usize>) {
+        if self.busy.get() {
+            post(&Event::Error { message: "Indexing is already running; cancel it first.".into() });
+            return;
+        }
+        let storage = self.storage();
+        let mut by_id: HashMap<String, Passage> = self.session_passages.borrow().clone();
+        match storage.all_passages().await {
+            Ok(ps) => by_id.extend(ps.into_iter().map(|p| (p.id.clone(), p))),
+            Err(e) => post(&Event::Error { message: format!("Reading stored passages failed: {e}") }),
+        }
+        let mut passages: Vec<Passage> = by_id.into_values().collect();
+        passages.sort_by(|a, b| a.id.cmp(&b.id));
+        self.index_job(passages, dims, true).await;
+    }
+
+    /// Embeds and inserts `passages`, reporting progress, then persists passages + index.
+    /// `fresh`: start a new index (re-index) instead of adding to the current one.
+    async fn index_job(self: Rc<Self>, passages: Vec<Passage>, dims: Option<usize>, fresh: bool) {
+        if self.busy.get() {
+            post(&Event::Error { message: "Indexing is already running; cancel it first.".into() });
+            return;
+        }
+        let generation = self.generation.get();
+        let prepared = {
+            let mut core = self.core.borrow_mut();
+            if fresh { core.new_index(dims) } else { core.ensure_index(dims) }
+        };
+        if let Err(message) = prepared {
+            post(&Event::Error { message });
+            return;
+        }
+        self.busy.set(true);
+        self.cancel.set(false);
+        let total = passages.len();
+        let t0 = now_ms();
+        let mut done = 0usize;
+        let mut reported = 0usize;
+        let mut slice_start = now_ms();
+        let mut cancelled = false;
+        post(&Event::Progress { done: 0, total, per_sec: 0.0, embedded: 0 });
+        for chunk in passages.chunks(BATCH) {
+            if self.cancel.get() || self.generation.get() != generation {
+                cancelled = true;
+                break;
+            }
+            let result = {
+                let vectors = self.core.borrow().embed_passages(chunk);
+                vectors.and_then(|vs| {
+                    let mut core = self.core.borrow_mut();
+                    chunk.iter().zip(&vs).try_for_each(|(p, v)| core.insert(p, v))
+                })
+            };
+            if let Err(message) = result {
+                post(&Event::Error { message: format!("Indexing failed: {message}") });
+                cancelled = true;
+                break;
+            }
+            {
+                let mut session = self.session_passages.borrow_mut();
+                for p in chunk {
+                    session.insert(p.id.clone(), p.clone());
+                }
+            }
+            done += chunk.len();
+            if now_ms() - slice_start >= SLICE_MS || done == total {
+                let secs = (now_ms() - t0) / 1000.0;
+                post(&Event::Progress { done, total, per_sec: rate(done, secs), embedded: done - reported });
+                reported = done;
+                sleep_ms(0).await;
+                slice_start = now_ms();
+            }
+        }
+        if done > reported {
+            let secs = (now_ms() - t0) / 1000.0;
+            post(&Event::Progress { done, total, per_sec: rate(done, secs), embedded: done - reported });
+        }
+        self.busy.set(false);
+        if self.generation.get() != generation {
+            // The model changed under this job: its vectors belong to the old model; drop them.
+            return;
+        }
+        let seconds = (now_ms() - t0) / 1000.0;
+        post(&Event::IndexDone { done, total, cancelled, seconds, per_sec: rate(done, seconds) });
+        post(&Event::Index { state: self.core.borrow().state() });
+        let bytes = self.core.borrow().index_bytes();
+        self.persist(&passages[..done], &[], bytes).await;
+    }
+
+    async fn persist(&self, put: &[Passage], delete: &[String], index: Option<Vec<u8>>) {
+        let storage = self.storage();
+        if storage.is_persistent() {
+            if let Err(e) = storage.save(put, delete, index.as_deref()).await {
+                self.degrade(e);
+                *self.mem_index.borrow_mut() = index;
+            }
+        } else {
+            *self.mem_index.borrow_mut() = index;
+        }
+    }
+
+    fn search(&self, id: u64, query: &str, k: usize) {
+        let core = self.core.borrow();
+        let t0 = now_ms();
+        let v = match core.embed_query(query) {
+            Ok(v) => v,
+            Err(message) => {
+                post(&Event::Error { message });
+                return;
+            }
+        };
+        let t1 = now_ms();
+        match core.search_vector(&v, k) {
+            Ok(hits) => post(&Event::Results { id, hits, embed_ms: t1 - t0, search_ms: now_ms() - t1 }),
+            Err(message) => post(&Event::Error { message }),
+        }
+    }
+
+    async fn delete_doc(self: Rc<Self>, doc_id: String) {
+        if self.busy.get() {
+            post(&Event::Error { message: "Wait for indexing to finish (or cancel it) before deleting.".into() });
+            return;
+        }
+        let ids = self.core.borrow_mut().delete_doc(&doc_id);
+        {
+            let mut session = self.session_passages.borrow_mut();
+            for id in &ids {
+                session.remove(id);
+            }
+        }
+        post(&Event::Index { state: self.core.borrow().state() });
+        let bytes = self.core.borrow().index_bytes();
+        self.persist(&[], &ids, bytes).await;
+    }
+
+    async fn clear_index(self: Rc<Self>) {
+        if self.busy.get() {
+            self.cancel.set(true);
+        }
+        self.core.borrow_mut().drop_index();
+        self.session_passages.borrow_mut().clear();
+        *self.mem_index.borrow_mut() = None;
+        post(&Event::Index { state: self.core.borrow().state() });
+        if let Err(e) = self.storage().clear_index().await {
+            post(&Event::Error { message: format!("Clearing IndexedDB failed: {e}") });
+        }
+    }
+}
+
+fn rate(n: usize, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+fn storage_event(s: &Storage) -> Event {
+    if s.is_persistent() {
+        Event::Storage { kind: StorageKind::Persistent, message: None }
+    } else {
+        Event::Storage { kind: StorageKind::MemoryOnly, message: s.unavailable_reason().map(str::to_string) }
+    }
+}
+
+/// One line of the bundled corpus (`scripts/make_corpus.py`).
+#[derive(serde::Deserialize)]
+struct CorpusRecord {
+    id: String,
+    title: String,
+    #[serde(default)]
+    heading: String,
+    #[serde(default)]
+    url: String,
+    text: String,
+}

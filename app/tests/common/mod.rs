@@ -1,0 +1,97 @@
+//! Helpers shared by the browser tests (kept in `common/mod.rs` so it is not a test target).
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use lightembed_app::protocol::{Event, Passage};
+use lightembed_app::web::{now_ms, sleep_ms};
+use wasm_bindgen::JsValue;
+
+/// A valid static fixture model (fp32, uncased) from the reference packer.
+pub const MODEL: &[u8] = include_bytes!("../../../tests/fixtures/models/static_fp32_uncased.bin");
+
+/// A database name no other test (or earlier run) uses.
+pub fn unique_db(prefix: &str) -> String {
+    format!("{prefix}-{}-{}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e9) as u64)
+}
+
+/// A `blob:` URL serving `bytes` (fetch works on it like on a served file).
+pub fn blob_url(bytes: &[u8]) -> String {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes).into());
+    let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).expect("blob");
+    web_sys::Url::create_object_url_with_blob(&blob).expect("object url")
+}
+
+/// SHA-256 (hex) of a model file: its trailing 32 bytes.
+pub fn sha_hex(model: &[u8]) -> String {
+    model[model.len() - 32..].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The model with header byte 44 (`version_major`) set to `major` and the trailer re-hashed.
+pub fn with_major(model: &[u8], major: u8) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let mut b = model.to_vec();
+    b[44] = major;
+    let n = b.len() - 32;
+    let h = Sha256::digest(&b[..n]);
+    b[n..].copy_from_slice(&h);
+    b
+}
+
+/// `n` passages over 3 documents.
+pub fn passages(n: usize) -> Vec<Passage> {
+    (0..n)
+        .map(|i| Passage {
+            id: format!("doc{}#{i}", i % 3),
+            doc_id: format!("doc{}", i % 3),
+            title: format!("Document {}", i % 3),
+            heading: String::new(),
+            url: format!("https://example.invalid/{i}"),
+            text: format!("passage {i} the quick brown fox {} jumps over the lazy dog", "hello world ".repeat(i % 7)),
+        })
+        .collect()
+}
+
+/// Events the worker posted, in order.
+#[derive(Clone, Default)]
+pub struct Events(pub Rc<RefCell<Vec<Event>>>);
+
+impl Events {
+    /// Routes the worker's `post` into this log.
+    pub fn install() -> Events {
+        let log = Events::default();
+        let l2 = log.clone();
+        lightembed_app::worker::set_sink(Some(Rc::new(move |e: &Event| l2.0.borrow_mut().push(e.clone()))));
+        log
+    }
+
+    /// Forgets everything logged so far.
+    pub fn clear(&self) {
+        self.0.borrow_mut().clear();
+    }
+
+    /// A snapshot.
+    pub fn all(&self) -> Vec<Event> {
+        self.0.borrow().clone()
+    }
+
+    /// Waits (≤ 20 s) for an event matching `pred` and returns it.
+    pub async fn wait<F: Fn(&Event) -> bool>(&self, what: &str, pred: F) -> Event {
+        let t0 = now_ms();
+        loop {
+            if let Some(e) = self.0.borrow().iter().find(|e| pred(e)) {
+                return e.clone();
+            }
+            if now_ms() - t0 > 20_000.0 {
+                panic!("timed out waiting for {what}; got {:?}", self.0.borrow());
+            }
+            sleep_ms(10).await;
+        }
+    }
+}
+
+/// Logs to the browser console (visible with `--nocapture`-like runner output).
+pub fn log(s: &str) {
+    web_sys::console::log_1(&JsValue::from_str(s));
+}

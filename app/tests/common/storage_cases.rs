@@ -1,0 +1,71 @@
+//! The storage test bodies, shared by `storage.rs` (page) and `storage_in_worker.rs` (worker).
+#![allow(dead_code)]
+
+use lightembed_app::storage::Storage;
+
+use crate::common::{passages, unique_db};
+
+pub async fn models_are_cached_by_url_and_validator() {
+    let s = Storage::open(&unique_db("models")).await;
+    assert!(s.is_persistent(), "IndexedDB should open: {:?}", s.unavailable_reason());
+    assert_eq!(s.get_model("models/a.bin").await.unwrap(), None);
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
+    s.put_model("models/a.bin", "sha256=ab", &bytes).await.unwrap();
+    let (v, b) = s.get_model("models/a.bin").await.unwrap().expect("cached");
+    assert_eq!(v, "sha256=ab");
+    assert_eq!(b, bytes);
+    // Replacing keeps one entry per URL.
+    s.put_model("models/a.bin", "sha256=cd", &bytes[..10]).await.unwrap();
+    let (v, b) = s.get_model("models/a.bin").await.unwrap().unwrap();
+    assert_eq!((v.as_str(), b.len()), ("sha256=cd", 10));
+    s.delete_model("models/a.bin").await.unwrap();
+    assert_eq!(s.get_model("models/a.bin").await.unwrap(), None);
+}
+
+pub async fn passages_and_index_are_saved_together_and_survive_reopening() {
+    let name = unique_db("index");
+    let s = Storage::open(&name).await;
+    assert!(s.is_persistent());
+    assert_eq!(s.get_index().await.unwrap(), None);
+    let ps = passages(30);
+    let index_bytes = vec![7u8; 4096];
+    s.save(&ps, &[], Some(&index_bytes)).await.unwrap();
+    assert_eq!(s.count_passages().await.unwrap(), 30);
+    drop(s);
+
+    // A new connection (as after a reload) sees the same data.
+    let s = Storage::open(&name).await;
+    assert_eq!(s.get_index().await.unwrap().as_deref(), Some(&index_bytes[..]));
+    let mut back = s.all_passages().await.unwrap();
+    back.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut want = ps.clone();
+    want.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(back, want);
+
+    // Delete some, replace the index.
+    let gone: Vec<String> = ps.iter().take(10).map(|p| p.id.clone()).collect();
+    s.save(&[], &gone, Some(&[1, 2, 3])).await.unwrap();
+    assert_eq!(s.count_passages().await.unwrap(), 20);
+    assert_eq!(s.get_index().await.unwrap(), Some(vec![1, 2, 3]));
+    s.save(&[], &[], None).await.unwrap();
+    assert_eq!(s.get_index().await.unwrap(), None);
+    s.clear_index().await.unwrap();
+    assert_eq!(s.count_passages().await.unwrap(), 0);
+}
+
+pub async fn memory_storage_reports_why() {
+    let mut s = Storage::memory("disabled for the test");
+    assert!(!s.is_persistent());
+    assert_eq!(s.unavailable_reason(), Some("disabled for the test"));
+    // Reads are empty, writes fail with the reason.
+    assert_eq!(s.get_index().await.unwrap(), None);
+    assert_eq!(s.all_passages().await.unwrap(), vec![]);
+    let e = s.save(&passages(1), &[], None).await.unwrap_err();
+    assert!(e.contains("disabled for the test"), "{e}");
+    // A persistent storage degrades after a failed write.
+    let mut p = Storage::open(&unique_db("degrade")).await;
+    p.degrade("quota exceeded");
+    assert!(!p.is_persistent());
+    s.degrade("x");
+    assert_eq!(s.unavailable_reason(), Some("x"));
+}

@@ -1,0 +1,28 @@
+//! IndexedDB storage in headless Chromium (on the page's thread; `storage_in_worker.rs` runs the
+//! same checks inside a dedicated worker, where the app uses it).
+//!
+//! `CHROMEDRIVER=/usr/bin/chromedriver cargo test -p lightembed-app --target wasm32-unknown-unknown`
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+#[path = "common/storage_cases.rs"]
+mod storage_cases;
+
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+async fn models_are_cached_by_url_and_validator() {
+    storage_cases::models_are_cached_by_url_and_validator().await;
+}
+
+#[wasm_bindgen_test]
+async fn passages_and_index_are_saved_together_and_survive_reopening() {
+    storage_cases::passages_and_index_are_saved_together_and_survive_reopening().await;
+}
+
+#[wasm_bindgen_test]
+async fn memory_storage_reports_why() {
+    storage_cases::memory_storage_reports_why().await;
+}

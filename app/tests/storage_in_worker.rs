@@ -1,0 +1,21 @@
+//! The storage checks of `storage.rs`, inside a dedicated worker (where the app's worker uses
+//! IndexedDB).
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+#[path = "common/storage_cases.rs"]
+mod storage_cases;
+
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+#[wasm_bindgen_test]
+async fn models_are_cached_by_url_and_validator() {
+    storage_cases::models_are_cached_by_url_and_validator().await;
+}
+
+#[wasm_bindgen_test]
+async fn passages_and_index_are_saved_together_and_survive_reopening() {
+    storage_cases::passages_and_index_are_saved_together_and_survive_reopening().await;
+}

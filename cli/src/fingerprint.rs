@@ -1,0 +1,881 @@
+//! `lightembed fingerprint` — customer fingerprints (spec §7, ARCHITECTURE decision 9).
+//!
+//! A fingerprinted model stores `W' = R·W`, `b' = R·b` in its PROJECTION section, where `R` is a
+//! block-diagonal orthogonal matrix over the Matryoshka segments `[0,d₁), [d₁,d₂), …,
+//! [d_k, output_dim)` derived from a 64-bit seed kept in the license registry next to
+//! `license_id`. The engine knows nothing about it; this module lives in the CLI on purpose.
+//!
+//! The algorithm is specified bit for bit in `docs/fingerprinting.md` and implemented the same
+//! way in `reference/fingerprint.py`; both are checked against
+//! `tests/fixtures/fingerprint/rotations.json`:
+//!
+//! * SplitMix64 PRNG ([`SplitMix64`]); block `i`'s state is the `i`-th output of
+//!   `SplitMix64(seed)` ([`block_seeds`]);
+//! * Box–Muller Gaussians in f64 ([`gaussians`]);
+//! * each `m×m` block: a Gaussian matrix filled row-major, orthonormalised column by column with
+//!   classical Gram–Schmidt applied twice (CGS2), which is the Haar-distributed `Q` of a QR with
+//!   `diag(R) > 0` ([`haar_orthogonal`]).
+//!
+//! Detection ([`detect`]): embed the committed probe set with the plain reference model and the
+//! suspect, recover `R̂ = U·Vᵀ` per block by orthogonal Procrustes (`U·S·Vᵀ = Yᵀ·X`, SVD from
+//! `nalgebra`), and score each registry entry by its distance to `R̂` ([`BlockFit`]: the
+//! singular-value-weighted form of `‖R̂_b − R_b‖_F / √m_b`) averaged over the blocks.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{ArgGroup, Args, Subcommand};
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// SplitMix64 increment (the 64-bit golden ratio).
+pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+/// First SplitMix64 finaliser multiplier.
+pub const MIX1: u64 = 0xBF58_476D_1CE4_E5B9;
+/// Second SplitMix64 finaliser multiplier.
+pub const MIX2: u64 = 0x94D0_49BB_1331_11EB;
+/// Default decision rule: a match needs the best distance at most this…
+pub const MAX_DISTANCE: f64 = 0.5;
+/// …and every other candidate (the identity included) at least this much farther.
+pub const MIN_MARGIN: f64 = 0.3;
+/// Exit code for "no registry entry matches" (no match, ambiguous, or unfingerprinted).
+pub const EXIT_NO_MATCH: u8 = 3;
+/// The committed probe set (`tests/fixtures/fingerprint/probes.txt`), one text per line.
+pub const PROBES: &str = include_str!("../../tests/fixtures/fingerprint/probes.txt");
+/// The registry file's `"format"` value.
+pub const REGISTRY_FORMAT: &str = "lightembed-fingerprint-registry/1";
+
+// ---------------------------------------------------------------------------------------------
+// PRNG, Gaussians, rotation
+// ---------------------------------------------------------------------------------------------
+
+/// SplitMix64: `state += GAMMA; z = state; z = (z ^ z>>30)·MIX1; z = (z ^ z>>27)·MIX2;
+/// return z ^ z>>31` (wrapping).
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator whose first output is computed from `state + GAMMA`.
+    pub fn new(state: u64) -> Self {
+        SplitMix64 { state }
+    }
+
+    /// The next 64-bit output.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(GAMMA);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(MIX1);
+        z = (z ^ (z >> 27)).wrapping_mul(MIX2);
+        z ^ (z >> 31)
+    }
+}
+
+/// `count` standard normal values from `SplitMix64(state)` by Box–Muller, in f64: from two
+/// consecutive outputs `a`, `b`: `u1 = ((a>>11)+1)·2⁻⁵³ ∈ (0,1]`, `u2 = (b>>11)·2⁻⁵³ ∈ [0,1)`,
+/// `r = √(−2 ln u1)`, emit `r·cos(2π u2)` then `r·sin(2π u2)`. An odd count drops the last sine.
+pub fn gaussians(state: u64, count: usize) -> Vec<f64> {
+    const TWO_POW_M53: f64 = 1.0 / (1u64 << 53) as f64;
+    let mut rng = SplitMix64::new(state);
+    let mut out = Vec::with_capacity(count + 1);
+    while out.len() < count {
+        let a = rng.next_u64();
+        let b = rng.next_u64();
+        let u1 = ((a >> 11) + 1) as f64 * TWO_POW_M53;
+        let u2 = (b >> 11) as f64 * TWO_POW_M53;
+        let r = (-2.0 * u1.ln()).sqrt();
+        let theta = std::f64::consts::TAU * u2;
+        out.push(r * theta.cos());
+        out.push(r * theta.sin());
+    }
+    out.truncate(count);
+    out
+}
+
+/// The Matryoshka blocks `[(0,d₁), (d₁,d₂), …, (d_k, output_dim)]` (decision 9).
+/// `matryoshka_dims` are the used entries; a last entry equal to `output_dim` adds no block.
+///
+/// # Errors
+/// `output_dim == 0`, or dims not strictly ascending within `1..=output_dim`.
+pub fn segments(output_dim: usize, matryoshka_dims: &[usize]) -> Result<Vec<(usize, usize)>> {
+    if output_dim == 0 {
+        bail!("output_dim must be positive");
+    }
+    let mut bounds = vec![0usize];
+    for &d in matryoshka_dims {
+        if d <= *bounds.last().unwrap_or(&0) || d > output_dim {
+            bail!("matryoshka_dims {matryoshka_dims:?} must be strictly ascending in 1..={output_dim}");
+        }
+        if d < output_dim {
+            bounds.push(d);
+        }
+    }
+    bounds.push(output_dim);
+    Ok(bounds.windows(2).map(|w| (w[0], w[1])).collect())
+}
+
+/// Block `i`'s SplitMix64 state: the `i`-th output (0-based) of `SplitMix64(seed)`.
+pub fn block_seeds(seed: u64, n_blocks: usize) -> Vec<u64> {
+    let mut rng = SplitMix64::new(seed);
+    (0..n_blocks).map(|_| rng.next_u64()).collect()
+}
+
+/// The `m×m` orthogonal block for block state `state`: Gaussian `G` (row-major fill), columns
+/// orthonormalised in order with CGS2 (each column projected against all previous ones, twice).
+///
+/// # Panics
+/// Never in practice: a zero residual has probability zero and is reported as a panic.
+pub fn haar_orthogonal(state: u64, m: usize) -> DMatrix<f64> {
+    let g = gaussians(state, m * m); // row-major: G[i][j] = g[i·m + j]
+                                     // Plain slices (column-major), not nalgebra views: this runs once per registry entry and
+                                     // block, and stays fast in debug builds too.
+    let mut q = vec![0f64; m * m];
+    let mut v = vec![0f64; m];
+    let mut c = vec![0f64; m];
+    for j in 0..m {
+        for (i, vi) in v.iter_mut().enumerate() {
+            *vi = g[i * m + j];
+        }
+        if j > 0 {
+            for _ in 0..2 {
+                // Classical Gram–Schmidt: every coefficient from the same v, then subtract.
+                for (k, ck) in c[..j].iter_mut().enumerate() {
+                    *ck = q[k * m..(k + 1) * m].iter().zip(&v).map(|(a, b)| a * b).sum();
+                }
+                for (k, &ck) in c[..j].iter().enumerate() {
+                    for (vi, qi) in v.iter_mut().zip(&q[k * m..(k + 1) * m]) {
+                        *vi -= ck * qi;
+                    }
+                }
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(norm > 0.0, "degenerate Gaussian block (probability zero)");
+        for (qi, vi) in q[j * m..(j + 1) * m].iter_mut().zip(&v) {
+            *qi = vi / norm;
+        }
+    }
+    DMatrix::from_vec(m, m, q)
+}
+
+/// The diagonal blocks of `R(seed, output_dim, matryoshka_dims)`, in segment order; only the
+/// first `n_blocks` (all when `None`).
+pub fn rotation_blocks(seed: u64, segs: &[(usize, usize)], n_blocks: Option<usize>) -> Vec<DMatrix<f64>> {
+    let n = n_blocks.unwrap_or(segs.len()).min(segs.len());
+    block_seeds(seed, segs.len()).into_iter().zip(segs).take(n).map(|(s, &(a, b))| haar_orthogonal(s, b - a)).collect()
+}
+
+/// `R` as a dense `output_dim × output_dim` matrix.
+///
+/// # Errors
+/// Invalid `matryoshka_dims` (see [`segments`]).
+pub fn rotation(seed: u64, output_dim: usize, matryoshka_dims: &[usize]) -> Result<DMatrix<f64>> {
+    let segs = segments(output_dim, matryoshka_dims)?;
+    let mut r = DMatrix::<f64>::zeros(output_dim, output_dim);
+    for (&(a, b), blk) in segs.iter().zip(rotation_blocks(seed, &segs, None)) {
+        r.view_mut((a, a), (b - a, b - a)).copy_from(&blk);
+    }
+    Ok(r)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeds and the registry
+// ---------------------------------------------------------------------------------------------
+
+/// A u64 seed from decimal or `0x` hex text (underscores allowed).
+///
+/// # Errors
+/// Not an integer, or out of the u64 range.
+pub fn parse_seed(text: &str) -> Result<u64> {
+    let t = text.trim().to_ascii_lowercase().replace('_', "");
+    let parsed = match t.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse::<u64>(),
+    };
+    parsed.map_err(|_| anyhow!("seed {text:?} is not a u64 (decimal or 0x-hex)"))
+}
+
+/// One registry row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The license (1..=u32::MAX; 0 is "unlicensed" and never in a registry).
+    pub license_id: u32,
+    /// The rotation seed.
+    pub seed: u64,
+    /// Free text (customer, contract…).
+    pub note: String,
+}
+
+/// Parses a registry file (format in `docs/fingerprinting.md`, "Registry").
+///
+/// # Errors
+/// Not JSON, wrong `"format"`, an entry without a valid `license_id`/`seed`, or a repeated
+/// license id or seed.
+pub fn parse_registry(text: &str) -> Result<Vec<Entry>> {
+    let doc: Value = serde_json::from_str(text).context("registry is not JSON")?;
+    if doc.get("format").and_then(Value::as_str) != Some(REGISTRY_FORMAT) {
+        bail!("not a fingerprint registry (\"format\" must be {REGISTRY_FORMAT:?})");
+    }
+    let rows = match doc.get("entries") {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(rows)) => rows,
+        Some(_) => bail!("registry \"entries\" must be an array"),
+    };
+    let mut out: Vec<Entry> = Vec::with_capacity(rows.len());
+    let mut ids = std::collections::HashSet::new();
+    let mut seeds = std::collections::HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        let license_id =
+            row.get("license_id")
+                .and_then(Value::as_u64)
+                .filter(|&v| (1..=u32::MAX as u64).contains(&v))
+                .ok_or_else(|| anyhow!("registry entry {i}: \"license_id\" must be an integer in 1..=4294967295"))?
+                as u32;
+        let seed = match row.get("seed") {
+            Some(Value::String(s)) => parse_seed(s).with_context(|| format!("registry entry {i}"))?,
+            Some(Value::Number(n)) => {
+                n.as_u64().ok_or_else(|| anyhow!("registry entry {i}: \"seed\" must be a u64"))?
+            }
+            _ => bail!("registry entry {i}: needs a \"seed\""),
+        };
+        let note = match row.get("note") {
+            None => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => bail!("registry entry {i}: \"note\" must be a string"),
+        };
+        if !ids.insert(license_id) {
+            bail!("registry entry {i}: license_id {license_id} appears twice");
+        }
+        if !seeds.insert(seed) {
+            bail!("registry entry {i}: seed {seed:#018x} appears twice");
+        }
+        out.push(Entry { license_id, seed, note });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Detection
+// ---------------------------------------------------------------------------------------------
+
+/// How a candidate rotation is compared with the probes (see [`BlockFit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// `⟨Q, Yᵀ·X⟩ / Σ singular values`: every direction of `R̂` counts as much as the probes pin
+    /// it down (the default; identifies with far fewer probes).
+    Weighted,
+    /// `‖R̂ − Q‖_F / √m` exactly.
+    Frobenius,
+}
+
+impl Metric {
+    fn name(self) -> &'static str {
+        match self {
+            Metric::Weighted => "weighted",
+            Metric::Frobenius => "frobenius",
+        }
+    }
+}
+
+/// Orthogonal Procrustes for one Matryoshka block: `cross = Σᵢ yᵢ·xᵢᵀ = U·diag(s)·Vᵀ`,
+/// `R̂ = U·Vᵀ`. A candidate `Q` scores `d(Q) = √max(0, 2 − 2·⟨Q, T⟩/N)` with `T = cross`,
+/// `N = Σ s` ([`Metric::Weighted`]) or `T = R̂`, `N = m` ([`Metric::Frobenius`], where
+/// `d(Q) = ‖R̂ − Q‖_F/√m`). Both give 0 for `Q = R̂`, ≈ √2 for an unrelated rotation, and agree
+/// when all singular values are equal.
+#[derive(Clone, Debug)]
+pub struct BlockFit {
+    /// `R̂ = U·Vᵀ` (the CLI only needs `target`; kept for tests and inspection).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub rhat: DMatrix<f64>,
+    target: DMatrix<f64>,
+    norm: f64,
+}
+
+impl BlockFit {
+    /// Fits one block from paired rows (`x` reference, `y` suspect, each `m` long).
+    pub fn new(x: &[&[f64]], y: &[&[f64]], metric: Metric) -> BlockFit {
+        let m = x.first().map_or(0, |r| r.len());
+        let mut cross = vec![0f64; m * m]; // column-major
+        for (xi, yi) in x.iter().zip(y) {
+            for (c, &xc) in xi.iter().enumerate() {
+                for (acc, &yr) in cross[c * m..(c + 1) * m].iter_mut().zip(yi.iter()) {
+                    *acc += yr * xc;
+                }
+            }
+        }
+        let cross = DMatrix::from_vec(m, m, cross);
+        let svd = cross.clone().svd(true, true);
+        let nuclear: f64 = svd.singular_values.iter().sum();
+        let rhat = svd.u.expect("u requested") * svd.v_t.expect("v_t requested");
+        match metric {
+            Metric::Weighted => BlockFit { rhat, target: cross, norm: nuclear },
+            Metric::Frobenius => BlockFit { target: rhat.clone(), rhat, norm: m as f64 },
+        }
+    }
+
+    /// `d(Q)` for a candidate block `q`.
+    pub fn distance(&self, q: &DMatrix<f64>) -> f64 {
+        let sim = if self.norm > 0.0 { q.dot(&self.target) / self.norm } else { 0.0 };
+        (2.0 - 2.0 * sim).max(0.0).sqrt()
+    }
+}
+
+/// How [`detect`] scores and decides.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// Candidate scoring.
+    pub metric: Metric,
+    /// Largest best distance that still counts as a match.
+    pub max_distance: f64,
+    /// Smallest gap to the runner-up for a match.
+    pub min_margin: f64,
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Rule { metric: Metric::Weighted, max_distance: MAX_DISTANCE, min_margin: MIN_MARGIN }
+    }
+}
+
+/// A scored candidate (`license_id` 0 = the identity, i.e. the unfingerprinted reference).
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// Registry license, or 0 for the identity.
+    pub license_id: u32,
+    /// Mean over observed blocks of `‖R̂_b − R_b‖_F / √m_b`.
+    pub distance: f64,
+    /// The per-block distances.
+    pub per_block: Vec<f64>,
+}
+
+/// What [`detect`] concludes.
+#[derive(Clone, Debug)]
+pub struct Detection {
+    /// `match`, `no_match` (best above the threshold), `ambiguous` (margin too small) or
+    /// `unfingerprinted` (the identity fits best).
+    pub verdict: &'static str,
+    /// The closest candidate.
+    pub best: Candidate,
+    /// The second closest, if any.
+    pub runner_up: Option<Candidate>,
+    /// The identity's score (how far the suspect is from the plain model).
+    pub identity: Candidate,
+    /// The blocks used (those inside the observed prefix).
+    pub blocks: Vec<(usize, usize)>,
+    /// Number of probe vectors.
+    pub n_probes: usize,
+    /// The threshold applied.
+    pub max_distance: f64,
+    /// The margin required.
+    pub min_margin: f64,
+    /// The scoring metric.
+    pub metric: Metric,
+}
+
+impl Detection {
+    /// `runner_up.distance − best.distance`.
+    pub fn margin(&self) -> Option<f64> {
+        self.runner_up.as_ref().map(|r| r.distance - self.best.distance)
+    }
+
+    /// The `--json` report (the same keys as `reference/fingerprint.py`).
+    pub fn to_json(&self) -> Value {
+        let cand =
+            |c: &Candidate| json!({"license_id": c.license_id, "distance": c.distance, "per_block": c.per_block});
+        json!({
+            "verdict": self.verdict,
+            "license_id": if self.verdict == "match" { json!(self.best.license_id) } else { Value::Null },
+            "best": cand(&self.best),
+            "runner_up": self.runner_up.as_ref().map(cand),
+            "margin": self.margin(),
+            "identity_distance": self.identity.distance,
+            "blocks": self.blocks.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
+            "n_probes": self.n_probes,
+            "max_distance": self.max_distance,
+            "min_margin": self.min_margin,
+            "metric": self.metric.name(),
+        })
+    }
+}
+
+fn score(fits: &[BlockFit], blocks: &[DMatrix<f64>]) -> (f64, Vec<f64>) {
+    let per: Vec<f64> = fits.iter().zip(blocks).map(|(f, q)| f.distance(q)).collect();
+    (per.iter().sum::<f64>() / per.len().max(1) as f64, per)
+}
+
+/// Scores the identity and every registry entry against `R̂` recovered from paired probe vectors
+/// (a candidate's distance is the mean of [`BlockFit::distance`] over the observed blocks).
+///
+/// `reference`, `suspect`: one row per probe, each `dims` long, where `dims` is a valid dims of a
+/// model with `output_dim` / `matryoshka_dims` (only blocks inside `[0, dims)` are used).
+///
+/// # Errors
+/// Row counts or lengths differ, no probes, or `dims` is not a block boundary.
+pub fn detect(
+    reference: &[Vec<f64>],
+    suspect: &[Vec<f64>],
+    output_dim: usize,
+    matryoshka_dims: &[usize],
+    registry: &[Entry],
+    rule: Rule,
+) -> Result<Detection> {
+    let Rule { metric, max_distance, min_margin } = rule;
+    if reference.len() != suspect.len() || reference.is_empty() {
+        bail!("{} reference vectors but {} suspect vectors (need the same, ≥ 1)", reference.len(), suspect.len());
+    }
+    let dims = suspect[0].len();
+    if reference.iter().chain(suspect).any(|v| v.len() != dims) {
+        bail!("every probe vector must have the same length ({dims})");
+    }
+    let segs = segments(output_dim, matryoshka_dims)?;
+    if !segs.iter().any(|&(_, b)| b == dims) {
+        let valid: Vec<usize> = segs.iter().map(|&(_, b)| b).collect();
+        bail!("suspect vectors have {dims} dims; expected one of {valid:?}");
+    }
+    let blocks: Vec<(usize, usize)> = segs.iter().copied().filter(|&(_, b)| b <= dims).collect();
+    let fits: Vec<BlockFit> = blocks
+        .iter()
+        .map(|&(a, b)| {
+            let x: Vec<&[f64]> = reference.iter().map(|v| &v[a..b]).collect();
+            let y: Vec<&[f64]> = suspect.iter().map(|v| &v[a..b]).collect();
+            BlockFit::new(&x, &y, metric)
+        })
+        .collect();
+    let eye: Vec<DMatrix<f64>> = blocks.iter().map(|&(a, b)| DMatrix::identity(b - a, b - a)).collect();
+    let (d, per) = score(&fits, &eye);
+    let identity = Candidate { license_id: 0, distance: d, per_block: per };
+    let mut cands: Vec<Candidate> = registry
+        .par_iter()
+        .map(|e| {
+            let (distance, per_block) = score(&fits, &rotation_blocks(e.seed, &segs, Some(blocks.len())));
+            Candidate { license_id: e.license_id, distance, per_block }
+        })
+        .collect();
+    cands.push(identity.clone());
+    cands.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.license_id.cmp(&b.license_id)));
+    let mut ranked = cands.into_iter();
+    let best = ranked.next().expect("the identity is always a candidate");
+    let runner_up = ranked.next();
+    let verdict = if best.distance > max_distance {
+        "no_match"
+    } else if runner_up.as_ref().is_some_and(|r| r.distance - best.distance < min_margin) {
+        "ambiguous"
+    } else if best.license_id == 0 {
+        "unfingerprinted"
+    } else {
+        "match"
+    };
+    Ok(Detection {
+        verdict,
+        best,
+        runner_up,
+        identity,
+        blocks,
+        n_probes: suspect.len(),
+        max_distance,
+        min_margin,
+        metric,
+    })
+}
+
+/// The probe texts of `text` (one per line; a final newline ends the last probe).
+pub fn probe_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    lines
+}
+
+/// Reads `{"embedding": [...]}` JSONL (blank lines skipped).
+///
+/// # Errors
+/// I/O, a line that is not such an object.
+pub fn read_vectors_jsonl(path: &Path) -> Result<Vec<Vec<f64>>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
+        let row = v
+            .get("embedding")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>())
+            .ok_or_else(|| anyhow!("{}:{}: expected {{\"embedding\": [numbers…]}}", path.display(), n + 1))?;
+        out.push(row);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// CLI
+// ---------------------------------------------------------------------------------------------
+
+/// `lightembed fingerprint …`
+#[derive(Subcommand)]
+pub enum FingerprintCommand {
+    /// Identify which license a suspect model (or its output vectors) was issued to. Exit 0 on a
+    /// match, 3 when no registry entry matches (or the suspect is the unfingerprinted model),
+    /// 1 on errors, 2 on bad usage.
+    Detect(DetectArgs),
+    /// Print the built-in probe set, one text per line (embed these with a model seen only
+    /// through its outputs, then pass the vectors to `detect --suspect-vectors`).
+    Probes,
+    /// Print the rotation R(seed, output_dim, matryoshka_dims) as JSON rows (for checking other
+    /// implementations against docs/fingerprinting.md).
+    Rotation(RotationArgs),
+}
+
+/// Arguments of `fingerprint detect`.
+#[derive(Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["suspect", "suspect_vectors"])))]
+pub struct DetectArgs {
+    /// The suspect `.bin` model.
+    #[arg(long)]
+    pub suspect: Option<PathBuf>,
+    /// The suspect's vectors instead of its model: JSONL, one `{"embedding": [...]}` per probe in
+    /// probe order, all of one valid dims (a prefix such as 64 works: only its blocks are used).
+    #[arg(long)]
+    pub suspect_vectors: Option<PathBuf>,
+    /// The plain (unfingerprinted) reference model of the same release.
+    #[arg(long)]
+    pub reference: PathBuf,
+    /// The license registry (JSON, docs/fingerprinting.md).
+    #[arg(long)]
+    pub registry: PathBuf,
+    /// Probe texts, one per line (default: the built-in set, `fingerprint probes`).
+    #[arg(long)]
+    pub probes: Option<PathBuf>,
+    /// Compare only this prefix of the suspect model's vectors (a valid dims; default: all).
+    #[arg(long)]
+    pub dims: Option<usize>,
+    /// Largest distance that still counts as a match.
+    #[arg(long, default_value_t = MAX_DISTANCE)]
+    pub max_distance: f64,
+    /// Smallest gap between the best and the runner-up for a match.
+    #[arg(long, default_value_t = MIN_MARGIN)]
+    pub min_margin: f64,
+    /// How candidates are scored against the recovered rotation.
+    #[arg(long, value_enum, default_value_t = Metric::Weighted)]
+    pub metric: Metric,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `fingerprint rotation`.
+#[derive(Args)]
+pub struct RotationArgs {
+    /// u64 seed, decimal or 0x-hex.
+    #[arg(long)]
+    pub seed: String,
+    /// The model's output_dim.
+    #[arg(long)]
+    pub output_dim: usize,
+    /// Used matryoshka_dims, comma-separated (e.g. 32,64,128,256).
+    #[arg(long, value_delimiter = ',')]
+    pub matryoshka_dims: Vec<usize>,
+}
+
+/// Runs a `fingerprint` subcommand; `Ok(code)` is the process exit code.
+///
+/// # Errors
+/// Unreadable or invalid models, registry, probes or vectors (the caller exits 1).
+pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
+    match command {
+        FingerprintCommand::Probes => {
+            for line in probe_lines(PROBES) {
+                println!("{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        FingerprintCommand::Rotation(a) => {
+            let r = rotation(parse_seed(&a.seed)?, a.output_dim, &a.matryoshka_dims)?;
+            let rows: Vec<Vec<f64>> = r.row_iter().map(|row| row.iter().copied().collect()).collect();
+            println!("{}", serde_json::to_string(&rows)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        FingerprintCommand::Detect(a) => run_detect(a),
+    }
+}
+
+fn load_model(path: &Path) -> Result<lightembed::Model> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    lightembed::Model::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+fn embed_all(model: &lightembed::Model, probes: &[&str], dims: usize) -> Result<Vec<Vec<f64>>> {
+    probes
+        .par_iter()
+        .map(|t| {
+            let v = model.embed(t, dims).map_err(|e| anyhow!("{e}"))?;
+            Ok(v.into_iter().map(f64::from).collect())
+        })
+        .collect()
+}
+
+fn run_detect(a: DetectArgs) -> Result<ExitCode> {
+    let reference = load_model(&a.reference)?;
+    let h = reference.header();
+    let output_dim = h.output_dim as usize;
+    let mdims: Vec<usize> = h.matryoshka().iter().map(|&d| d as usize).collect();
+    let registry_text =
+        std::fs::read_to_string(&a.registry).with_context(|| format!("cannot read {}", a.registry.display()))?;
+    let registry = parse_registry(&registry_text).with_context(|| a.registry.display().to_string())?;
+    let probe_text = match &a.probes {
+        Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        None => PROBES.to_string(),
+    };
+    let probes = probe_lines(&probe_text);
+    if probes.is_empty() {
+        bail!("the probe set is empty");
+    }
+
+    let mut suspect_header = Value::Null;
+    let suspect: Vec<Vec<f64>> = if let Some(path) = &a.suspect_vectors {
+        let v = read_vectors_jsonl(path)?;
+        if v.len() != probes.len() {
+            bail!("{}: {} vectors for {} probes (one per probe, in order)", path.display(), v.len(), probes.len());
+        }
+        v
+    } else {
+        let path = a.suspect.as_ref().expect("clap requires --suspect or --suspect-vectors");
+        let model = load_model(path)?;
+        if model.output_dim() != output_dim || model.valid_dims() != reference.valid_dims() {
+            bail!(
+                "{} (dims {:?}) and the reference (dims {:?}) are not the same release",
+                path.display(),
+                model.valid_dims(),
+                reference.valid_dims()
+            );
+        }
+        let sh = model.header();
+        suspect_header = json!({"license_id": sh.license_id, "has_fingerprint": sh.flags.has_fingerprint()});
+        let dims = a.dims.unwrap_or(output_dim);
+        reference.check_dims(dims).map_err(|e| anyhow!("--dims: {e}"))?;
+        embed_all(&model, &probes, dims)?
+    };
+    let dims = suspect.first().map_or(0, Vec::len);
+    reference.check_dims(dims).map_err(|e| anyhow!("suspect vectors: {e}"))?;
+    let ref_vecs = embed_all(&reference, &probes, dims)?;
+    let rule = Rule { metric: a.metric, max_distance: a.max_distance, min_margin: a.min_margin };
+    let d = detect(&ref_vecs, &suspect, output_dim, &mdims, &registry, rule)?;
+
+    if a.json {
+        let mut doc = d.to_json();
+        doc["suspect_header"] = suspect_header;
+        println!("{doc}");
+    } else {
+        let who = |c: &Candidate| {
+            if c.license_id == 0 {
+                "the unfingerprinted reference".to_string()
+            } else {
+                format!("license_id {}", c.license_id)
+            }
+        };
+        println!(
+            "{}: best {} at distance {:.4}{}",
+            d.verdict,
+            who(&d.best),
+            d.best.distance,
+            d.runner_up
+                .as_ref()
+                .map(|r| format!(
+                    ", runner-up {} at {:.4} (margin {:.4})",
+                    who(r),
+                    r.distance,
+                    r.distance - d.best.distance
+                ))
+                .unwrap_or_default()
+        );
+        println!(
+            "  {} probes, {} blocks over {} dims, {} registry entries; match needs distance ≤ {} and margin ≥ {}",
+            d.n_probes,
+            d.blocks.len(),
+            dims,
+            registry.len(),
+            d.max_distance,
+            d.min_margin
+        );
+        if let Value::Object(h) = &suspect_header {
+            println!(
+                "  suspect header (not trusted): license_id {}, has_fingerprint {}",
+                h["license_id"], h["has_fingerprint"]
+            );
+        }
+    }
+    Ok(if d.verdict == "match" { ExitCode::SUCCESS } else { ExitCode::from(EXIT_NO_MATCH) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fingerprint").join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    fn hex(v: &Value) -> u64 {
+        parse_seed(v.as_str().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn splitmix64_and_gaussians_match_the_fixture() {
+        let doc: Value = serde_json::from_str(&fixture("rotations.json")).unwrap();
+        for case in doc["splitmix64"].as_array().unwrap() {
+            let mut rng = SplitMix64::new(hex(&case["state"]));
+            for want in case["outputs"].as_array().unwrap() {
+                assert_eq!(rng.next_u64(), hex(want));
+            }
+        }
+        for case in doc["gaussians"].as_array().unwrap() {
+            let want: Vec<f64> = case["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let got = gaussians(hex(&case["state"]), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-14, "{g} vs {w}");
+            }
+        }
+    }
+
+    #[test]
+    fn rotations_match_python_within_1e_12() {
+        let doc: Value = serde_json::from_str(&fixture("rotations.json")).unwrap();
+        for case in doc["cases"].as_array().unwrap() {
+            let seed = parse_seed(case["seed"].as_str().unwrap()).unwrap();
+            let n = case["output_dim"].as_u64().unwrap() as usize;
+            let dims: Vec<usize> =
+                case["matryoshka_dims"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+            let segs = segments(n, &dims).unwrap();
+            let want_blocks: Vec<(usize, usize)> = case["blocks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| (b[0].as_u64().unwrap() as usize, b[1].as_u64().unwrap() as usize))
+                .collect();
+            assert_eq!(segs, want_blocks);
+            let seeds: Vec<u64> = case["block_seeds"].as_array().unwrap().iter().map(hex).collect();
+            assert_eq!(block_seeds(seed, segs.len()), seeds);
+            let r = rotation(seed, n, &dims).unwrap();
+            let want = case["rotation"].as_array().unwrap();
+            let mut worst = 0f64;
+            for (i, row) in want.iter().enumerate() {
+                for (j, w) in row.as_array().unwrap().iter().enumerate() {
+                    worst = worst.max((r[(i, j)] - w.as_f64().unwrap()).abs());
+                }
+            }
+            assert!(worst <= 1e-12, "case {case}: max |diff| {worst:e}");
+            let err = (r.transpose() * &r - DMatrix::<f64>::identity(n, n)).abs().max();
+            assert!(err < 1e-13, "RᵀR − I = {err:e}");
+        }
+    }
+
+    #[test]
+    fn blocks_have_positive_gram_schmidt_diagonal_and_are_orthogonal() {
+        // Q from CGS2 with positive norms ⇔ QR with diag(R) > 0: Qᵀ·G is upper triangular with a
+        // positive diagonal.
+        for (state, m) in [(1u64, 1usize), (7, 2), (99, 17), (12345, 64)] {
+            let q = haar_orthogonal(state, m);
+            let g = DMatrix::from_row_slice(m, m, &gaussians(state, m * m));
+            let rr = q.transpose() * &g;
+            for i in 0..m {
+                assert!(rr[(i, i)] > 0.0);
+                for j in 0..i {
+                    assert!(rr[(i, j)].abs() < 1e-9, "R[{i},{j}] = {}", rr[(i, j)]);
+                }
+            }
+            assert!((q.transpose() * &q - DMatrix::<f64>::identity(m, m)).abs().max() < 1e-13);
+        }
+    }
+
+    #[test]
+    fn frobenius_metric_is_the_normalised_distance_to_rhat_and_weighted_needs_fewer_probes() {
+        let r = rotation(77, 16, &[]).unwrap();
+        let other = rotation(78, 16, &[]).unwrap();
+        let g = gaussians(9, 16 * 6); // 6 probes in a 16-dim block: R̂ is only partly determined
+        let x: Vec<Vec<f64>> = g.chunks(16).map(|c| c.to_vec()).collect();
+        let y: Vec<Vec<f64>> =
+            x.iter().map(|v| (&r * nalgebra::DVector::from_column_slice(v)).iter().copied().collect()).collect();
+        let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+        let ys: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
+        let fro = BlockFit::new(&xs, &ys, Metric::Frobenius);
+        let want = (&fro.rhat - &other).norm() / 4.0;
+        assert!((fro.distance(&other) - want).abs() < 1e-12);
+        assert!(fro.distance(&fro.rhat) < 1e-7);
+        assert!(fro.distance(&r) > 0.5, "the unobserved directions of R̂ are arbitrary");
+        let w = BlockFit::new(&xs, &ys, Metric::Weighted);
+        assert!(w.distance(&r) < 1e-6, "the true rotation explains every probe exactly");
+        assert!(w.distance(&other) > 1.0);
+    }
+
+    #[test]
+    fn segments_follow_decision_9() {
+        assert_eq!(
+            segments(384, &[32, 64, 128, 256]).unwrap(),
+            vec![(0, 32), (32, 64), (64, 128), (128, 256), (256, 384)]
+        );
+        assert_eq!(segments(16, &[8, 16]).unwrap(), vec![(0, 8), (8, 16)]);
+        assert_eq!(segments(5, &[]).unwrap(), vec![(0, 5)]);
+        assert!(segments(8, &[4, 4]).is_err());
+        assert!(segments(8, &[9]).is_err());
+        assert!(segments(0, &[]).is_err());
+    }
+
+    #[test]
+    fn seeds_parse_in_decimal_and_hex() {
+        assert_eq!(parse_seed("42").unwrap(), 42);
+        assert_eq!(parse_seed("0xFFFF_FFFF_FFFF_FFFF").unwrap(), u64::MAX);
+        assert!(parse_seed("18446744073709551616").is_err());
+        assert!(parse_seed("0x").is_err());
+        assert!(parse_seed("-1").is_err());
+    }
+
+    #[test]
+    fn registry_fixture_parses_and_bad_registries_fail() {
+        let reg = parse_registry(&fixture("registry.json")).unwrap();
+        assert_eq!(reg.len(), 1000);
+        assert_eq!(reg[16].license_id, 17);
+        let ok = r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":12}]}"#;
+        assert_eq!(parse_registry(ok).unwrap()[0].seed, 12);
+        for bad in [
+            r#"{"entries":[]}"#,
+            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":0,"seed":"1"}]}"#,
+            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1}]}"#,
+            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"1"},{"license_id":1,"seed":"2"}]}"#,
+            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"1"},{"license_id":2,"seed":"0x1"}]}"#,
+        ] {
+            assert!(parse_registry(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn procrustes_recovers_a_known_rotation_and_detect_ranks_it_first() {
+        let segs = segments(12, &[4, 8]).unwrap();
+        let reg: Vec<Entry> =
+            (1..=20u32).map(|i| Entry { license_id: i, seed: 1000 + i as u64, note: String::new() }).collect();
+        let r = rotation(1007, 12, &[4, 8]).unwrap();
+        let g = gaussians(5, 12 * 40);
+        let x: Vec<Vec<f64>> = g.chunks(12).map(|c| c.to_vec()).collect();
+        let y: Vec<Vec<f64>> =
+            x.iter().map(|v| (&r * nalgebra::DVector::from_column_slice(v)).iter().copied().collect()).collect();
+        let d = detect(&x, &y, 12, &[4, 8], &reg, Rule::default()).unwrap();
+        assert_eq!((d.verdict, d.best.license_id), ("match", 7));
+        assert!(d.best.distance < 1e-6); // √(2 − 2·sim): f64 rounding of sim ≈ 1 shows as ~1e-8
+        assert_eq!(d.blocks, segs);
+        // Only the first 8 dims observed: two blocks, still a match.
+        let xp: Vec<Vec<f64>> = x.iter().map(|v| v[..8].to_vec()).collect();
+        let yp: Vec<Vec<f64>> = y.iter().map(|v| v[..8].to_vec()).collect();
+        let d = detect(&xp, &yp, 12, &[4, 8], &reg, Rule::default()).unwrap();
+        assert_eq!((d.verdict, d.best.license_id, d.blocks.len()), ("match", 7, 2));
+        // The plain vectors: the identity wins.
+        let d = detect(&x, &x, 12, &[4, 8], &reg, Rule::default()).unwrap();
+        assert_eq!((d.verdict, d.best.license_id), ("unfingerprinted", 0));
+        // 6 dims is not a block boundary.
+        let x6: Vec<Vec<f64>> = x.iter().map(|v| v[..6].to_vec()).collect();
+        assert!(detect(&x6, &x6, 12, &[4, 8], &reg, Rule::default()).is_err());
+    }
+}

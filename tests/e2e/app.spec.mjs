@@ -1,0 +1,304 @@
+// End-to-end test of the lightembed browser app.
+//
+// Serves the trunk-built `dist/` (plus generated bad models under /e2e/) on localhost, drives
+// Debian's /usr/bin/chromium headless with playwright-core, and checks the app's main paths:
+//
+//   1. first load → model verified, status `ready`
+//   2. index the bundled corpus (first E2E_LIMIT passages) → `doc-count`
+//   3. a query with a known relevant passage finds it in the top 3
+//   4. reload → index restored from IndexedDB with no embedding work (`embed-count` stays 0)
+//   3b. an own document (.md file through the file input) is found, then deleted
+//   5. the worker crashes → restarted, model and index restored, no re-embedding
+//   5b. IndexedDB disabled (?nostore) → storage warning, indexing and search work in memory
+//   6. a corrupted model file → the `error` banner with the verification failure
+//   7. a truncated model file → the `error` banner
+//   8. a model with another major version → the spec §8 message and `reindex`; re-index works
+//
+// Screenshots of each state: target/e2e/*.png. Run with scripts/e2e.sh (installs what is
+// missing and builds dist/), or directly: `node tests/e2e/app.spec.mjs` after `trunk build`.
+//
+// Env: DIST (default dist/), E2E_LIMIT (passages to index, default 200), E2E_MODEL (a file name
+// from dist/models/manifest.json; default: the first), E2E_TIMEOUT_S (per step, default 600).
+
+import { chromium } from 'playwright-core';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const dist = path.resolve(process.env.DIST || path.join(root, 'dist'));
+const shots = path.join(root, 'target', 'e2e');
+const LIMIT = Number(process.env.E2E_LIMIT || 200);
+const STEP_MS = Number(process.env.E2E_TIMEOUT_S || 600) * 1000;
+fs.mkdirSync(shots, { recursive: true });
+
+// ---------------------------------------------------------------------------------------------
+// Models: the real one from the build's manifest, and bad variants made from it.
+
+const manifest = JSON.parse(fs.readFileSync(path.join(dist, 'models', 'manifest.json'), 'utf8'));
+if (!manifest.models.length) throw new Error(`no models in ${dist}/models/manifest.json`);
+const entry = process.env.E2E_MODEL
+  ? manifest.models.find((m) => m.file === process.env.E2E_MODEL)
+  : manifest.models[0];
+if (!entry) throw new Error(`model ${process.env.E2E_MODEL} not in the manifest`);
+const modelBytes = fs.readFileSync(path.join(dist, 'models', entry.file));
+
+/** The same file with header byte 44 (version_major) bumped and the trailing SHA-256 redone. */
+function withMajor(bytes, major) {
+  const b = Buffer.from(bytes);
+  b[44] = major;
+  const n = b.length - 32;
+  crypto.createHash('sha256').update(b.subarray(0, n)).digest().copy(b, n);
+  return b;
+}
+const corrupt = Buffer.from(modelBytes);
+corrupt[Math.floor(corrupt.length / 2)] ^= 0x5a; // one flipped byte: the SHA-256 trailer no longer matches
+const fixtures = new Map([
+  ['/e2e/corrupt.bin', corrupt],
+  ['/e2e/truncated.bin', modelBytes.subarray(0, Math.floor(modelBytes.length * 0.6))],
+  ['/e2e/major-bump.bin', withMajor(modelBytes, modelBytes[44] + 1)],
+]);
+const fixtureTime = new Date().toUTCString();
+
+// The query: for a trained lightembed model a semantic one; for a tiny development fixture model
+// (no real vocabulary) the exact text of the target passage.
+const corpusLines = fs.readFileSync(path.join(dist, 'corpus', 'rust-book.jsonl'), 'utf8').split('\n').filter(Boolean);
+const corpus = corpusLines.slice(0, LIMIT).map((l) => JSON.parse(l));
+const realModel = entry.model_id.startsWith('lightembed-');
+const target = corpus.find((p) => p.heading === 'The Stack and the Heap') || corpus[Math.floor(corpus.length / 2)];
+const query = realModel && target.heading === 'The Stack and the Heap'
+  ? 'What is the difference between the stack and the heap?'
+  : target.text;
+const expectPrefix = realModel && target.heading === 'The Stack and the Heap'
+  ? 'rust-book/ch04-01-what-is-ownership'
+  : `rust-book/${target.id}`;
+
+// ---------------------------------------------------------------------------------------------
+// Static server.
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.json': 'application/json', '.jsonl': 'application/x-ndjson', '.bin': 'application/octet-stream',
+  '.css': 'text/css', '.png': 'image/png', '.svg': 'image/svg+xml',
+};
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  let body; let mtime; let file = url.pathname;
+  if (fixtures.has(url.pathname)) {
+    body = fixtures.get(url.pathname);
+    mtime = fixtureTime;
+  } else {
+    let p = path.normalize(path.join(dist, decodeURIComponent(url.pathname)));
+    if (!p.startsWith(dist)) { res.writeHead(403).end(); return; }
+    if (fs.existsSync(p) && fs.statSync(p).isDirectory()) p = path.join(p, 'index.html');
+    if (!fs.existsSync(p)) { res.writeHead(404).end('not found'); return; }
+    body = fs.readFileSync(p);
+    mtime = fs.statSync(p).mtime.toUTCString();
+    file = p;
+  }
+  const etag = '"' + crypto.createHash('sha1').update(body).digest('hex').slice(0, 16) + '"';
+  res.writeHead(200, {
+    'content-type': TYPES[path.extname(file)] || 'application/octet-stream',
+    'content-length': body.length,
+    'last-modified': mtime,
+    etag,
+    'cache-control': 'no-cache',
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+// ---------------------------------------------------------------------------------------------
+// Browser.
+
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lightembed-e2e-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1100, height: 1300 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+const page = context.pages()[0] || await context.newPage();
+const consoleErrors = [];
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+const results = [];
+let failed = 0;
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push(`ok   ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    console.log(results.at(-1));
+  } catch (e) {
+    failed++;
+    results.push(`FAIL ${name}: ${e.message.split('\n')[0]}`);
+    console.log(results.at(-1));
+    await page.screenshot({ path: path.join(shots, `FAIL-${name.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => {});
+  }
+}
+const tid = (id) => page.locator(`[data-testid="${id}"]`);
+const text = async (id) => (await tid(id).first().textContent())?.trim();
+async function waitText(id, pred, what, timeout = STEP_MS) {
+  await page.waitForFunction(
+    ([id, src]) => {
+      const el = document.querySelector(`[data-testid="${id}"]`);
+      return el && new Function('t', `return (${src})(t)`)(el.textContent.trim());
+    },
+    [id, pred.toString()],
+    { timeout, polling: 100 },
+  ).catch(async (e) => {
+    throw new Error(`${what}: ${id} is ${JSON.stringify(await text(id).catch(() => null))} (${e.message.split('\n')[0]})`);
+  });
+}
+const shot = (name) => page.screenshot({ path: path.join(shots, name), fullPage: true });
+const assert = (c, m) => { if (!c) throw new Error(m); };
+
+console.log(`e2e: ${base} serving ${dist}; model ${entry.file} (${entry.model_id} v${entry.version}); ${LIMIT} passages`);
+
+await step('first load: model verified → ready', async () => {
+  await page.goto(`${base}/?limit=${LIMIT}`);
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
+  assert((await text('model-status')) === 'ready', `status ${await text('model-status')}; error: ${await text('error').catch(() => '')}`);
+  const dl = await text('download-progress');
+  assert(/of/.test(dl) && !/cache/.test(dl), `download progress shows a download: ${dl}`);
+  assert((await text('model-id')) === entry.model_id, 'model info shows model_id');
+  assert((await tid('error').count()) === 0, `no error banner: ${await text('error').catch(() => '')}`);
+  assert((await text('storage-status')) === 'IndexedDB', `storage: ${await text('storage-status')}`);
+  await shot('01-ready.png');
+});
+
+await step(`index the bundled corpus (${LIMIT} passages)`, async () => {
+  await tid('load-corpus').click();
+  await waitText('index-progress', (t) => /passages\/s/.test(t), 'progress appears', 60_000);
+  await waitText('doc-count', (t) => Number(t) > 0 && Number(t) < Number.MAX_SAFE_INTEGER, 'indexing started');
+  await shot('02a-indexing.png');
+  await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
+    LIMIT, { timeout: STEP_MS, polling: 250 });
+  assert((await text('embed-count')) === String(LIMIT), `embed-count ${await text('embed-count')}`);
+  console.log(`     ${await text('index-progress')}`);
+  await shot('02-indexed.png');
+});
+
+await step('search: the known passage is in the top 3', async () => {
+  await tid('query').fill(query);
+  await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+  await waitText('latency', (t) => /ms/.test(t), 'latency shown', 30_000);
+  const hits = await tid('result').evaluateAll((els) => els.map((e) => ({ id: e.dataset.id, score: Number(e.dataset.score) })));
+  const top3 = hits.slice(0, 3);
+  console.log(`     query ${JSON.stringify(query.slice(0, 70))} → ${top3.map((h) => `${h.id} ${h.score}`).join(' | ')}`);
+  console.log(`     ${await text('latency')}`);
+  assert(hits.every((h, i) => i === 0 || h.score <= hits[i - 1].score + 1e-6), 'results sorted by score');
+  assert(top3.some((h) => h.id.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 3`);
+  await shot('03-search.png');
+});
+
+await step('own document: add a dropped .md file, find it, delete it', async () => {
+  const md = '# Field notes\n\nZebras migrate across the Serengeti every year, following the rains to fresh grass. '
+    + 'The great migration of zebra and wildebeest herds covers hundreds of kilometres across the plains of Tanzania and Kenya.\n';
+  await page.locator('details', { hasText: 'Add your own documents' }).locator('summary').click();
+  await tid('file-input').setInputFiles({ name: 'zebras.md', mimeType: 'text/markdown', buffer: Buffer.from(md) });
+  await waitText('doc-count', (t) => Number(t) > 0, 'wait');
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n + 1, LIMIT, { timeout: 60_000 });
+  await tid('query').fill('animal herds migrating across African grassland');
+  await page.waitForFunction(() => document.querySelector('[data-testid="result"]')?.dataset.id?.startsWith('user/zebras.md'), null, { timeout: 30_000 })
+    .catch(async () => { throw new Error(`top hit is ${await tid('result').first().getAttribute('data-id').catch(() => 'none')}`); });
+  await shot('03b-own-document.png');
+  await page.locator('details', { hasText: 'Indexed documents' }).locator('summary').click();
+  await page.locator('[data-testid="doc"]', { hasText: 'user/zebras.md' }).locator('[data-testid="delete-doc"]').click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
+  await tid('query').fill(query);
+  await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+  await page.waitForTimeout(500); // the deletion is persisted after the index update
+});
+
+await step('reload: index restored from IndexedDB without embedding', async () => {
+  await page.reload();
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
+  await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
+    LIMIT, { timeout: 60_000, polling: 100 });
+  await page.waitForTimeout(1500);
+  assert((await text('embed-count')) === '0', `embed-count after reload ${await text('embed-count')}`);
+  assert(/cache/.test(await text('download-progress')), `model from the cache: ${await text('download-progress')}`);
+  await tid('query').fill(query);
+  await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+  assert((await text('embed-count')) === '0', 'a query is not passage embedding work');
+  await shot('04-restored.png');
+});
+
+await step('worker crash → restarted, state restored without re-embedding', async () => {
+  const before = await text('embed-count');
+  await tid('crash').click();
+  await waitText('worker-restarts', (t) => t === '1', 'restart counted', 30_000);
+  await waitText('crash-notice', (t) => /restarted/.test(t), 'crash reported', 30_000);
+  await waitText('model-status', (t) => t === 'ready', 'model reloaded', 60_000);
+  await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
+    LIMIT, { timeout: 60_000, polling: 100 });
+  assert((await text('embed-count')) === before, 'no re-embedding after the restart');
+  await shot('05-crash-recovered.png');
+});
+
+await step('IndexedDB unavailable (?nostore) → clear message, app works in memory', async () => {
+  await page.goto(`${base}/?nostore&limit=20`);
+  await waitText('model-status', (t) => t === 'ready', 'model status', 60_000);
+  assert((await text('storage-status')) === 'memory only', `storage ${await text('storage-status')}`);
+  assert(/Storage unavailable/.test(await text('storage-warning')), 'storage warning shown');
+  await tid('load-corpus').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === '20', null, { timeout: STEP_MS });
+  await tid('query').fill(query);
+  await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+  await shot('05b-memory-only.png');
+});
+
+await step('corrupted model file → error banner with the reason', async () => {
+  await page.goto(`${base}/?model=/e2e/corrupt.bin&limit=${LIMIT}`);
+  await waitText('model-status', (t) => t === 'error' || t === 'ready', 'model status', 60_000);
+  assert((await text('model-status')) === 'error', 'status error');
+  const msg = await text('error');
+  console.log(`     ${msg}`);
+  assert(/SHA-256|sha-256|hash/i.test(msg), `reason names the hash: ${msg}`);
+  assert((await tid('retry').count()) === 1, 'retry offered');
+  await shot('06-corrupt-model.png');
+});
+
+await step('truncated model file → error banner', async () => {
+  await page.goto(`${base}/?model=/e2e/truncated.bin&limit=${LIMIT}`);
+  await waitText('model-status', (t) => t === 'error' || t === 'ready', 'model status', 60_000);
+  assert((await text('model-status')) === 'error', 'status error');
+  console.log(`     ${await text('error')}`);
+  await shot('07-truncated-model.png');
+});
+
+await step('model with another major version → §8 message and re-index', async () => {
+  await page.goto(`${base}/?model=/e2e/major-bump.bin&limit=${LIMIT}`);
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status', 60_000);
+  await page.waitForSelector('[data-testid="reindex"]', { timeout: 60_000 });
+  const msg = await text('mismatch');
+  console.log(`     ${msg}`);
+  const v = entry.version.split('.');
+  const expected = `Index was built with ${entry.model_id} v${v[0]}.${v[1]} but the loaded model is v${Number(v[0]) + 1}.${v[1]}. Re-run \`lightembed index\`.`;
+  assert(msg === expected, `expected: ${expected}`);
+  assert((await text('doc-count')) === '0', 'nothing searchable while mismatched');
+  await shot('08-mismatch.png');
+  await tid('reindex').click();
+  await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
+    LIMIT, { timeout: STEP_MS, polling: 250 });
+  assert((await text('embed-count')) === String(LIMIT), `re-index embedded ${await text('embed-count')}`);
+  assert((await tid('reindex').count()) === 0, 'mismatch cleared');
+  await shot('09-reindexed.png');
+});
+
+await context.close();
+server.close();
+fs.rmSync(userDataDir, { recursive: true, force: true });
+const unexpected = consoleErrors.filter((e) => !/crash requested|panicked|unreachable|RuntimeError|Failed to load resource/i.test(e));
+console.log(`\n${results.length - failed}/${results.length} steps passed; screenshots in ${path.relative(root, shots)}/`);
+if (unexpected.length) console.log(`console errors:\n  ${unexpected.slice(0, 10).join('\n  ')}`);
+process.exit(failed ? 1 : 0);
