@@ -14,7 +14,8 @@ step "tools"
 scripts/tools.sh
 
 step "pytest (reference, packer, fixtures)"
-.venv/bin/python -m pytest reference -q
+# One BLAS thread: small SVDs in the fingerprint tests are ~20x slower with a thread pool on 2 cores.
+OPENBLAS_NUM_THREADS=1 .venv/bin/python -m pytest reference -q
 
 step "cargo test (native)"
 cargo test --workspace --exclude lightembed-app --exclude lightembed-bench-index
