@@ -144,7 +144,9 @@ fn decode_entities(s: &str) -> String {
             "apos" | "#39" => Some('\''),
             "nbsp" => Some(' '),
             _ if ent.starts_with("#x") || ent.starts_with("#X") => {
-                u32::from_str_radix(&ent[2..], 16).ok().and_then(char::from_u32)
+                u32::from_str_radix(&ent[2..], 16)
+                    .ok()
+                    .and_then(char::from_u32)
             }
             _ if ent.starts_with('#') => ent[1..].parse::<u32>().ok().and_then(char::from_u32),
             _ => None,
@@ -238,7 +240,11 @@ fn collapse_ws(s: &str) -> String {
 /// ends. Whitespace inside a passage is collapsed. Empty text → no passages.
 pub fn split_passages(text: &str) -> Vec<String> {
     let mut units: Vec<String> = Vec::new();
-    for para in text.split("\n\n").map(collapse_ws).filter(|p| !p.is_empty()) {
+    for para in text
+        .split("\n\n")
+        .map(collapse_ws)
+        .filter(|p| !p.is_empty())
+    {
         if para.split_whitespace().count() <= MAX_WORDS {
             units.push(para);
         } else {
@@ -288,10 +294,23 @@ pub fn user_doc_id(name: &str) -> String {
     let clean: String = name
         .trim()
         .chars()
-        .map(|c| if c == '#' || c.is_whitespace() { '-' } else { c })
+        .map(|c| {
+            if c == '#' || c.is_whitespace() {
+                '-'
+            } else {
+                c
+            }
+        })
         .take(80)
         .collect();
-    format!("user/{}", if clean.is_empty() { "untitled".into() } else { clean })
+    format!(
+        "user/{}",
+        if clean.is_empty() {
+            "untitled".into()
+        } else {
+            clean
+        }
+    )
 }
 
 /// Passages of one user document. `name` is the file name (or a title for pasted text); the
@@ -335,7 +354,8 @@ mod tests {
 
     #[test]
     fn markdown_links_and_marks_are_stripped() {
-        let (t, title) = markdown_to_text("# Title\n\nSome *bold* and [a link](http://x) `code`.\n");
+        let (t, title) =
+            markdown_to_text("# Title\n\nSome *bold* and [a link](http://x) `code`.\n");
         assert_eq!(title.as_deref(), Some("Title"));
         assert!(t.contains("Some bold and a link code."), "{t}");
     }

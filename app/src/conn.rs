@@ -94,7 +94,10 @@ fn spawn() {
             let handler = CONN.with(|c| c.borrow().as_ref().map(|c| c.handler.clone()));
             if let Some(h) = handler {
                 h(ConnEvent::Worker(Event::Error {
-                    message: format!("The worker could not be started: {}", lightembed_app::web::js_error(&e)),
+                    message: format!(
+                        "The worker could not be started: {}",
+                        lightembed_app::web::js_error(&e)
+                    ),
                 }));
             }
             return;
@@ -109,7 +112,9 @@ fn spawn() {
 
     let on_message = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
         let ev: MessageEvent = ev.unchecked_into();
-        let Some(text) = ev.data().as_string() else { return };
+        let Some(text) = ev.data().as_string() else {
+            return;
+        };
         let event = match Event::from_json(&text) {
             Ok(e) => e,
             Err(message) => Event::Error { message },
@@ -195,8 +200,14 @@ fn crashed(generation: u64, reason: String) {
         }
         Some((conn.handler.clone(), conn.restarts.len(), gave_up))
     });
-    let Some((handler, restarts, gave_up)) = outcome else { return };
-    handler(ConnEvent::Crashed { reason, restarts, gave_up });
+    let Some((handler, restarts, gave_up)) = outcome else {
+        return;
+    };
+    handler(ConnEvent::Crashed {
+        reason,
+        restarts,
+        gave_up,
+    });
     if !gave_up {
         spawn();
     }

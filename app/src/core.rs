@@ -107,7 +107,9 @@ impl Core {
     }
 
     fn model_or_err(&self) -> Result<&Model, String> {
-        self.model.as_ref().ok_or_else(|| "no model is loaded".to_string())
+        self.model
+            .as_ref()
+            .ok_or_else(|| "no model is loaded".to_string())
     }
 
     /// Restores stored index bytes after checking their manifest against the loaded model
@@ -116,7 +118,10 @@ impl Core {
     /// # Errors
     /// [`AttachError::Mismatch`] with the spec's message, or [`AttachError::Corrupt`].
     pub fn attach_index(&mut self, bytes: &[u8]) -> Result<Vec<String>, AttachError> {
-        let model = self.model.as_ref().ok_or_else(|| AttachError::Corrupt("no model is loaded".into()))?;
+        let model = self
+            .model
+            .as_ref()
+            .ok_or_else(|| AttachError::Corrupt("no model is loaded".into()))?;
         let id = identity(model);
         // Check the manifest first: a mismatching index is not worth validating in full.
         let manifest = lightembed_index::read_manifest_prefix(bytes)
@@ -141,7 +146,9 @@ impl Core {
     pub fn new_index(&mut self, dims: Option<usize>) -> Result<(), String> {
         let model = self.model_or_err()?;
         let dims = dims.unwrap_or(model.output_dim());
-        let fields = identity(model).manifest_fields(dims).map_err(|e| e.to_string())?;
+        let fields = identity(model)
+            .manifest_fields(dims)
+            .map_err(|e| e.to_string())?;
         self.index = Some(Index::new(fields, Params::default()).map_err(|e| e.to_string())?);
         Ok(())
     }
@@ -197,7 +204,10 @@ impl Core {
         };
         let snippet: String = p.text.chars().take(SNIPPET_CHARS).collect();
         index
-            .insert(Document::new(p.id.clone(), title, p.url.clone(), snippet), vector)
+            .insert(
+                Document::new(p.id.clone(), title, p.url.clone(), snippet),
+                vector,
+            )
             .map_err(|e| e.to_string())
     }
 
@@ -207,7 +217,11 @@ impl Core {
     /// No model or no index.
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
         let model = self.model_or_err()?;
-        let dims = self.index.as_ref().ok_or("no index: index some documents first")?.dims();
+        let dims = self
+            .index
+            .as_ref()
+            .ok_or("no index: index some documents first")?
+            .dims();
         model.embed(query, dims).map_err(|e| e.to_string())
     }
 
@@ -220,13 +234,21 @@ impl Core {
         let hits = index.search(v, k).map_err(|e| e.to_string())?;
         Ok(hits
             .into_iter()
-            .map(|h| HitOut { id: h.id, title: h.payload.title, url: h.payload.url, snippet: h.payload.snippet, score: h.score })
+            .map(|h| HitOut {
+                id: h.id,
+                title: h.payload.title,
+                url: h.payload.url,
+                snippet: h.payload.snippet,
+                score: h.score,
+            })
             .collect())
     }
 
     /// Deletes every passage of `doc_id`; returns how many were deleted.
     pub fn delete_doc(&mut self, doc_id: &str) -> Vec<String> {
-        let Some(index) = self.index.as_mut() else { return Vec::new() };
+        let Some(index) = self.index.as_mut() else {
+            return Vec::new();
+        };
         let ids: Vec<String> = index
             .documents()
             .filter(|d| doc_id_of(&d.id) == doc_id)
@@ -240,7 +262,9 @@ impl Core {
 
     /// The index as the UI sees it.
     pub fn state(&self) -> IndexState {
-        let Some(index) = self.index.as_ref() else { return IndexState::default() };
+        let Some(index) = self.index.as_ref() else {
+            return IndexState::default();
+        };
         let m = index.manifest();
         let mut docs: Vec<DocSummary> = Vec::new();
         let mut pos: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -250,8 +274,18 @@ impl Core {
                 Some(&i) => docs[i].passages += 1,
                 None => {
                     pos.insert(doc_id.to_string(), docs.len());
-                    let title = d.payload.title.split(" › ").next().unwrap_or("").to_string();
-                    docs.push(DocSummary { doc_id: doc_id.to_string(), title, passages: 1 });
+                    let title = d
+                        .payload
+                        .title
+                        .split(" › ")
+                        .next()
+                        .unwrap_or("")
+                        .to_string();
+                    docs.push(DocSummary {
+                        doc_id: doc_id.to_string(),
+                        title,
+                        passages: 1,
+                    });
                 }
             }
         }
@@ -278,7 +312,9 @@ impl Core {
     pub fn cosine(&self, a: &str, b: &str, dims: Option<usize>) -> Result<(f32, usize), String> {
         let model = self.model_or_err()?;
         let dims = dims.or(self.dims()).unwrap_or(model.output_dim());
-        let v = model.embed_batch(&[a, b], dims).map_err(|e| e.to_string())?;
+        let v = model
+            .embed_batch(&[a, b], dims)
+            .map_err(|e| e.to_string())?;
         let c: f32 = v[0].iter().zip(&v[1]).map(|(x, y)| x * y).sum();
         Ok((c, dims))
     }
@@ -293,7 +329,10 @@ impl Core {
             .tokenizer()
             .encode_with_tokens(text)
             .into_iter()
-            .map(|(t, id)| TokenOut { token: t.to_string(), id })
+            .map(|(t, id)| TokenOut {
+                token: t.to_string(),
+                id,
+            })
             .collect())
     }
 
@@ -301,7 +340,11 @@ impl Core {
     ///
     /// # Errors
     /// No index, or fewer than two passages.
-    pub fn project(&self, query: Option<&str>, max_points: usize) -> Result<(Vec<Point>, Option<Point>, f32), String> {
+    pub fn project(
+        &self,
+        query: Option<&str>,
+        max_points: usize,
+    ) -> Result<(Vec<Point>, Option<Point>, f32), String> {
         let index = self.index.as_ref().ok_or("no index")?;
         let d = index.dims();
         let docs: Vec<&Document> = index.documents().collect();
@@ -317,14 +360,22 @@ impl Core {
             .zip(data.chunks_exact(d))
             .map(|(doc, row)| {
                 let (x, y) = pca.project(row);
-                Point { x, y, label: doc.payload.title.clone() }
+                Point {
+                    x,
+                    y,
+                    label: doc.payload.title.clone(),
+                }
             })
             .collect();
         let q = match query.filter(|q| !q.trim().is_empty()) {
             Some(q) => {
                 let v = self.embed_query(q)?;
                 let (x, y) = pca.project(&v);
-                Some(Point { x, y, label: q.to_string() })
+                Some(Point {
+                    x,
+                    y,
+                    label: q.to_string(),
+                })
             }
             None => None,
         };
@@ -348,7 +399,9 @@ mod tests {
     use std::path::PathBuf;
 
     fn fixture(name: &str) -> Vec<u8> {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/models").join(name);
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/models")
+            .join(name);
         std::fs::read(p).expect("fixture model")
     }
 
@@ -372,7 +425,10 @@ mod tests {
                 title: format!("Doc {}", i % 3),
                 heading: format!("H{i}"),
                 url: String::new(),
-                text: format!("passage number {i} about hello world {}", "word ".repeat(i % 5)),
+                text: format!(
+                    "passage number {i} about hello world {}",
+                    "word ".repeat(i % 5)
+                ),
             })
             .collect()
     }
@@ -434,7 +490,10 @@ mod tests {
             Err(AttachError::Mismatch(msg)) => {
                 assert!(msg.starts_with("Index was built with "), "{msg}");
                 assert!(msg.ends_with("Re-run `lightembed index`."), "{msg}");
-                assert!(msg.contains(&format!("the loaded model is v{}.", major + 1)), "{msg}");
+                assert!(
+                    msg.contains(&format!("the loaded model is v{}.", major + 1)),
+                    "{msg}"
+                );
             }
             other => panic!("expected a mismatch, got {other:?}"),
         }
@@ -444,7 +503,10 @@ mod tests {
         let n = bad.len();
         bad[n - 1] ^= 0xff;
         let mut c3 = loaded("static_fp32_uncased.bin");
-        assert!(matches!(c3.attach_index(&bad), Err(AttachError::Corrupt(_))));
+        assert!(matches!(
+            c3.attach_index(&bad),
+            Err(AttachError::Corrupt(_))
+        ));
     }
 
     #[test]
@@ -453,7 +515,10 @@ mod tests {
         let n = bytes.len();
         bytes[n / 2] ^= 0x55;
         let err = load_model(&bytes, "x").err().unwrap();
-        assert!(err.to_lowercase().contains("sha-256") || err.to_lowercase().contains("sha256"), "{err}");
+        assert!(
+            err.to_lowercase().contains("sha-256") || err.to_lowercase().contains("sha256"),
+            "{err}"
+        );
         let truncated = &fixture("static_int8_uncased_keep_accents.bin")[..1000];
         assert!(load_model(truncated, "x").is_err());
     }
@@ -466,7 +531,8 @@ mod tests {
         assert_eq!(dims, c.info().unwrap().output_dim);
         let toks = c.tokenize("hello").unwrap();
         assert!(toks.len() >= 2);
-        c.ensure_index(Some(*c.info().unwrap().valid_dims.first().unwrap())).unwrap();
+        c.ensure_index(Some(*c.info().unwrap().valid_dims.first().unwrap()))
+            .unwrap();
         let ps = passages(10);
         let vs = c.embed_passages(&ps).unwrap();
         for (p, v) in ps.iter().zip(&vs) {

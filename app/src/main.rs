@@ -20,5 +20,7 @@ fn main() {
 /// Natively there is no UI: the app runs in the browser.
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    eprintln!("lightembed-app runs in the browser: scripts/run.sh builds it with trunk and serves it");
+    eprintln!(
+        "lightembed-app runs in the browser: scripts/run.sh builds it with trunk and serves it"
+    );
 }

@@ -46,7 +46,9 @@ impl Pca {
         let mut variance = [0f32; 2];
         for (k, var) in variance.iter_mut().enumerate() {
             // Fixed, non-degenerate start vector.
-            let mut v: Vec<f64> = (0..d).map(|i| 1.0 + ((i * 7 + k * 13) % 11) as f64 / 11.0).collect();
+            let mut v: Vec<f64> = (0..d)
+                .map(|i| 1.0 + ((i * 7 + k * 13) % 11) as f64 / 11.0)
+                .collect();
             normalise(&mut v);
             let mut lambda = 0.0;
             for _ in 0..ITERATIONS {
@@ -144,7 +146,10 @@ mod tests {
         let p = Pca::fit(&data, 3).unwrap();
         let a0 = &p.axes[0];
         // (The ±1 offsets correlate slightly with t, so the axis is only close to the diagonal.)
-        assert!((a0[0].abs() - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-2, "{a0:?}");
+        assert!(
+            (a0[0].abs() - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-2,
+            "{a0:?}"
+        );
         assert!((a0[0] - a0[1]).abs() < 1e-2);
         let a1 = &p.axes[1];
         assert!((a1[0] + a1[1]).abs() < 1e-2, "{a1:?}");

@@ -385,8 +385,16 @@ mod tests {
     #[test]
     fn requests_round_trip_through_json() {
         let reqs = vec![
-            Request::LoadModel { url: "models/a.bin".into(), sha256: Some("ab".into()), no_store: false },
-            Request::Search { id: 7, query: "ownership".into(), k: 5 },
+            Request::LoadModel {
+                url: "models/a.bin".into(),
+                sha256: Some("ab".into()),
+                no_store: false,
+            },
+            Request::Search {
+                id: 7,
+                query: "ownership".into(),
+                k: 5,
+            },
             Request::IndexPassages {
                 passages: vec![Passage {
                     id: "user/a#0".into(),
@@ -407,7 +415,12 @@ mod tests {
 
     #[test]
     fn events_round_trip_and_are_tagged() {
-        let e = Event::Progress { done: 3, total: 10, per_sec: 12.5, embedded: 3 };
+        let e = Event::Progress {
+            done: 3,
+            total: 10,
+            per_sec: 12.5,
+            embedded: 3,
+        };
         let s = e.to_json();
         assert!(s.contains(r#""type":"Progress""#), "{s}");
         assert_eq!(Event::from_json(&s).unwrap(), e);
@@ -416,7 +429,10 @@ mod tests {
 
     #[test]
     fn doc_id_is_the_part_before_the_hash() {
-        assert_eq!(doc_id_of("rust-book/ch04-01#the-stack/0"), "rust-book/ch04-01");
+        assert_eq!(
+            doc_id_of("rust-book/ch04-01#the-stack/0"),
+            "rust-book/ch04-01"
+        );
         assert_eq!(doc_id_of("plain"), "plain");
     }
 }

@@ -56,18 +56,29 @@ impl Storage {
     /// memory-only and [`Storage::unavailable_reason`] says why.
     pub async fn open(name: &str) -> Storage {
         match Self::try_open(name).await {
-            Ok(db) => Storage { db: Some(db), reason: None },
+            Ok(db) => Storage {
+                db: Some(db),
+                reason: None,
+            },
             Err(reason) => Storage::memory(reason),
         }
     }
 
     /// Storage that persists nothing, with the reason shown to the user.
     pub fn memory(reason: impl Into<String>) -> Storage {
-        Storage { db: None, reason: Some(reason.into()) }
+        Storage {
+            db: None,
+            reason: Some(reason.into()),
+        }
     }
 
     async fn try_open(name: &str) -> Result<Database, String> {
-        let factory = Factory::new().map_err(|e| format!("IndexedDB is not available in this browser context ({})", err(e)))?;
+        let factory = Factory::new().map_err(|e| {
+            format!(
+                "IndexedDB is not available in this browser context ({})",
+                err(e)
+            )
+        })?;
         let mut req = factory
             .open(name, Some(DB_VERSION))
             .map_err(|e| format!("IndexedDB refused to open the database ({})", err(e)))?;
@@ -119,7 +130,11 @@ impl Storage {
     }
 
     fn db(&self) -> Result<&Database, String> {
-        self.db.as_ref().ok_or_else(|| self.reason.clone().unwrap_or_else(|| "storage unavailable".into()))
+        self.db.as_ref().ok_or_else(|| {
+            self.reason
+                .clone()
+                .unwrap_or_else(|| "storage unavailable".into())
+        })
     }
 
     /// The cached model bytes for `url` and their validator, if any.
@@ -128,12 +143,22 @@ impl Storage {
     /// IndexedDB errors.
     pub async fn get_model(&self, url: &str) -> Result<Option<(String, Vec<u8>)>, String> {
         let Ok(db) = self.db() else { return Ok(None) };
-        let tx = db.transaction(&[MODELS], TransactionMode::ReadOnly).map_err(err)?;
+        let tx = db
+            .transaction(&[MODELS], TransactionMode::ReadOnly)
+            .map_err(err)?;
         let store = tx.object_store(MODELS).map_err(err)?;
-        let value = store.get(JsValue::from_str(url)).map_err(err)?.await.map_err(err)?;
+        let value = store
+            .get(JsValue::from_str(url))
+            .map_err(err)?
+            .await
+            .map_err(err)?;
         let Some(value) = value else { return Ok(None) };
-        let validator = Reflect::get(&value, &"validator".into()).ok().and_then(|v| v.as_string());
-        let bytes = Reflect::get(&value, &"bytes".into()).ok().filter(|b| b.is_instance_of::<Uint8Array>());
+        let validator = Reflect::get(&value, &"validator".into())
+            .ok()
+            .and_then(|v| v.as_string());
+        let bytes = Reflect::get(&value, &"bytes".into())
+            .ok()
+            .filter(|b| b.is_instance_of::<Uint8Array>());
         match (validator, bytes) {
             (Some(v), Some(b)) => Ok(Some((v, Uint8Array::new(&b).to_vec()))),
             _ => Ok(None),
@@ -147,12 +172,22 @@ impl Storage {
     pub async fn put_model(&self, url: &str, validator: &str, bytes: &[u8]) -> Result<(), String> {
         let db = self.db()?;
         let obj = Object::new();
-        let set = |k: &str, v: &JsValue| Reflect::set(&obj, &k.into(), v).map(|_| ()).map_err(|e| js_error(&e));
+        let set = |k: &str, v: &JsValue| {
+            Reflect::set(&obj, &k.into(), v)
+                .map(|_| ())
+                .map_err(|e| js_error(&e))
+        };
         set("validator", &JsValue::from_str(validator))?;
         set("bytes", &Uint8Array::from(bytes).into())?;
-        let tx = db.transaction(&[MODELS], TransactionMode::ReadWrite).map_err(err)?;
+        let tx = db
+            .transaction(&[MODELS], TransactionMode::ReadWrite)
+            .map_err(err)?;
         let store = tx.object_store(MODELS).map_err(err)?;
-        store.put(&obj, Some(&JsValue::from_str(url))).map_err(err)?.await.map_err(err)?;
+        store
+            .put(&obj, Some(&JsValue::from_str(url)))
+            .map_err(err)?
+            .await
+            .map_err(err)?;
         commit(tx).await
     }
 
@@ -162,9 +197,15 @@ impl Storage {
     /// IndexedDB errors.
     pub async fn delete_model(&self, url: &str) -> Result<(), String> {
         let Ok(db) = self.db() else { return Ok(()) };
-        let tx = db.transaction(&[MODELS], TransactionMode::ReadWrite).map_err(err)?;
+        let tx = db
+            .transaction(&[MODELS], TransactionMode::ReadWrite)
+            .map_err(err)?;
         let store = tx.object_store(MODELS).map_err(err)?;
-        store.delete(JsValue::from_str(url)).map_err(err)?.await.map_err(err)?;
+        store
+            .delete(JsValue::from_str(url))
+            .map_err(err)?
+            .await
+            .map_err(err)?;
         commit(tx).await
     }
 
@@ -174,10 +215,18 @@ impl Storage {
     /// IndexedDB errors.
     pub async fn get_index(&self) -> Result<Option<Vec<u8>>, String> {
         let Ok(db) = self.db() else { return Ok(None) };
-        let tx = db.transaction(&[INDEX], TransactionMode::ReadOnly).map_err(err)?;
+        let tx = db
+            .transaction(&[INDEX], TransactionMode::ReadOnly)
+            .map_err(err)?;
         let store = tx.object_store(INDEX).map_err(err)?;
-        let value = store.get(JsValue::from_str(INDEX_KEY)).map_err(err)?.await.map_err(err)?;
-        Ok(value.filter(|v| v.is_instance_of::<Uint8Array>()).map(|v| Uint8Array::new(&v).to_vec()))
+        let value = store
+            .get(JsValue::from_str(INDEX_KEY))
+            .map_err(err)?
+            .await
+            .map_err(err)?;
+        Ok(value
+            .filter(|v| v.is_instance_of::<Uint8Array>())
+            .map(|v| Uint8Array::new(&v).to_vec()))
     }
 
     /// In one transaction: stores `put` passages, deletes the `delete` passage ids, and replaces
@@ -185,15 +234,23 @@ impl Storage {
     ///
     /// # Errors
     /// IndexedDB errors (quota!); nothing is written then.
-    pub async fn save(&self, put: &[Passage], delete: &[String], index: Option<&[u8]>) -> Result<(), String> {
+    pub async fn save(
+        &self,
+        put: &[Passage],
+        delete: &[String],
+        index: Option<&[u8]>,
+    ) -> Result<(), String> {
         let db = self.db()?;
-        let tx = db.transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite).map_err(err)?;
+        let tx = db
+            .transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite)
+            .map_err(err)?;
         let ps = tx.object_store(PASSAGES).map_err(err)?;
         for p in put {
             let json = serde_json::to_string(p).map_err(|e| e.to_string())?;
             // Requests in one transaction complete in order; awaiting only the last is enough,
             // the transaction's completion covers them all.
-            ps.put(&JsValue::from_str(&json), Some(&JsValue::from_str(&p.id))).map_err(err)?;
+            ps.put(&JsValue::from_str(&json), Some(&JsValue::from_str(&p.id)))
+                .map_err(err)?;
         }
         for id in delete {
             ps.delete(JsValue::from_str(id)).map_err(err)?;
@@ -201,7 +258,11 @@ impl Storage {
         let ix = tx.object_store(INDEX).map_err(err)?;
         match index {
             Some(bytes) => {
-                ix.put(&Uint8Array::from(bytes).into(), Some(&JsValue::from_str(INDEX_KEY))).map_err(err)?;
+                ix.put(
+                    &Uint8Array::from(bytes).into(),
+                    Some(&JsValue::from_str(INDEX_KEY)),
+                )
+                .map_err(err)?;
             }
             None => {
                 ix.delete(JsValue::from_str(INDEX_KEY)).map_err(err)?;
@@ -215,15 +276,20 @@ impl Storage {
     /// # Errors
     /// IndexedDB errors or a stored record that is not a passage.
     pub async fn all_passages(&self) -> Result<Vec<Passage>, String> {
-        let Ok(db) = self.db() else { return Ok(Vec::new()) };
-        let tx = db.transaction(&[PASSAGES], TransactionMode::ReadOnly).map_err(err)?;
+        let Ok(db) = self.db() else {
+            return Ok(Vec::new());
+        };
+        let tx = db
+            .transaction(&[PASSAGES], TransactionMode::ReadOnly)
+            .map_err(err)?;
         let store = tx.object_store(PASSAGES).map_err(err)?;
         let values = store.get_all(None, None).map_err(err)?.await.map_err(err)?;
         values
             .into_iter()
             .map(|v| {
                 let s = v.as_string().ok_or("stored passage is not text")?;
-                serde_json::from_str::<Passage>(&s).map_err(|e| format!("stored passage is damaged: {e}"))
+                serde_json::from_str::<Passage>(&s)
+                    .map_err(|e| format!("stored passage is damaged: {e}"))
             })
             .collect()
     }
@@ -234,7 +300,9 @@ impl Storage {
     /// IndexedDB errors.
     pub async fn count_passages(&self) -> Result<usize, String> {
         let Ok(db) = self.db() else { return Ok(0) };
-        let tx = db.transaction(&[PASSAGES], TransactionMode::ReadOnly).map_err(err)?;
+        let tx = db
+            .transaction(&[PASSAGES], TransactionMode::ReadOnly)
+            .map_err(err)?;
         let store = tx.object_store(PASSAGES).map_err(err)?;
         Ok(store.count(None).map_err(err)?.await.map_err(err)? as usize)
     }
@@ -245,8 +313,13 @@ impl Storage {
     /// IndexedDB errors.
     pub async fn clear_index(&self) -> Result<(), String> {
         let Ok(db) = self.db() else { return Ok(()) };
-        let tx = db.transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite).map_err(err)?;
-        tx.object_store(PASSAGES).map_err(err)?.clear().map_err(err)?;
+        let tx = db
+            .transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite)
+            .map_err(err)?;
+        tx.object_store(PASSAGES)
+            .map_err(err)?
+            .clear()
+            .map_err(err)?;
         tx.object_store(INDEX).map_err(err)?.clear().map_err(err)?;
         commit(tx).await
     }
@@ -255,6 +328,8 @@ impl Storage {
 async fn commit(tx: idb::Transaction) -> Result<(), String> {
     match tx.await.map_err(err)? {
         idb::TransactionResult::Committed => Ok(()),
-        idb::TransactionResult::Aborted => Err("the IndexedDB transaction was aborted (quota or a blocked database)".into()),
+        idb::TransactionResult::Aborted => {
+            Err("the IndexedDB transaction was aborted (quota or a blocked database)".into())
+        }
     }
 }

@@ -19,7 +19,10 @@ const CORPUS_URL: &str = "corpus/rust-book.jsonl";
 /// The model list (written at build time by `scripts/models_manifest.py`).
 const MODELS_MANIFEST: &str = "models/manifest.json";
 /// Fallback when the manifest is missing.
-const DEFAULT_MODELS: [&str; 2] = ["models/lightembed-en-static.bin", "models/lightembed-en-2l.bin"];
+const DEFAULT_MODELS: [&str; 2] = [
+    "models/lightembed-en-static.bin",
+    "models/lightembed-en-2l.bin",
+];
 const LOCAL_STORAGE_KEY: &str = "lightembed.model";
 const SEARCH_DEBOUNCE_MS: u64 = 150;
 const TOP_K: usize = 10;
@@ -132,8 +135,14 @@ impl St {
 
     /// Loads the selected model (or retries it).
     fn load_selected(&self) {
-        let Some(url) = self.selected.get_untracked() else { return };
-        let sha256 = self.models.with_untracked(|m| m.iter().find(|c| c.url == url).and_then(|c| c.sha256.clone()));
+        let Some(url) = self.selected.get_untracked() else {
+            return;
+        };
+        let sha256 = self.models.with_untracked(|m| {
+            m.iter()
+                .find(|c| c.url == url)
+                .and_then(|c| c.sha256.clone())
+        });
         self.status.set("loading".into());
         self.model_error.set(None);
         self.mismatch.set(None);
@@ -142,13 +151,20 @@ impl St {
         self.results.set(Vec::new());
         self.indexing.set(false);
         self.progress.set(None);
-        conn::send(&Request::LoadModel { url, sha256, no_store: query_param("nostore").is_some() });
+        conn::send(&Request::LoadModel {
+            url,
+            sha256,
+            no_store: query_param("nostore").is_some(),
+        });
     }
 
     /// Sends the current query (debounced by the caller).
     fn search_now(&self) {
         let q = self.query.get_untracked();
-        if q.trim().is_empty() || self.status.get_untracked() != "ready" || self.index.with_untracked(|i| i.count == 0) {
+        if q.trim().is_empty()
+            || self.status.get_untracked() != "ready"
+            || self.index.with_untracked(|i| i.count == 0)
+        {
             self.results.set(Vec::new());
             self.latency.set(None);
             return;
@@ -156,7 +172,11 @@ impl St {
         let id = self.search_id.get_untracked() + 1;
         self.search_id.set(id);
         self.search_sent.set(now_ms());
-        conn::send(&Request::Search { id, query: q, k: TOP_K });
+        conn::send(&Request::Search {
+            id,
+            query: q,
+            k: TOP_K,
+        });
     }
 
     fn index_dims(&self) -> Option<usize> {
@@ -167,11 +187,19 @@ impl St {
 /// Applies one worker / connection event to the state.
 fn handle(st: St, ev: ConnEvent) {
     match ev {
-        ConnEvent::Crashed { reason, restarts, gave_up } => {
+        ConnEvent::Crashed {
+            reason,
+            restarts,
+            gave_up,
+        } => {
             st.restarts.set(restarts);
             st.indexing.set(false);
             st.progress.set(None);
-            st.status.set(if gave_up { "error".into() } else { "restarting".into() });
+            st.status.set(if gave_up {
+                "error".into()
+            } else {
+                "restarting".into()
+            });
             st.crash.set(Some(if gave_up {
                 format!("The worker crashed again ({reason}); it was restarted {restarts} times and is now stopped. Reload the page.")
             } else {
@@ -212,26 +240,66 @@ fn handle(st: St, ev: ConnEvent) {
                 st.mismatch.set(None);
                 st.search_now();
             }
-            Event::IndexMismatch { message, stored_passages } => st.mismatch.set(Some((message, stored_passages))),
-            Event::Progress { done, total, per_sec, embedded } => {
+            Event::IndexMismatch {
+                message,
+                stored_passages,
+            } => st.mismatch.set(Some((message, stored_passages))),
+            Event::Progress {
+                done,
+                total,
+                per_sec,
+                embedded,
+            } => {
                 st.indexing.set(done < total);
-                st.progress.set(Some(Prog { done, total, per_sec }));
+                st.progress.set(Some(Prog {
+                    done,
+                    total,
+                    per_sec,
+                }));
                 st.embed_count.update(|c| *c += embedded as u64);
             }
-            Event::IndexDone { done, total, per_sec, .. } => {
+            Event::IndexDone {
+                done,
+                total,
+                per_sec,
+                ..
+            } => {
                 st.indexing.set(false);
-                st.progress.set(Some(Prog { done, total, per_sec }));
+                st.progress.set(Some(Prog {
+                    done,
+                    total,
+                    per_sec,
+                }));
             }
-            Event::Results { id, hits, embed_ms, search_ms } => {
-                if id == st.search_id.get_untracked() && !st.query.get_untracked().trim().is_empty() {
+            Event::Results {
+                id,
+                hits,
+                embed_ms,
+                search_ms,
+            } => {
+                if id == st.search_id.get_untracked() && !st.query.get_untracked().trim().is_empty()
+                {
                     let total_ms = now_ms() - st.search_sent.get_untracked();
                     st.results.set(hits);
-                    st.latency.set(Some(Latency { query: st.query.get_untracked(), total_ms, embed_ms, search_ms }));
+                    st.latency.set(Some(Latency {
+                        query: st.query.get_untracked(),
+                        total_ms,
+                        embed_ms,
+                        search_ms,
+                    }));
                 }
             }
             Event::Cosine { value, dims } => st.cosine.set(Some((value, dims))),
             Event::Tokens { tokens } => st.tokens.set(tokens),
-            Event::Projection { points, query, explained } => st.plot.set(Some(Plot { points, query, explained })),
+            Event::Projection {
+                points,
+                query,
+                explained,
+            } => st.plot.set(Some(Plot {
+                points,
+                query,
+                explained,
+            })),
             Event::Error { message } => st.push_error(message),
             Event::Panic { .. } => {}
         },
@@ -255,8 +323,12 @@ fn local_storage() -> Option<web_sys::Storage> {
 /// Reads `models/manifest.json` into the model list.
 async fn load_model_list() -> Result<Vec<ModelChoice>, String> {
     let text = fetch_text(MODELS_MANIFEST).await?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{MODELS_MANIFEST} is not JSON: {e}"))?;
-    let list = v.get("models").and_then(|m| m.as_array()).ok_or_else(|| format!("{MODELS_MANIFEST} has no \"models\" list"))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{MODELS_MANIFEST} is not JSON: {e}"))?;
+    let list = v
+        .get("models")
+        .and_then(|m| m.as_array())
+        .ok_or_else(|| format!("{MODELS_MANIFEST} has no \"models\" list"))?;
     Ok(list
         .iter()
         .filter_map(|m| {
@@ -266,7 +338,11 @@ async fn load_model_list() -> Result<Vec<ModelChoice>, String> {
             let size = m.get("size").and_then(|x| x.as_u64()).unwrap_or(0);
             Some(ModelChoice {
                 url: format!("models/{file}"),
-                label: format!("{} — {id} v{version}, {}", file.trim_end_matches(".bin"), fmt_bytes(size)),
+                label: format!(
+                    "{} — {id} v{version}, {}",
+                    file.trim_end_matches(".bin"),
+                    fmt_bytes(size)
+                ),
                 sha256: m.get("sha256").and_then(|x| x.as_str()).map(str::to_string),
             })
         })
@@ -281,7 +357,11 @@ pub fn App() -> impl IntoView {
 
     // Model list: `?model=URL` forces one model; else the build's manifest.
     if let Some(url) = query_param("model") {
-        st.models.set(vec![ModelChoice { label: url.clone(), url: url.clone(), sha256: None }]);
+        st.models.set(vec![ModelChoice {
+            label: url.clone(),
+            url: url.clone(),
+            sha256: None,
+        }]);
         st.selected.set(Some(url));
         st.load_selected();
     } else {
@@ -290,11 +370,18 @@ pub fn App() -> impl IntoView {
                 Ok(l) if !l.is_empty() => l,
                 Ok(_) | Err(_) => DEFAULT_MODELS
                     .iter()
-                    .map(|u| ModelChoice { url: u.to_string(), label: u.trim_start_matches("models/").to_string(), sha256: None })
+                    .map(|u| ModelChoice {
+                        url: u.to_string(),
+                        label: u.trim_start_matches("models/").to_string(),
+                        sha256: None,
+                    })
                     .collect(),
             };
-            let remembered = local_storage().and_then(|s| s.get_item(LOCAL_STORAGE_KEY).ok().flatten());
-            let pick = remembered.filter(|r| list.iter().any(|c| &c.url == r)).or_else(|| list.first().map(|c| c.url.clone()));
+            let remembered =
+                local_storage().and_then(|s| s.get_item(LOCAL_STORAGE_KEY).ok().flatten());
+            let pick = remembered
+                .filter(|r| list.iter().any(|c| &c.url == r))
+                .or_else(|| list.first().map(|c| c.url.clone()));
             st.models.set(list);
             st.selected.set(pick);
             st.load_selected();
@@ -325,7 +412,10 @@ pub fn App() -> impl IntoView {
 #[component]
 fn ErrorBanner(st: St) -> impl IntoView {
     let visible = move || {
-        st.model_error.with(Option::is_some) || st.mismatch.with(Option::is_some) || st.errors.with(|e| !e.is_empty()) || st.crash.with(Option::is_some)
+        st.model_error.with(Option::is_some)
+            || st.mismatch.with(Option::is_some)
+            || st.errors.with(|e| !e.is_empty())
+            || st.crash.with(Option::is_some)
     };
     view! {
         <Show when=visible>
@@ -423,14 +513,25 @@ fn ModelPanel(st: St) -> impl IntoView {
 
 #[component]
 fn ModelInfoTable(info: ModelInfo) -> impl IntoView {
-    let dims = info.valid_dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+    let dims = info
+        .valid_dims
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
     let arch = if info.n_layers == 0 {
         format!("static (d_model {})", info.d_model)
     } else {
-        format!("{} layers, d_model {}, weights {}", info.n_layers, info.d_model, info.weight_quant)
+        format!(
+            "{} layers, d_model {}, weights {}",
+            info.n_layers, info.d_model, info.weight_quant
+        )
     };
     let meta = info.metadata.clone().map(|m| {
-        serde_json::from_str::<serde_json::Value>(&m).ok().and_then(|v| serde_json::to_string_pretty(&v).ok()).unwrap_or(m)
+        serde_json::from_str::<serde_json::Value>(&m)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or(m)
     });
     view! {
         <table class="info" data-testid="model-info">
@@ -457,7 +558,11 @@ fn IndexPanel(st: St) -> impl IntoView {
     let drag = RwSignal::new(false);
 
     let index_corpus = move |_| {
-        conn::send(&Request::IndexCorpus { url: CORPUS_URL.into(), limit, dims: st.index_dims() });
+        conn::send(&Request::IndexCorpus {
+            url: CORPUS_URL.into(),
+            limit,
+            dims: st.index_dims(),
+        });
         st.indexing.set(true);
     };
     let add_text = move |_| {
@@ -466,16 +571,25 @@ fn IndexPanel(st: St) -> impl IntoView {
             return;
         }
         let name = title.get_untracked();
-        let name = if name.trim().is_empty() { format!("pasted-{}", js_sys::Date::now() as u64) } else { name };
+        let name = if name.trim().is_empty() {
+            format!("pasted-{}", js_sys::Date::now() as u64)
+        } else {
+            name
+        };
         let passages = document_passages(&name, &body, Format::Text);
-        conn::send(&Request::IndexPassages { passages, dims: st.index_dims() });
+        conn::send(&Request::IndexPassages {
+            passages,
+            dims: st.index_dims(),
+        });
         st.indexing.set(true);
         text.set(String::new());
         title.set(String::new());
     };
     let on_files = move |files: web_sys::FileList| {
         if st.status.get_untracked() != "ready" || st.mismatch.with_untracked(Option::is_some) {
-            st.push_error("Files can be added once a model is ready and the index matches it.".into());
+            st.push_error(
+                "Files can be added once a model is ready and the index matches it.".into(),
+            );
             return;
         }
         for i in 0..files.length() {
@@ -489,11 +603,16 @@ fn IndexPanel(st: St) -> impl IntoView {
                         if passages.is_empty() {
                             st.push_error(format!("{name}: no text found"));
                         } else {
-                            conn::send(&Request::IndexPassages { passages, dims: st.index_dims() });
+                            conn::send(&Request::IndexPassages {
+                                passages,
+                                dims: st.index_dims(),
+                            });
                             st.indexing.set(true);
                         }
                     }
-                    Err(e) => st.push_error(format!("{name}: {}", lightembed_app::web::js_error(&e))),
+                    Err(e) => {
+                        st.push_error(format!("{name}: {}", lightembed_app::web::js_error(&e)))
+                    }
                 }
             });
         }
@@ -703,10 +822,12 @@ fn Playground(st: St) -> impl IntoView {
                 </div>
             </div>
             <h3>"Passages in 2-D (PCA)"</h3>
+            <p>
             <button data-testid="pca-run" disabled=move || !ready() || st.index.get().count < 2 on:click=move |_| {
                 let q = st.query.get_untracked();
                 conn::send(&Request::Project { query: (!q.trim().is_empty()).then_some(q), max_points: PCA_POINTS });
             }>"Plot the index (and the current query)"</button>
+            </p>
             {move || st.plot.get().map(|p| view! { <PcaPlot plot=p /> })}
         </section>
     }
@@ -736,9 +857,18 @@ fn PcaPlot(plot: Plot) -> impl IntoView {
         .collect_view();
     let q = plot.query.as_ref().map(|q| {
         let (cx, cy) = (sx(q.x), sy(q.y));
+        // Keep the label inside the plot: right of the dot, or left of it near the right edge.
+        let (label_x, anchor) = if cx > W * 0.55 { (cx - 10.0, "end") } else { (cx + 10.0, "start") };
         view! {
             <circle cx=format!("{cx:.1}") cy=format!("{cy:.1}") r="7" class="qpt"><title>{q.label.clone()}</title></circle>
-            <text x=format!("{:.1}", cx + 9.0) y=format!("{:.1}", cy + 4.0) class="qlabel">{q.label.clone()}</text>
+            <text
+                x=format!("{:.1}", label_x)
+                y=format!("{:.1}", cy + 4.0)
+                text-anchor=anchor
+                class="qlabel"
+            >
+                {q.label.clone()}
+            </text>
         }
     });
     view! {

@@ -57,14 +57,22 @@ async fn fetch(url: &str, method: &str, cache: RequestCache) -> Result<Response,
     let promise = if let Some(w) = global.dyn_ref::<web_sys::Window>() {
         w.fetch_with_request(&req)
     } else {
-        global.unchecked_ref::<web_sys::WorkerGlobalScope>().fetch_with_request(&req)
+        global
+            .unchecked_ref::<web_sys::WorkerGlobalScope>()
+            .fetch_with_request(&req)
     };
     let resp = JsFuture::from(promise)
         .await
         .map_err(|e| format!("network error fetching {url}: {}", js_error(&e)))?;
-    let resp: Response = resp.dyn_into().map_err(|_| "fetch did not return a Response".to_string())?;
+    let resp: Response = resp
+        .dyn_into()
+        .map_err(|_| "fetch did not return a Response".to_string())?;
     if !resp.ok() {
-        return Err(format!("HTTP {} {} for {url}", resp.status(), resp.status_text()));
+        return Err(format!(
+            "HTTP {} {} for {url}",
+            resp.status(),
+            resp.status_text()
+        ));
     }
     Ok(resp)
 }
@@ -75,14 +83,25 @@ async fn fetch(url: &str, method: &str, cache: RequestCache) -> Result<Response,
 /// # Errors
 /// Network errors, non-2xx status, and a body shorter than its `Content-Length` (a truncated
 /// download) — with a message naming the byte counts.
-pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) -> Result<Vec<u8>, String> {
+pub async fn fetch_bytes(
+    url: &str,
+    mut progress: impl FnMut(u64, Option<u64>),
+) -> Result<Vec<u8>, String> {
     let resp = fetch(url, "GET", RequestCache::NoCache).await?;
     let headers = resp.headers();
-    let encoded = headers.get("content-encoding").ok().flatten().is_some_and(|e| e != "identity");
+    let encoded = headers
+        .get("content-encoding")
+        .ok()
+        .flatten()
+        .is_some_and(|e| e != "identity");
     let total = if encoded {
         None
     } else {
-        headers.get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok())
+        headers
+            .get("content-length")
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse::<u64>().ok())
     };
     let mut out: Vec<u8> = Vec::with_capacity(total.unwrap_or(0).min(1 << 30) as usize);
     progress(0, total);
@@ -90,15 +109,25 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
         Some(body) => {
             let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
             loop {
-                let chunk = JsFuture::from(reader.read())
-                    .await
-                    .map_err(|e| format!("download of {url} failed after {} bytes: {}", out.len(), js_error(&e)))?;
-                let done = Reflect::get(&chunk, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()).unwrap_or(true);
+                let chunk = JsFuture::from(reader.read()).await.map_err(|e| {
+                    format!(
+                        "download of {url} failed after {} bytes: {}",
+                        out.len(),
+                        js_error(&e)
+                    )
+                })?;
+                let done = Reflect::get(&chunk, &JsValue::from_str("done"))
+                    .ok()
+                    .and_then(|d| d.as_bool())
+                    .unwrap_or(true);
                 if done {
                     break;
                 }
-                let value = Reflect::get(&chunk, &JsValue::from_str("value")).map_err(|e| js_error(&e))?;
-                let bytes: Uint8Array = value.dyn_into().map_err(|_| "stream chunk is not bytes".to_string())?;
+                let value =
+                    Reflect::get(&chunk, &JsValue::from_str("value")).map_err(|e| js_error(&e))?;
+                let bytes: Uint8Array = value
+                    .dyn_into()
+                    .map_err(|_| "stream chunk is not bytes".to_string())?;
                 let start = out.len();
                 out.resize(start + bytes.length() as usize, 0);
                 bytes.copy_to(&mut out[start..]);
@@ -106,14 +135,19 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
             }
         }
         None => {
-            let buf = JsFuture::from(resp.array_buffer().map_err(|e| js_error(&e))?).await.map_err(|e| js_error(&e))?;
+            let buf = JsFuture::from(resp.array_buffer().map_err(|e| js_error(&e))?)
+                .await
+                .map_err(|e| js_error(&e))?;
             out = Uint8Array::new(&buf).to_vec();
             progress(out.len() as u64, total);
         }
     }
     if let Some(t) = total {
         if (out.len() as u64) < t {
-            return Err(format!("download truncated: received {} of {t} bytes from {url}", out.len()));
+            return Err(format!(
+                "download truncated: received {} of {t} bytes from {url}",
+                out.len()
+            ));
         }
     }
     Ok(out)
@@ -125,8 +159,11 @@ pub async fn fetch_bytes(url: &str, mut progress: impl FnMut(u64, Option<u64>)) 
 /// Network errors and non-2xx status.
 pub async fn fetch_text(url: &str) -> Result<String, String> {
     let resp = fetch(url, "GET", RequestCache::NoCache).await?;
-    let text = JsFuture::from(resp.text().map_err(|e| js_error(&e))?).await.map_err(|e| js_error(&e))?;
-    text.as_string().ok_or_else(|| "response is not text".to_string())
+    let text = JsFuture::from(resp.text().map_err(|e| js_error(&e))?)
+        .await
+        .map_err(|e| js_error(&e))?;
+    text.as_string()
+        .ok_or_else(|| "response is not text".to_string())
 }
 
 /// A cache validator for `url` from a HEAD request: `ETag`, `Last-Modified` and `Content-Length`
@@ -150,5 +187,7 @@ pub fn query_param(name: &str) -> Option<String> {
         .ok()
         .and_then(|l| Reflect::get(&l, &JsValue::from_str("search")).ok())
         .and_then(|s| s.as_string())?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+    web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()?
+        .get(name)
 }

@@ -53,14 +53,18 @@ pub fn post(event: &Event) {
 pub fn start() {
     std::panic::set_hook(Box::new(|info| {
         let message = info.to_string();
-        web_sys::console::error_1(&JsValue::from_str(&format!("lightembed worker panicked: {message}")));
+        web_sys::console::error_1(&JsValue::from_str(&format!(
+            "lightembed worker panicked: {message}"
+        )));
         post(&Event::Panic { message });
     }));
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let app = WorkerApp::new(DB_NAME);
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let Some(text) = ev.data().as_string() else {
-            post(&Event::Error { message: "worker received a non-text message".into() });
+            post(&Event::Error {
+                message: "worker received a non-text message".into(),
+            });
             return;
         };
         WorkerApp::handle_json(&app, &text);
@@ -90,7 +94,10 @@ pub struct WorkerApp {
 impl WorkerApp {
     /// A worker state that stores into IndexedDB database `db_name`.
     pub fn new(db_name: &str) -> Rc<WorkerApp> {
-        Rc::new(WorkerApp { db_name: db_name.to_string(), ..Default::default() })
+        Rc::new(WorkerApp {
+            db_name: db_name.to_string(),
+            ..Default::default()
+        })
     }
 
     /// Handles one message (JSON text of a [`Request`]); results are [`post`]ed.
@@ -104,16 +111,26 @@ impl WorkerApp {
     fn dispatch(this: &Rc<WorkerApp>, req: Request) {
         let me = this.clone();
         match req {
-            Request::LoadModel { url, sha256, no_store } => {
+            Request::LoadModel {
+                url,
+                sha256,
+                no_store,
+            } => {
                 me.generation.set(me.generation.get() + 1);
                 me.cancel.set(true);
-                wasm_bindgen_futures::spawn_local(async move { me.load_model(url, sha256, no_store).await });
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.load_model(url, sha256, no_store).await
+                });
             }
             Request::IndexCorpus { url, limit, dims } => {
-                wasm_bindgen_futures::spawn_local(async move { me.index_corpus(url, limit, dims).await });
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.index_corpus(url, limit, dims).await
+                });
             }
             Request::IndexPassages { passages, dims } => {
-                wasm_bindgen_futures::spawn_local(async move { me.index_job(passages, dims, false).await });
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.index_job(passages, dims, false).await
+                });
             }
             Request::Reindex { dims } => {
                 wasm_bindgen_futures::spawn_local(async move { me.reindex(dims).await });
@@ -134,16 +151,25 @@ impl WorkerApp {
                 Ok(tokens) => post(&Event::Tokens { tokens }),
                 Err(message) => post(&Event::Error { message }),
             },
-            Request::Project { query, max_points } => match me.core.borrow().project(query.as_deref(), max_points) {
-                Ok((points, query, explained)) => post(&Event::Projection { points, query, explained }),
-                Err(message) => post(&Event::Error { message }),
-            },
+            Request::Project { query, max_points } => {
+                match me.core.borrow().project(query.as_deref(), max_points) {
+                    Ok((points, query, explained)) => post(&Event::Projection {
+                        points,
+                        query,
+                        explained,
+                    }),
+                    Err(message) => post(&Event::Error { message }),
+                }
+            }
             Request::Crash => panic!("crash requested by the UI (test hook)"),
         }
     }
 
     fn storage(&self) -> Rc<Storage> {
-        self.storage.borrow().clone().unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
+        self.storage
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
     }
 
     async fn open_storage(&self, no_store: bool) {
@@ -151,7 +177,9 @@ impl WorkerApp {
             return;
         }
         let s = if no_store {
-            Storage::memory("IndexedDB is disabled (?nostore): the index lives in memory for this session")
+            Storage::memory(
+                "IndexedDB is disabled (?nostore): the index lives in memory for this session",
+            )
         } else {
             Storage::open(&self.db_name).await
         };
@@ -172,7 +200,10 @@ impl WorkerApp {
         *self.core.borrow_mut() = Core::new();
         self.open_storage(no_store).await;
         let storage = self.storage();
-        post(&Event::Download { loaded: 0, total: None });
+        post(&Event::Download {
+            loaded: 0,
+            total: None,
+        });
 
         let validator = match &sha256 {
             Some(s) => Some(format!("sha256={s}")),
@@ -183,7 +214,9 @@ impl WorkerApp {
             match storage.get_model(&url).await {
                 Ok(Some((stored, bytes))) if &stored == v => cached = Some(bytes),
                 Ok(_) => {}
-                Err(e) => post(&Event::Error { message: format!("Reading the model cache failed: {e}") }),
+                Err(e) => post(&Event::Error {
+                    message: format!("Reading the model cache failed: {e}"),
+                }),
             }
         }
         let from_cache = cached.is_some();
@@ -213,7 +246,10 @@ impl WorkerApp {
         if self.generation.get() != generation {
             return;
         }
-        post(&Event::Download { loaded: bytes.len() as u64, total: Some(bytes.len() as u64) });
+        post(&Event::Download {
+            loaded: bytes.len() as u64,
+            total: Some(bytes.len() as u64),
+        });
         post(&Event::Verifying);
         sleep_ms(0).await;
         let t0 = now_ms();
@@ -224,7 +260,9 @@ impl WorkerApp {
                     // A damaged cache entry: drop it; the retry downloads afresh.
                     let _ = storage.delete_model(&url).await;
                 }
-                post(&Event::ModelFailed { reason: format!("The model file failed verification: {e}") });
+                post(&Event::ModelFailed {
+                    reason: format!("The model file failed verification: {e}"),
+                });
                 return;
             }
         };
@@ -262,7 +300,9 @@ impl WorkerApp {
             match storage.get_index().await {
                 Ok(b) => b,
                 Err(e) => {
-                    post(&Event::Error { message: format!("Reading the stored index failed: {e}") });
+                    post(&Event::Error {
+                        message: format!("Reading the stored index failed: {e}"),
+                    });
                     None
                 }
             }
@@ -270,7 +310,9 @@ impl WorkerApp {
             self.mem_index.borrow().clone()
         };
         let Some(bytes) = bytes else {
-            post(&Event::Index { state: self.core.borrow().state() });
+            post(&Event::Index {
+                state: self.core.borrow().state(),
+            });
             return;
         };
         let attached = self.core.borrow_mut().attach_index(&bytes);
@@ -288,12 +330,19 @@ impl WorkerApp {
                 } else {
                     self.session_passages.borrow().len()
                 };
-                post(&Event::Index { state: self.core.borrow().state() });
-                post(&Event::IndexMismatch { message, stored_passages });
+                post(&Event::Index {
+                    state: self.core.borrow().state(),
+                });
+                post(&Event::IndexMismatch {
+                    message,
+                    stored_passages,
+                });
             }
             Err(AttachError::Corrupt(reason)) => {
                 post(&Event::Error { message: format!("The stored index is damaged and was ignored ({reason}). Re-index to rebuild it.") });
-                post(&Event::Index { state: self.core.borrow().state() });
+                post(&Event::Index {
+                    state: self.core.borrow().state(),
+                });
             }
         }
     }
@@ -302,7 +351,9 @@ impl WorkerApp {
         let text = match fetch_text(&url).await {
             Ok(t) => t,
             Err(message) => {
-                post(&Event::Error { message: format!("Could not fetch the corpus: {message}") });
+                post(&Event::Error {
+                    message: format!("Could not fetch the corpus: {message}"),
+                });
                 return;
             }
         };
@@ -314,10 +365,19 @@ impl WorkerApp {
             match serde_json::from_str::<CorpusRecord>(line) {
                 Ok(r) => {
                     let id = format!("rust-book/{}", r.id);
-                    passages.push(Passage { doc_id: doc_id_of(&id).to_string(), id, title: r.title, heading: r.heading, url: r.url, text: r.text });
+                    passages.push(Passage {
+                        doc_id: doc_id_of(&id).to_string(),
+                        id,
+                        title: r.title,
+                        heading: r.heading,
+                        url: r.url,
+                        text: r.text,
+                    });
                 }
                 Err(e) => {
-                    post(&Event::Error { message: format!("corpus line {} is not a passage: {e}", n + 1) });
+                    post(&Event::Error {
+                        message: format!("corpus line {} is not a passage: {e}", n + 1),
+                    });
                     return;
                 }
             }
@@ -325,21 +385,28 @@ impl WorkerApp {
         // Passages already indexed are not embedded again.
         let fresh: Vec<Passage> = {
             let core = self.core.borrow();
-            passages.into_iter().filter(|p| !core.index().is_some_and(|i| i.contains(&p.id))).collect()
+            passages
+                .into_iter()
+                .filter(|p| !core.index().is_some_and(|i| i.contains(&p.id)))
+                .collect()
         };
         self.index_job(fresh, dims, false).await;
     }
 
     async fn reindex(self: Rc<Self>, dims: Option<usize>) {
         if self.busy.get() {
-            post(&Event::Error { message: "Indexing is already running; cancel it first.".into() });
+            post(&Event::Error {
+                message: "Indexing is already running; cancel it first.".into(),
+            });
             return;
         }
         let storage = self.storage();
         let mut by_id: HashMap<String, Passage> = self.session_passages.borrow().clone();
         match storage.all_passages().await {
             Ok(ps) => by_id.extend(ps.into_iter().map(|p| (p.id.clone(), p))),
-            Err(e) => post(&Event::Error { message: format!("Reading stored passages failed: {e}") }),
+            Err(e) => post(&Event::Error {
+                message: format!("Reading stored passages failed: {e}"),
+            }),
         }
         let mut passages: Vec<Passage> = by_id.into_values().collect();
         passages.sort_by(|a, b| a.id.cmp(&b.id));
@@ -350,13 +417,19 @@ impl WorkerApp {
     /// `fresh`: start a new index (re-index) instead of adding to the current one.
     async fn index_job(self: Rc<Self>, passages: Vec<Passage>, dims: Option<usize>, fresh: bool) {
         if self.busy.get() {
-            post(&Event::Error { message: "Indexing is already running; cancel it first.".into() });
+            post(&Event::Error {
+                message: "Indexing is already running; cancel it first.".into(),
+            });
             return;
         }
         let generation = self.generation.get();
         let prepared = {
             let mut core = self.core.borrow_mut();
-            if fresh { core.new_index(dims) } else { core.ensure_index(dims) }
+            if fresh {
+                core.new_index(dims)
+            } else {
+                core.ensure_index(dims)
+            }
         };
         if let Err(message) = prepared {
             post(&Event::Error { message });
@@ -370,7 +443,12 @@ impl WorkerApp {
         let mut reported = 0usize;
         let mut slice_start = now_ms();
         let mut cancelled = false;
-        post(&Event::Progress { done: 0, total, per_sec: 0.0, embedded: 0 });
+        post(&Event::Progress {
+            done: 0,
+            total,
+            per_sec: 0.0,
+            embedded: 0,
+        });
         for chunk in passages.chunks(BATCH) {
             if self.cancel.get() || self.generation.get() != generation {
                 cancelled = true;
@@ -380,11 +458,16 @@ impl WorkerApp {
                 let vectors = self.core.borrow().embed_passages(chunk);
                 vectors.and_then(|vs| {
                     let mut core = self.core.borrow_mut();
-                    chunk.iter().zip(&vs).try_for_each(|(p, v)| core.insert(p, v))
+                    chunk
+                        .iter()
+                        .zip(&vs)
+                        .try_for_each(|(p, v)| core.insert(p, v))
                 })
             };
             if let Err(message) = result {
-                post(&Event::Error { message: format!("Indexing failed: {message}") });
+                post(&Event::Error {
+                    message: format!("Indexing failed: {message}"),
+                });
                 cancelled = true;
                 break;
             }
@@ -397,7 +480,12 @@ impl WorkerApp {
             done += chunk.len();
             if now_ms() - slice_start >= SLICE_MS || done == total {
                 let secs = (now_ms() - t0) / 1000.0;
-                post(&Event::Progress { done, total, per_sec: rate(done, secs), embedded: done - reported });
+                post(&Event::Progress {
+                    done,
+                    total,
+                    per_sec: rate(done, secs),
+                    embedded: done - reported,
+                });
                 reported = done;
                 sleep_ms(0).await;
                 slice_start = now_ms();
@@ -405,7 +493,12 @@ impl WorkerApp {
         }
         if done > reported {
             let secs = (now_ms() - t0) / 1000.0;
-            post(&Event::Progress { done, total, per_sec: rate(done, secs), embedded: done - reported });
+            post(&Event::Progress {
+                done,
+                total,
+                per_sec: rate(done, secs),
+                embedded: done - reported,
+            });
         }
         self.busy.set(false);
         if self.generation.get() != generation {
@@ -413,8 +506,16 @@ impl WorkerApp {
             return;
         }
         let seconds = (now_ms() - t0) / 1000.0;
-        post(&Event::IndexDone { done, total, cancelled, seconds, per_sec: rate(done, seconds) });
-        post(&Event::Index { state: self.core.borrow().state() });
+        post(&Event::IndexDone {
+            done,
+            total,
+            cancelled,
+            seconds,
+            per_sec: rate(done, seconds),
+        });
+        post(&Event::Index {
+            state: self.core.borrow().state(),
+        });
         let bytes = self.core.borrow().index_bytes();
         self.persist(&passages[..done], &[], bytes).await;
     }
@@ -443,14 +544,21 @@ impl WorkerApp {
         };
         let t1 = now_ms();
         match core.search_vector(&v, k) {
-            Ok(hits) => post(&Event::Results { id, hits, embed_ms: t1 - t0, search_ms: now_ms() - t1 }),
+            Ok(hits) => post(&Event::Results {
+                id,
+                hits,
+                embed_ms: t1 - t0,
+                search_ms: now_ms() - t1,
+            }),
             Err(message) => post(&Event::Error { message }),
         }
     }
 
     async fn delete_doc(self: Rc<Self>, doc_id: String) {
         if self.busy.get() {
-            post(&Event::Error { message: "Wait for indexing to finish (or cancel it) before deleting.".into() });
+            post(&Event::Error {
+                message: "Wait for indexing to finish (or cancel it) before deleting.".into(),
+            });
             return;
         }
         let ids = self.core.borrow_mut().delete_doc(&doc_id);
@@ -460,7 +568,9 @@ impl WorkerApp {
                 session.remove(id);
             }
         }
-        post(&Event::Index { state: self.core.borrow().state() });
+        post(&Event::Index {
+            state: self.core.borrow().state(),
+        });
         let bytes = self.core.borrow().index_bytes();
         self.persist(&[], &ids, bytes).await;
     }
@@ -472,9 +582,13 @@ impl WorkerApp {
         self.core.borrow_mut().drop_index();
         self.session_passages.borrow_mut().clear();
         *self.mem_index.borrow_mut() = None;
-        post(&Event::Index { state: self.core.borrow().state() });
+        post(&Event::Index {
+            state: self.core.borrow().state(),
+        });
         if let Err(e) = self.storage().clear_index().await {
-            post(&Event::Error { message: format!("Clearing IndexedDB failed: {e}") });
+            post(&Event::Error {
+                message: format!("Clearing IndexedDB failed: {e}"),
+            });
         }
     }
 }
@@ -489,9 +603,15 @@ fn rate(n: usize, secs: f64) -> f64 {
 
 fn storage_event(s: &Storage) -> Event {
     if s.is_persistent() {
-        Event::Storage { kind: StorageKind::Persistent, message: None }
+        Event::Storage {
+            kind: StorageKind::Persistent,
+            message: None,
+        }
     } else {
-        Event::Storage { kind: StorageKind::MemoryOnly, message: s.unavailable_reason().map(str::to_string) }
+        Event::Storage {
+            kind: StorageKind::MemoryOnly,
+            message: s.unavailable_reason().map(str::to_string),
+        }
     }
 }
 

@@ -20,7 +20,11 @@ fn send(app: &std::rc::Rc<WorkerApp>, req: Request) {
 }
 
 fn load(url: &str, model: &[u8]) -> Request {
-    Request::LoadModel { url: url.to_string(), sha256: Some(sha_hex(model)), no_store: false }
+    Request::LoadModel {
+        url: url.to_string(),
+        sha256: Some(sha_hex(model)),
+        no_store: false,
+    }
 }
 
 #[wasm_bindgen_test]
@@ -32,27 +36,87 @@ async fn load_index_search_reload_mismatch_reindex() {
     // 1. Load: storage opens, download progress, verification, ready, empty index.
     let app = WorkerApp::new(&db);
     send(&app, load(&url, MODEL));
-    let Event::ModelReady { info } = ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. })).await else { unreachable!() };
+    let Event::ModelReady { info } = ev
+        .wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!(!info.from_cache);
     assert_eq!(info.sha256, sha_hex(MODEL));
-    assert!(ev.all().iter().any(|e| matches!(e, Event::Storage { kind: StorageKind::Persistent, .. })));
-    assert!(ev.all().iter().any(|e| matches!(e, Event::Download { loaded, .. } if *loaded == MODEL.len() as u64)));
-    ev.wait("empty index", |e| matches!(e, Event::Index { state } if state.count == 0)).await;
+    assert!(ev.all().iter().any(|e| matches!(
+        e,
+        Event::Storage {
+            kind: StorageKind::Persistent,
+            ..
+        }
+    )));
+    assert!(ev
+        .all()
+        .iter()
+        .any(|e| matches!(e, Event::Download { loaded, .. } if *loaded == MODEL.len() as u64)));
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
 
     // 2. Index 40 passages: progress adds up, the index reports them.
     ev.clear();
     let ps = passages(40);
-    send(&app, Request::IndexPassages { passages: ps.clone(), dims: None });
-    ev.wait("IndexDone", |e| matches!(e, Event::IndexDone { done: 40, total: 40, cancelled: false, .. })).await;
-    let embedded: usize = ev.all().iter().map(|e| if let Event::Progress { embedded, .. } = e { *embedded } else { 0 }).sum();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: ps.clone(),
+            dims: None,
+        },
+    );
+    ev.wait("IndexDone", |e| {
+        matches!(
+            e,
+            Event::IndexDone {
+                done: 40,
+                total: 40,
+                cancelled: false,
+                ..
+            }
+        )
+    })
+    .await;
+    let embedded: usize = ev
+        .all()
+        .iter()
+        .map(|e| {
+            if let Event::Progress { embedded, .. } = e {
+                *embedded
+            } else {
+                0
+            }
+        })
+        .sum();
     assert_eq!(embedded, 40);
-    let Event::Index { state } = ev.wait("Index", |e| matches!(e, Event::Index { .. })).await else { unreachable!() };
+    let Event::Index { state } = ev.wait("Index", |e| matches!(e, Event::Index { .. })).await
+    else {
+        unreachable!()
+    };
     assert_eq!((state.count, state.docs.len()), (40, 3));
 
     // 3. Search: a passage's own text finds it first; stale ids are echoed.
     ev.clear();
-    send(&app, Request::Search { id: 9, query: ps[17].text.clone(), k: 3 });
-    let Event::Results { id, hits, .. } = ev.wait("Results", |e| matches!(e, Event::Results { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::Search {
+            id: 9,
+            query: ps[17].text.clone(),
+            k: 3,
+        },
+    );
+    let Event::Results { id, hits, .. } = ev
+        .wait("Results", |e| matches!(e, Event::Results { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert_eq!(id, 9);
     assert_eq!(hits[0].id, ps[17].id);
     assert!(hits[0].score > 0.999);
@@ -65,16 +129,41 @@ async fn load_index_search_reload_mismatch_reindex() {
     ev.clear();
     let app = WorkerApp::new(&db);
     send(&app, load(&url, MODEL));
-    let Event::ModelReady { info } = ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. })).await else { unreachable!() };
+    let Event::ModelReady { info } = ev
+        .wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!(info.from_cache, "second load comes from IndexedDB");
-    let Event::Index { state } = ev.wait("restored", |e| matches!(e, Event::Index { state } if state.restored)).await else { unreachable!() };
+    let Event::Index { state } = ev
+        .wait(
+            "restored",
+            |e| matches!(e, Event::Index { state } if state.restored),
+        )
+        .await
+    else {
+        unreachable!()
+    };
     assert_eq!(state.count, 40);
-    assert!(!ev.all().iter().any(|e| matches!(e, Event::Progress { .. })), "no embedding on restore");
+    assert!(
+        !ev.all().iter().any(|e| matches!(e, Event::Progress { .. })),
+        "no embedding on restore"
+    );
 
     // 5. Delete a document.
     ev.clear();
-    send(&app, Request::DeleteDoc { doc_id: "doc1".into() });
-    ev.wait("after delete", |e| matches!(e, Event::Index { state } if state.count == 40 - 13)).await;
+    send(
+        &app,
+        Request::DeleteDoc {
+            doc_id: "doc1".into(),
+        },
+    );
+    ev.wait(
+        "after delete",
+        |e| matches!(e, Event::Index { state } if state.count == 40 - 13),
+    )
+    .await;
     lightembed_app::web::sleep_ms(300).await;
 
     // 6. A model with the next major version: the spec §8 message; re-index rebuilds from storage.
@@ -82,14 +171,35 @@ async fn load_index_search_reload_mismatch_reindex() {
     let major = MODEL[44];
     let bumped = with_major(MODEL, major + 1);
     send(&app, load(&blob_url(&bumped), &bumped));
-    let Event::IndexMismatch { message, stored_passages } = ev.wait("mismatch", |e| matches!(e, Event::IndexMismatch { .. })).await else { unreachable!() };
+    let Event::IndexMismatch {
+        message,
+        stored_passages,
+    } = ev
+        .wait("mismatch", |e| matches!(e, Event::IndexMismatch { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!(message.starts_with("Index was built with "), "{message}");
-    assert!(message.contains(&format!("but the loaded model is v{}.", major + 1)), "{message}");
+    assert!(
+        message.contains(&format!("but the loaded model is v{}.", major + 1)),
+        "{message}"
+    );
     assert!(message.ends_with("Re-run `lightembed index`."), "{message}");
     assert_eq!(stored_passages, 27);
     ev.clear();
     send(&app, Request::Reindex { dims: None });
-    ev.wait("reindexed", |e| matches!(e, Event::IndexDone { done: 27, cancelled: false, .. })).await;
+    ev.wait("reindexed", |e| {
+        matches!(
+            e,
+            Event::IndexDone {
+                done: 27,
+                cancelled: false,
+                ..
+            }
+        )
+    })
+    .await;
 
     lightembed_app::worker::set_sink(None);
 }
@@ -101,20 +211,51 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
     let mut bad = MODEL.to_vec();
     let mid = bad.len() / 2;
     bad[mid] ^= 0x5a;
-    send(&app, Request::LoadModel { url: blob_url(&bad), sha256: None, no_store: false });
-    let Event::ModelFailed { reason } = ev.wait("ModelFailed", |e| matches!(e, Event::ModelFailed { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::LoadModel {
+            url: blob_url(&bad),
+            sha256: None,
+            no_store: false,
+        },
+    );
+    let Event::ModelFailed { reason } = ev
+        .wait("ModelFailed", |e| matches!(e, Event::ModelFailed { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!(reason.contains("SHA-256"), "{reason}");
-    assert!(!ev.all().iter().any(|e| matches!(e, Event::ModelReady { .. })));
+    assert!(!ev
+        .all()
+        .iter()
+        .any(|e| matches!(e, Event::ModelReady { .. })));
 
     ev.clear();
-    send(&app, Request::LoadModel { url: blob_url(&MODEL[..MODEL.len() / 3]), sha256: None, no_store: false });
-    let Event::ModelFailed { reason } = ev.wait("ModelFailed", |e| matches!(e, Event::ModelFailed { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::LoadModel {
+            url: blob_url(&MODEL[..MODEL.len() / 3]),
+            sha256: None,
+            no_store: false,
+        },
+    );
+    let Event::ModelFailed { reason } = ev
+        .wait("ModelFailed", |e| matches!(e, Event::ModelFailed { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!(reason.contains("verification"), "{reason}");
 
     // Nothing is loaded: requests that need a model fail cleanly.
     ev.clear();
     send(&app, Request::Tokenize { text: "hi".into() });
-    ev.wait("error", |e| matches!(e, Event::Error { message } if message.contains("no model"))).await;
+    ev.wait(
+        "error",
+        |e| matches!(e, Event::Error { message } if message.contains("no model")),
+    )
+    .await;
     lightembed_app::worker::set_sink(None);
 }
 
@@ -122,22 +263,72 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
 async fn cancel_stops_indexing_and_keeps_what_was_done() {
     let ev = Events::install();
     let app = WorkerApp::new(&unique_db("cancel"));
-    send(&app, Request::LoadModel { url: blob_url(MODEL), sha256: None, no_store: true });
-    ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. })).await;
-    assert!(ev.all().iter().any(|e| matches!(e, Event::Storage { kind: StorageKind::MemoryOnly, .. })));
+    send(
+        &app,
+        Request::LoadModel {
+            url: blob_url(MODEL),
+            sha256: None,
+            no_store: true,
+        },
+    );
+    ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
+        .await;
+    assert!(ev.all().iter().any(|e| matches!(
+        e,
+        Event::Storage {
+            kind: StorageKind::MemoryOnly,
+            ..
+        }
+    )));
     ev.clear();
     let many: Vec<_> = passages(20_000);
-    send(&app, Request::IndexPassages { passages: many, dims: None });
-    ev.wait("progress", |e| matches!(e, Event::Progress { done, .. } if *done > 0)).await;
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: many,
+            dims: None,
+        },
+    );
+    ev.wait(
+        "progress",
+        |e| matches!(e, Event::Progress { done, .. } if *done > 0),
+    )
+    .await;
     send(&app, Request::Cancel);
-    let Event::IndexDone { done, total, cancelled, .. } = ev.wait("IndexDone", |e| matches!(e, Event::IndexDone { .. })).await else { unreachable!() };
+    let Event::IndexDone {
+        done,
+        total,
+        cancelled,
+        ..
+    } = ev
+        .wait("IndexDone", |e| matches!(e, Event::IndexDone { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!(cancelled);
     assert!(done > 0 && done < total, "{done} of {total}");
-    ev.wait("index state", |e| matches!(e, Event::Index { state } if state.count == done)).await;
+    ev.wait(
+        "index state",
+        |e| matches!(e, Event::Index { state } if state.count == done),
+    )
+    .await;
     // A search still works on what was indexed (memory-only storage).
     ev.clear();
-    send(&app, Request::Search { id: 1, query: "quick brown fox".into(), k: 5 });
-    let Event::Results { hits, .. } = ev.wait("Results", |e| matches!(e, Event::Results { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::Search {
+            id: 1,
+            query: "quick brown fox".into(),
+            k: 5,
+        },
+    );
+    let Event::Results { hits, .. } = ev
+        .wait("Results", |e| matches!(e, Event::Results { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert_eq!(hits.len(), 5);
     lightembed_app::worker::set_sink(None);
 }
@@ -146,23 +337,75 @@ async fn cancel_stops_indexing_and_keeps_what_was_done() {
 async fn playground_requests() {
     let ev = Events::install();
     let app = WorkerApp::new(&unique_db("playground"));
-    send(&app, Request::LoadModel { url: blob_url(MODEL), sha256: None, no_store: true });
-    ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. })).await;
-    send(&app, Request::Cosine { a: "hello world".into(), b: "hello world".into(), dims: None });
-    let Event::Cosine { value, .. } = ev.wait("Cosine", |e| matches!(e, Event::Cosine { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::LoadModel {
+            url: blob_url(MODEL),
+            sha256: None,
+            no_store: true,
+        },
+    );
+    ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
+        .await;
+    send(
+        &app,
+        Request::Cosine {
+            a: "hello world".into(),
+            b: "hello world".into(),
+            dims: None,
+        },
+    );
+    let Event::Cosine { value, .. } = ev
+        .wait("Cosine", |e| matches!(e, Event::Cosine { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert!((value - 1.0).abs() < 1e-4);
-    send(&app, Request::Tokenize { text: "hello".into() });
-    let Event::Tokens { tokens } = ev.wait("Tokens", |e| matches!(e, Event::Tokens { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::Tokenize {
+            text: "hello".into(),
+        },
+    );
+    let Event::Tokens { tokens } = ev
+        .wait("Tokens", |e| matches!(e, Event::Tokens { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert_eq!(tokens.first().map(|t| t.token.as_str()), Some("[CLS]"));
     assert_eq!(tokens.last().map(|t| t.token.as_str()), Some("[SEP]"));
-    send(&app, Request::IndexPassages { passages: passages(30), dims: None });
-    ev.wait("IndexDone", |e| matches!(e, Event::IndexDone { .. })).await;
-    send(&app, Request::Project { query: Some("fox".into()), max_points: 10 });
-    let Event::Projection { points, query, .. } = ev.wait("Projection", |e| matches!(e, Event::Projection { .. })).await else { unreachable!() };
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: passages(30),
+            dims: None,
+        },
+    );
+    ev.wait("IndexDone", |e| matches!(e, Event::IndexDone { .. }))
+        .await;
+    send(
+        &app,
+        Request::Project {
+            query: Some("fox".into()),
+            max_points: 10,
+        },
+    );
+    let Event::Projection { points, query, .. } = ev
+        .wait("Projection", |e| matches!(e, Event::Projection { .. }))
+        .await
+    else {
+        unreachable!()
+    };
     assert_eq!(points.len(), 10);
     assert!(query.is_some());
     // A malformed request is answered with an error, not a crash.
     WorkerApp::handle_json(&app, "{\"type\":\"Nope\"}");
-    ev.wait("bad request", |e| matches!(e, Event::Error { message } if message.starts_with("bad request"))).await;
+    ev.wait(
+        "bad request",
+        |e| matches!(e, Event::Error { message } if message.starts_with("bad request")),
+    )
+    .await;
     lightembed_app::worker::set_sink(None);
 }

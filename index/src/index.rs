@@ -21,8 +21,10 @@ pub struct Params {
     /// Beam width while inserting. Default **200**. Range `1..=100_000`. Higher = better graph,
     /// slower build (build time is roughly linear in it).
     pub ef_construction: usize,
-    /// Beam width while searching (the effective beam is `max(ef_search, k)`). Default **64**.
-    /// Range `1..=100_000`. The recall/latency knob; see `bench/RESULTS.md`.
+    /// Beam width while searching (the effective beam is `max(ef_search, k)`). Default **96**:
+    /// recall@10 ≈ 0.975–0.98 at 100k real-text vectors (128 or 384 dims) with `M` 16,
+    /// `ef_construction` 200, p50 well under 1 ms natively (`bench/RESULTS.md`). Range
+    /// `1..=100_000`. The recall/latency knob: search time is roughly linear in it.
     pub ef_search: usize,
     /// Seed of the level-drawing PRNG (SplitMix64). Same seed + same inserts in the same order →
     /// byte-identical index on every target. Default `0x6c69_6768_7465_6d62` (`"lightemb"`).
@@ -37,7 +39,7 @@ impl Default for Params {
         Params {
             m: 16,
             ef_construction: 200,
-            ef_search: 64,
+            ef_search: 96,
             seed: 0x6c69_6768_7465_6d62,
             compaction_threshold: 0.25,
         }

@@ -7,6 +7,7 @@
 //   2. index the bundled corpus (first E2E_LIMIT passages) → `doc-count`
 //   3. a query with a known relevant passage finds it in the top 3
 //   4. reload → index restored from IndexedDB with no embedding work (`embed-count` stays 0)
+//   3a. playground: cosine of two texts, tokenisation, 2-D PCA of the index with the query
 //   3b. an own document (.md file through the file input) is found, then deleted
 //   5. the worker crashes → restarted, model and index restored, no re-embedding
 //   5b. IndexedDB disabled (?nostore) → storage warning, indexing and search work in memory
@@ -87,6 +88,13 @@ const TYPES = {
 };
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
+  if (url.pathname === '/e2e/cut.bin') {
+    // A download that breaks off: the full Content-Length is announced, 60 % is sent.
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': modelBytes.length, etag: '"cut"' });
+    if (req.method === 'HEAD') { res.end(); return; }
+    res.write(modelBytes.subarray(0, Math.floor(modelBytes.length * 0.6)), () => setTimeout(() => res.destroy(), 50));
+    return;
+  }
   let body; let mtime; let file = url.pathname;
   if (fixtures.has(url.pathname)) {
     body = fixtures.get(url.pathname);
@@ -145,7 +153,8 @@ async function step(name, fn) {
   }
 }
 const tid = (id) => page.locator(`[data-testid="${id}"]`);
-const text = async (id) => (await tid(id).first().textContent())?.trim();
+/** The element's text now (null when absent) — never waits. */
+const text = (id) => page.evaluate((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent.trim() ?? null, id);
 async function waitText(id, pred, what, timeout = STEP_MS) {
   await page.waitForFunction(
     ([id, src]) => {
@@ -166,11 +175,11 @@ console.log(`e2e: ${base} serving ${dist}; model ${entry.file} (${entry.model_id
 await step('first load: model verified → ready', async () => {
   await page.goto(`${base}/?limit=${LIMIT}`);
   await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
-  assert((await text('model-status')) === 'ready', `status ${await text('model-status')}; error: ${await text('error').catch(() => '')}`);
+  assert((await text('model-status')) === 'ready', `status ${await text('model-status')}; error: ${await text('error')}`);
   const dl = await text('download-progress');
   assert(/of/.test(dl) && !/cache/.test(dl), `download progress shows a download: ${dl}`);
   assert((await text('model-id')) === entry.model_id, 'model info shows model_id');
-  assert((await tid('error').count()) === 0, `no error banner: ${await text('error').catch(() => '')}`);
+  assert((await tid('error').count()) === 0, `no error banner: ${await text('error')}`);
   assert((await text('storage-status')) === 'IndexedDB', `storage: ${await text('storage-status')}`);
   await shot('01-ready.png');
 });
@@ -198,6 +207,22 @@ await step('search: the known passage is in the top 3', async () => {
   assert(hits.every((h, i) => i === 0 || h.score <= hits[i - 1].score + 1e-6), 'results sorted by score');
   assert(top3.some((h) => h.id.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 3`);
   await shot('03-search.png');
+});
+
+await step('playground: cosine, tokens, PCA plot with the query', async () => {
+  await tid('cosine-run').click();
+  await waitText('cosine', (t) => /cosine = /.test(t), 'cosine', 30_000);
+  const cos = Number((await text('cosine')).match(/cosine = (-?[\d.]+)/)[1]);
+  assert(cos > -1 && cos <= 1.0001, `cosine ${cos}`);
+  await tid('tokenize-run').click();
+  await waitText('tokens', (t) => t.includes('[CLS]') && t.includes('[SEP]'), 'tokens', 30_000);
+  await tid('pca-run').click();
+  await page.waitForSelector('[data-testid="pca"] circle.qpt', { timeout: 60_000 });
+  const n = await page.locator('[data-testid="pca"] circle.pt').count();
+  assert(n === LIMIT, `${n} points plotted`);
+  console.log(`     ${await text('cosine')}; tokens: ${(await text('tokens')).slice(0, 80)}; ${n} points`);
+  await page.locator('[data-testid="pca"]').scrollIntoViewIfNeeded();
+  await shot('03a-playground.png');
 });
 
 await step('own document: add a dropped .md file, find it, delete it', async () => {
@@ -268,12 +293,19 @@ await step('corrupted model file → error banner with the reason', async () => 
   await shot('06-corrupt-model.png');
 });
 
-await step('truncated model file → error banner', async () => {
+await step('truncated model file / broken-off download → error banner', async () => {
   await page.goto(`${base}/?model=/e2e/truncated.bin&limit=${LIMIT}`);
   await waitText('model-status', (t) => t === 'error' || t === 'ready', 'model status', 60_000);
   assert((await text('model-status')) === 'error', 'status error');
   console.log(`     ${await text('error')}`);
   await shot('07-truncated-model.png');
+  // The connection drops mid-download.
+  await page.goto(`${base}/?model=/e2e/cut.bin&limit=${LIMIT}`);
+  await waitText('model-status', (t) => t === 'error' || t === 'ready', 'model status', 60_000);
+  assert((await text('model-status')) === 'error', 'status error');
+  console.log(`     ${await text('error')}`);
+  assert(/failed after \d+ bytes|truncated/.test(await text('error')), 'reason names the cut');
+  await shot('07b-cut-download.png');
 });
 
 await step('model with another major version → §8 message and re-index', async () => {

@@ -13,7 +13,11 @@ pub const MODEL: &[u8] = include_bytes!("../../../tests/fixtures/models/static_f
 
 /// A database name no other test (or earlier run) uses.
 pub fn unique_db(prefix: &str) -> String {
-    format!("{prefix}-{}-{}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e9) as u64)
+    format!(
+        "{prefix}-{}-{}",
+        js_sys::Date::now() as u64,
+        (js_sys::Math::random() * 1e9) as u64
+    )
 }
 
 /// A `blob:` URL serving `bytes` (fetch works on it like on a served file).
@@ -25,7 +29,10 @@ pub fn blob_url(bytes: &[u8]) -> String {
 
 /// SHA-256 (hex) of a model file: its trailing 32 bytes.
 pub fn sha_hex(model: &[u8]) -> String {
-    model[model.len() - 32..].iter().map(|b| format!("{b:02x}")).collect()
+    model[model.len() - 32..]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The model with header byte 44 (`version_major`) set to `major` and the trailer re-hashed.
@@ -48,7 +55,10 @@ pub fn passages(n: usize) -> Vec<Passage> {
             title: format!("Document {}", i % 3),
             heading: String::new(),
             url: format!("https://example.invalid/{i}"),
-            text: format!("passage {i} the quick brown fox {} jumps over the lazy dog", "hello world ".repeat(i % 7)),
+            text: format!(
+                "passage {i} the quick brown fox {} jumps over the lazy dog",
+                "hello world ".repeat(i % 7)
+            ),
         })
         .collect()
 }
@@ -62,7 +72,9 @@ impl Events {
     pub fn install() -> Events {
         let log = Events::default();
         let l2 = log.clone();
-        lightembed_app::worker::set_sink(Some(Rc::new(move |e: &Event| l2.0.borrow_mut().push(e.clone()))));
+        lightembed_app::worker::set_sink(Some(Rc::new(move |e: &Event| {
+            l2.0.borrow_mut().push(e.clone())
+        })));
         log
     }
 

@@ -7,15 +7,23 @@ use crate::common::{passages, unique_db};
 
 pub async fn models_are_cached_by_url_and_validator() {
     let s = Storage::open(&unique_db("models")).await;
-    assert!(s.is_persistent(), "IndexedDB should open: {:?}", s.unavailable_reason());
+    assert!(
+        s.is_persistent(),
+        "IndexedDB should open: {:?}",
+        s.unavailable_reason()
+    );
     assert_eq!(s.get_model("models/a.bin").await.unwrap(), None);
     let bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
-    s.put_model("models/a.bin", "sha256=ab", &bytes).await.unwrap();
+    s.put_model("models/a.bin", "sha256=ab", &bytes)
+        .await
+        .unwrap();
     let (v, b) = s.get_model("models/a.bin").await.unwrap().expect("cached");
     assert_eq!(v, "sha256=ab");
     assert_eq!(b, bytes);
     // Replacing keeps one entry per URL.
-    s.put_model("models/a.bin", "sha256=cd", &bytes[..10]).await.unwrap();
+    s.put_model("models/a.bin", "sha256=cd", &bytes[..10])
+        .await
+        .unwrap();
     let (v, b) = s.get_model("models/a.bin").await.unwrap().unwrap();
     assert_eq!((v.as_str(), b.len()), ("sha256=cd", 10));
     s.delete_model("models/a.bin").await.unwrap();
@@ -35,7 +43,10 @@ pub async fn passages_and_index_are_saved_together_and_survive_reopening() {
 
     // A new connection (as after a reload) sees the same data.
     let s = Storage::open(&name).await;
-    assert_eq!(s.get_index().await.unwrap().as_deref(), Some(&index_bytes[..]));
+    assert_eq!(
+        s.get_index().await.unwrap().as_deref(),
+        Some(&index_bytes[..])
+    );
     let mut back = s.all_passages().await.unwrap();
     back.sort_by(|a, b| a.id.cmp(&b.id));
     let mut want = ps.clone();

@@ -17,7 +17,7 @@
 //! ```text
 //! cargo run --release -p lightembed-bench-index -- [--source teacher|npy:PATH] [--sizes 10000,100000]
 //!     [--dims 384,128] [--queries 1000] [--k 10] [--m 16] [--ef-construction 200]
-//!     [--ef-search 64,32,128] [--no-hnsw-rs] [--data train/data]
+//!     [--ef-search 96,64,128] [--no-hnsw-rs] [--data train/data]
 //! ```
 
 use std::fs;
