@@ -80,11 +80,12 @@ async function measure(model) {
   });
   const page = ctx.pages()[0] || await ctx.newPage();
   const url = `${base}/?model=models/${model.file}&limit=${LIMIT}`;
-  const r = { model: `${model.model_id} v${model.version}`, file: model.file, size: model.size };
+  const r = { model: `${model.file} (${model.model_id} v${model.version}, ${model.n_layers ? `${model.n_layers} layers` : 'static'}, ${model.embedding_quant} emb)`, file: model.file, size: model.size };
 
   await page.goto(url);
   await waitText(page, 'model-status', 'ready', 300_000);
   r.cold_ms = Number(await attr(page, 'model-status', 'data-ready-ms'));
+  r.cold_verify_ms = Number(await attr(page, 'model-info', 'data-verify-ms'));
 
   await page.click('[data-testid="load-corpus"]');
   await page.waitForFunction(() => document.querySelector('[data-testid="index-progress"]')?.dataset.done === 'true', null, { timeout: 3_600_000, polling: 200 });
@@ -107,6 +108,7 @@ async function measure(model) {
   await page.reload();
   await waitText(page, 'model-status', 'ready', 120_000);
   r.warm_ms = Number(await attr(page, 'model-status', 'data-ready-ms'));
+  r.warm_verify_ms = Number(await attr(page, 'model-info', 'data-verify-ms'));
   await waitText(page, 'doc-count', String(r.passages), 120_000);
   r.restore_ms = Number(await attr(page, 'doc-count', 'data-restore-ms'));
   r.restore_embed = await page.textContent('[data-testid="embed-count"]');
@@ -138,8 +140,8 @@ try {
   const funcs = new Set();
   let cur = null;
   for (const line of dis.split('\n')) {
-    const m = line.match(/^[0-9a-f]+ func\[\d+\] <([^>]+)>:/);
-    if (m) cur = m[1];
+    const m = line.match(/^[0-9a-f]+ func\[(\d+)\](?: <([^>]+)>)?:/);
+    if (m) cur = m[2] || `func[${m[1]}]`;
     else if (cur && /\b(v128|i8x16|i16x8|i32x4|f32x4)\./.test(line)) funcs.add(cur);
   }
   const names = [...funcs].map((n) => n.replace(/::h[0-9a-f]{16}$/, '')).filter((n) => /lightembed|kernel|dot|matmul|simd/i.test(n));
@@ -154,15 +156,15 @@ let md = `## App (headless Chromium)\n\n`;
 md += `Measured by \`node bench/app_figures.mjs\` on the release build (\`scripts/run.sh --no-serve\`), headless \`/usr/bin/chromium\` `
   + `(${execFileSync('/usr/bin/chromium', ['--version']).toString().trim()}), ${os.cpus().length} cores (${cpu}), served from localhost; `
   + `fresh browser profile per model; corpus = ${rows[0]?.passages} passages of the Rust book; ${N_QUERIES} queries.\n\n`;
-md += `| model | file | cold start → ready | warm start (cache) → ready | indexing in the worker | query p50 (embed + search) | query p50 / p95 UI round trip | restore from IndexedDB |\n`;
+md += `| model | size | cold start → ready (of which verify) | warm start (cache) → ready (verify) | indexing in the worker | query p50 (embed + search) | query p50 / p95 UI round trip | restore from IndexedDB |\n`;
 md += `|---|---:|---:|---:|---:|---:|---:|---:|\n`;
 for (const r of rows) {
-  md += `| ${r.model} | ${(r.size / 1e6).toFixed(2)} MB | ${f1(r.cold_ms)} ms | ${f1(r.warm_ms)} ms | ${f1(r.per_sec)} passages/s | `
+  md += `| ${r.model} | ${(r.size / 1e6).toFixed(2)} MB | ${f1(r.cold_ms)} ms (${f1(r.cold_verify_ms)}) | ${f1(r.warm_ms)} ms (${f1(r.warm_verify_ms)}) | ${f1(r.per_sec)} passages/s | `
     + `${r.q_embed_p50.toFixed(2)} + ${r.q_search_p50.toFixed(2)} ms | ${f1(r.q_total_p50)} / ${f1(r.q_total_p95)} ms | `
     + `${f1(r.restore_ms)} ms (${r.passages} passages, ${r.restore_embed} embedded) |\n`;
 }
-md += `\nCold start = navigation → \`model-status\` = ready: page + both wasm modules, worker start, model download, SHA-256 + every load rule, `
-  + `IndexedDB write of the model. Warm start = reload with the model in IndexedDB (verification still runs). Restore = reading the index bytes `
+md += `\nCold start = navigation → \`model-status\` = ready: page + both wasm modules, worker start, model download, verification `
+  + `(\`Model::from_bytes\`: SHA-256 + every load rule, in the worker). The model is written to IndexedDB after \`ready\`. Warm start = reload with the model in IndexedDB (verification still runs). Restore = reading the index bytes `
   + `from IndexedDB, §8 manifest check and \`Index::from_bytes\` validation.\n\n`;
 md += `Bytes shipped (gzip -9):\n\n| file | raw | gzip |\n|---|---:|---:|\n`;
 for (const s of sizes) md += `| ${s.f} | ${(s.raw / 1024).toFixed(1)} KiB | ${(s.gz / 1024).toFixed(1)} KiB |\n`;

@@ -534,7 +534,7 @@ fn ModelInfoTable(info: ModelInfo) -> impl IntoView {
             .unwrap_or(m)
     });
     view! {
-        <table class="info" data-testid="model-info">
+        <table class="info" data-testid="model-info" data-verify-ms=format!("{:.1}", info.verify_ms)>
             <tr><th>"model_id"</th><td data-testid="model-id">{info.model_id.clone()}</td></tr>
             <tr><th>"version"</th><td data-testid="model-version">{info.version.clone()}</td></tr>
             <tr><th>"format"</th><td>{format!("v{}", info.format_version)}</td></tr>
@@ -659,7 +659,10 @@ fn IndexPanel(st: St) -> impl IntoView {
                     let idx = st.index.get();
                     let want = st.dims.get();
                     (idx.count > 0 && want.is_some_and(|w| w != idx.dims)).then(|| view! {
-                        <button on:click=move |_| conn::send(&Request::Reindex { dims: st.dims.get_untracked() })>
+                        <button data-testid="reindex-dims" disabled=move || st.indexing.get() on:click=move |_| {
+                            st.indexing.set(true);
+                            conn::send(&Request::Reindex { dims: st.dims.get_untracked() });
+                        }>
                             {format!("Re-index at {} dims", want.unwrap_or(0))}
                         </button>
                     })

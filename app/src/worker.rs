@@ -278,19 +278,22 @@ impl WorkerApp {
                 });
             }
         }
-        if !from_cache && storage.is_persistent() {
-            if let Some(v) = &validator {
-                if let Err(e) = storage.put_model(&url, v, &bytes).await {
-                    post(&Event::Error { message: format!("The model could not be cached in IndexedDB ({e}); it will be downloaded again next time.") });
-                }
-            }
-        }
         if self.generation.get() != generation {
             return;
         }
         self.core.borrow_mut().set_model(model, info.clone());
         post(&Event::ModelReady { info });
         self.restore_index().await;
+        // Cache the verified bytes last: the user should not wait for this write.
+        if !from_cache && storage.is_persistent() {
+            if let Some(v) = &validator {
+                if let Err(e) = storage.put_model(&url, v, &bytes).await {
+                    post(&Event::Error {
+                        message: format!("The model could not be cached in IndexedDB ({e}); it will be downloaded again next time."),
+                    });
+                }
+            }
+        }
     }
 
     async fn restore_index(&self) {

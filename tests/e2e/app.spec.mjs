@@ -10,6 +10,7 @@
 //   3a. playground: cosine of two texts, tokenisation, 2-D PCA of the index with the query
 //   3b. an own document (.md file through the file input) is found, then deleted
 //   5. the worker crashes → restarted, model and index restored, no re-embedding
+//   5a. Matryoshka: re-index at 64 dims; queries are embedded at the index dims
 //   5b. IndexedDB disabled (?nostore) → storage warning, indexing and search work in memory
 //   6. a corrupted model file → the `error` banner with the verification failure
 //   7. a truncated model file → the `error` banner
@@ -47,6 +48,8 @@ const entry = process.env.E2E_MODEL
   : manifest.models[0];
 if (!entry) throw new Error(`model ${process.env.E2E_MODEL} not in the manifest`);
 const modelBytes = fs.readFileSync(path.join(dist, 'models', entry.file));
+// The app loads the manifest's first model by default; another one is forced with ?model=.
+const modelParam = process.env.E2E_MODEL ? `&model=models/${entry.file}` : '';
 
 /** The same file with header byte 44 (version_major) bumped and the trailing SHA-256 redone. */
 function withMajor(bytes, major) {
@@ -173,7 +176,7 @@ const assert = (c, m) => { if (!c) throw new Error(m); };
 console.log(`e2e: ${base} serving ${dist}; model ${entry.file} (${entry.model_id} v${entry.version}); ${LIMIT} passages`);
 
 await step('first load: model verified → ready', async () => {
-  await page.goto(`${base}/?limit=${LIMIT}`);
+  await page.goto(`${base}/?limit=${LIMIT}${modelParam}`);
   await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
   assert((await text('model-status')) === 'ready', `status ${await text('model-status')}; error: ${await text('error')}`);
   const dl = await text('download-progress');
@@ -270,8 +273,23 @@ await step('worker crash → restarted, state restored without re-embedding', as
   await shot('05-crash-recovered.png');
 });
 
+await step('Matryoshka dims: re-index at 64 dims, queries follow', async () => {
+  const dims = await tid('dims').evaluate((el) => [...el.options].map((o) => Number(o.value)));
+  const small = dims.find((d) => d === 64) ?? dims[0];
+  await tid('dims').selectOption(String(small));
+  await tid('reindex-dims').click();
+  await page.waitForFunction((d) => document.body.textContent.includes(`${d} dims, built with`), small, { timeout: STEP_MS });
+  await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n), LIMIT, { timeout: STEP_MS });
+  await tid('query').fill(`${query} `);
+  await page.waitForFunction((q) => document.querySelector('[data-testid="latency"]')?.dataset.query === q, `${query} `, { timeout: 30_000 });
+  const hits = await tid('result').evaluateAll((els) => els.map((e) => e.dataset.id));
+  console.log(`     ${small} dims → ${hits.slice(0, 3).join(' | ')}`);
+  assert(hits.slice(0, 5).some((h) => h.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 5 at ${small} dims`);
+  await shot('05a-dims.png');
+});
+
 await step('IndexedDB unavailable (?nostore) → clear message, app works in memory', async () => {
-  await page.goto(`${base}/?nostore&limit=20`);
+  await page.goto(`${base}/?nostore&limit=20${modelParam}`);
   await waitText('model-status', (t) => t === 'ready', 'model status', 60_000);
   assert((await text('storage-status')) === 'memory only', `storage ${await text('storage-status')}`);
   assert(/Storage unavailable/.test(await text('storage-warning')), 'storage warning shown');
