@@ -1,7 +1,7 @@
 // Figures for bench/RESULTS.md "## App (headless Chromium)": measured on the trunk-built dist/
 // in headless /usr/bin/chromium (playwright-core from tests/e2e/node_modules).
 //
-//   scripts/run.sh --no-serve && node bench/app_figures.mjs     # prints a Markdown section
+//   scripts/e2e.sh && node bench/app_figures.mjs     # e2e.sh builds dist/ (trunk, release); prints Markdown
 //
 // Per bundled model (fresh browser profile each):
 //   cold start   navigation → `model-status` = ready (download + verify + worker start)
@@ -153,7 +153,7 @@ try {
 const f1 = (x) => (x ?? NaN).toFixed(1);
 const cpu = os.cpus()[0]?.model || 'unknown CPU';
 let md = `## App (headless Chromium)\n\n`;
-md += `Measured by \`node bench/app_figures.mjs\` on the release build (\`scripts/run.sh --no-serve\`), headless \`/usr/bin/chromium\` `
+md += `Measured by \`node bench/app_figures.mjs\` on the release build (\`trunk build --release=true\`), headless \`/usr/bin/chromium\` `
   + `(${execFileSync('/usr/bin/chromium', ['--version']).toString().trim()}), ${os.cpus().length} cores (${cpu}), served from localhost; `
   + `fresh browser profile per model; corpus = ${rows[0]?.passages} passages of the Rust book; ${N_QUERIES} queries.\n\n`;
 md += `| model | size | cold start → ready (of which verify) | warm start (cache) → ready (verify) | indexing in the worker | query p50 (embed + search) | query p50 / p95 UI round trip | restore from IndexedDB |\n`;

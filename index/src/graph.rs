@@ -257,7 +257,10 @@ impl Graph {
                 }
             }
             for &n in &fresh {
-                let s = Scored { score: dot(q, vecs.get(n)), id: n };
+                let s = Scored {
+                    score: dot(q, vecs.get(n)),
+                    id: n,
+                };
                 let admit =
                     results.len() < ef || results.peek().is_some_and(|Reverse(worst)| s > *worst);
                 if admit {

@@ -324,12 +324,24 @@ fn fixture_has_tombstones_and_several_layers() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn bytes_are_identical_across_targets() {
     let data = clustered(77, 300, 24, 6, 0.7);
-    let params = Params { m: 6, ef_construction: 40, ef_search: 16, seed: 99, compaction_threshold: 0.3 };
+    let params = Params {
+        m: 6,
+        ef_construction: 40,
+        ef_search: 16,
+        seed: 99,
+        compaction_threshold: 0.3,
+    };
     let mut index = common::build(&data, params);
     for i in (0..300).step_by(3) {
         index.delete(&format!("doc-{i}"));
     }
-    let hex: String = Sha256::digest(index.to_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = Sha256::digest(index.to_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert!(index.deleted_count() < 100, "compaction ran");
-    assert_eq!(hex, "22d8775a46e27925cd304ef53b20c659a713b8894d53f470941076402e737f86");
+    assert_eq!(
+        hex,
+        "22d8775a46e27925cd304ef53b20c659a713b8894d53f470941076402e737f86"
+    );
 }
