@@ -24,13 +24,7 @@ pub enum AttachError {
 
 /// The model identity the index checks against (spec §8).
 pub fn identity(model: &Model) -> ModelIdentity {
-    let h = model.header();
-    ModelIdentity {
-        model_id: model.model_id().to_string(),
-        version: (h.version_major, h.version_minor, h.version_patch),
-        valid_dims: model.valid_dims().to_vec(),
-        sha256: model.sha256(),
-    }
+    ModelIdentity::from(model)
 }
 
 /// Verifies and loads `bytes` with every load rule ([`Model::from_bytes`]) and describes it.

@@ -142,7 +142,11 @@ pub fn haar_orthogonal(state: u64, m: usize) -> DMatrix<f64> {
             for _ in 0..2 {
                 // Classical Gram–Schmidt: every coefficient from the same v, then subtract.
                 for (k, ck) in c[..j].iter_mut().enumerate() {
-                    *ck = q[k * m..(k + 1) * m].iter().zip(&v).map(|(a, b)| a * b).sum();
+                    *ck = q[k * m..(k + 1) * m]
+                        .iter()
+                        .zip(&v)
+                        .map(|(a, b)| a * b)
+                        .sum();
                 }
                 for (k, &ck) in c[..j].iter().enumerate() {
                     for (vi, qi) in v.iter_mut().zip(&q[k * m..(k + 1) * m]) {
@@ -162,9 +166,18 @@ pub fn haar_orthogonal(state: u64, m: usize) -> DMatrix<f64> {
 
 /// The diagonal blocks of `R(seed, output_dim, matryoshka_dims)`, in segment order; only the
 /// first `n_blocks` (all when `None`).
-pub fn rotation_blocks(seed: u64, segs: &[(usize, usize)], n_blocks: Option<usize>) -> Vec<DMatrix<f64>> {
+pub fn rotation_blocks(
+    seed: u64,
+    segs: &[(usize, usize)],
+    n_blocks: Option<usize>,
+) -> Vec<DMatrix<f64>> {
     let n = n_blocks.unwrap_or(segs.len()).min(segs.len());
-    block_seeds(seed, segs.len()).into_iter().zip(segs).take(n).map(|(s, &(a, b))| haar_orthogonal(s, b - a)).collect()
+    block_seeds(seed, segs.len())
+        .into_iter()
+        .zip(segs)
+        .take(n)
+        .map(|(s, &(a, b))| haar_orthogonal(s, b - a))
+        .collect()
 }
 
 /// `R` as a dense `output_dim × output_dim` matrix.
@@ -227,17 +240,20 @@ pub fn parse_registry(text: &str) -> Result<Vec<Entry>> {
     let mut ids = std::collections::HashSet::new();
     let mut seeds = std::collections::HashSet::new();
     for (i, row) in rows.iter().enumerate() {
-        let license_id =
-            row.get("license_id")
-                .and_then(Value::as_u64)
-                .filter(|&v| (1..=u32::MAX as u64).contains(&v))
-                .ok_or_else(|| anyhow!("registry entry {i}: \"license_id\" must be an integer in 1..=4294967295"))?
-                as u32;
+        let license_id = row
+            .get("license_id")
+            .and_then(Value::as_u64)
+            .filter(|&v| (1..=u32::MAX as u64).contains(&v))
+            .ok_or_else(|| {
+                anyhow!("registry entry {i}: \"license_id\" must be an integer in 1..=4294967295")
+            })? as u32;
         let seed = match row.get("seed") {
-            Some(Value::String(s)) => parse_seed(s).with_context(|| format!("registry entry {i}"))?,
-            Some(Value::Number(n)) => {
-                n.as_u64().ok_or_else(|| anyhow!("registry entry {i}: \"seed\" must be a u64"))?
+            Some(Value::String(s)) => {
+                parse_seed(s).with_context(|| format!("registry entry {i}"))?
             }
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .ok_or_else(|| anyhow!("registry entry {i}: \"seed\" must be a u64"))?,
             _ => bail!("registry entry {i}: needs a \"seed\""),
         };
         let note = match row.get("note") {
@@ -251,7 +267,11 @@ pub fn parse_registry(text: &str) -> Result<Vec<Entry>> {
         if !seeds.insert(seed) {
             bail!("registry entry {i}: seed {seed:#018x} appears twice");
         }
-        out.push(Entry { license_id, seed, note });
+        out.push(Entry {
+            license_id,
+            seed,
+            note,
+        });
     }
     Ok(out)
 }
@@ -310,14 +330,26 @@ impl BlockFit {
         let nuclear: f64 = svd.singular_values.iter().sum();
         let rhat = svd.u.expect("u requested") * svd.v_t.expect("v_t requested");
         match metric {
-            Metric::Weighted => BlockFit { rhat, target: cross, norm: nuclear },
-            Metric::Frobenius => BlockFit { target: rhat.clone(), rhat, norm: m as f64 },
+            Metric::Weighted => BlockFit {
+                rhat,
+                target: cross,
+                norm: nuclear,
+            },
+            Metric::Frobenius => BlockFit {
+                target: rhat.clone(),
+                rhat,
+                norm: m as f64,
+            },
         }
     }
 
     /// `d(Q)` for a candidate block `q`.
     pub fn distance(&self, q: &DMatrix<f64>) -> f64 {
-        let sim = if self.norm > 0.0 { q.dot(&self.target) / self.norm } else { 0.0 };
+        let sim = if self.norm > 0.0 {
+            q.dot(&self.target) / self.norm
+        } else {
+            0.0
+        };
         (2.0 - 2.0 * sim).max(0.0).sqrt()
     }
 }
@@ -335,7 +367,11 @@ pub struct Rule {
 
 impl Default for Rule {
     fn default() -> Self {
-        Rule { metric: Metric::Weighted, max_distance: MAX_DISTANCE, min_margin: MIN_MARGIN }
+        Rule {
+            metric: Metric::Weighted,
+            max_distance: MAX_DISTANCE,
+            min_margin: MIN_MARGIN,
+        }
     }
 }
 
@@ -377,13 +413,14 @@ pub struct Detection {
 impl Detection {
     /// `runner_up.distance − best.distance`.
     pub fn margin(&self) -> Option<f64> {
-        self.runner_up.as_ref().map(|r| r.distance - self.best.distance)
+        self.runner_up
+            .as_ref()
+            .map(|r| r.distance - self.best.distance)
     }
 
     /// The `--json` report (the same keys as `reference/fingerprint.py`).
     pub fn to_json(&self) -> Value {
-        let cand =
-            |c: &Candidate| json!({"license_id": c.license_id, "distance": c.distance, "per_block": c.per_block});
+        let cand = |c: &Candidate| json!({"license_id": c.license_id, "distance": c.distance, "per_block": c.per_block});
         json!({
             "verdict": self.verdict,
             "license_id": if self.verdict == "match" { json!(self.best.license_id) } else { Value::Null },
@@ -401,7 +438,11 @@ impl Detection {
 }
 
 fn score(fits: &[BlockFit], blocks: &[DMatrix<f64>]) -> (f64, Vec<f64>) {
-    let per: Vec<f64> = fits.iter().zip(blocks).map(|(f, q)| f.distance(q)).collect();
+    let per: Vec<f64> = fits
+        .iter()
+        .zip(blocks)
+        .map(|(f, q)| f.distance(q))
+        .collect();
     (per.iter().sum::<f64>() / per.len().max(1) as f64, per)
 }
 
@@ -421,9 +462,17 @@ pub fn detect(
     registry: &[Entry],
     rule: Rule,
 ) -> Result<Detection> {
-    let Rule { metric, max_distance, min_margin } = rule;
+    let Rule {
+        metric,
+        max_distance,
+        min_margin,
+    } = rule;
     if reference.len() != suspect.len() || reference.is_empty() {
-        bail!("{} reference vectors but {} suspect vectors (need the same, ≥ 1)", reference.len(), suspect.len());
+        bail!(
+            "{} reference vectors but {} suspect vectors (need the same, ≥ 1)",
+            reference.len(),
+            suspect.len()
+        );
     }
     let dims = suspect[0].len();
     if reference.iter().chain(suspect).any(|v| v.len() != dims) {
@@ -443,24 +492,43 @@ pub fn detect(
             BlockFit::new(&x, &y, metric)
         })
         .collect();
-    let eye: Vec<DMatrix<f64>> = blocks.iter().map(|&(a, b)| DMatrix::identity(b - a, b - a)).collect();
+    let eye: Vec<DMatrix<f64>> = blocks
+        .iter()
+        .map(|&(a, b)| DMatrix::identity(b - a, b - a))
+        .collect();
     let (d, per) = score(&fits, &eye);
-    let identity = Candidate { license_id: 0, distance: d, per_block: per };
+    let identity = Candidate {
+        license_id: 0,
+        distance: d,
+        per_block: per,
+    };
     let mut cands: Vec<Candidate> = registry
         .par_iter()
         .map(|e| {
-            let (distance, per_block) = score(&fits, &rotation_blocks(e.seed, &segs, Some(blocks.len())));
-            Candidate { license_id: e.license_id, distance, per_block }
+            let (distance, per_block) =
+                score(&fits, &rotation_blocks(e.seed, &segs, Some(blocks.len())));
+            Candidate {
+                license_id: e.license_id,
+                distance,
+                per_block,
+            }
         })
         .collect();
     cands.push(identity.clone());
-    cands.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.license_id.cmp(&b.license_id)));
+    cands.sort_by(|a, b| {
+        a.distance
+            .total_cmp(&b.distance)
+            .then(a.license_id.cmp(&b.license_id))
+    });
     let mut ranked = cands.into_iter();
     let best = ranked.next().expect("the identity is always a candidate");
     let runner_up = ranked.next();
     let verdict = if best.distance > max_distance {
         "no_match"
-    } else if runner_up.as_ref().is_some_and(|r| r.distance - best.distance < min_margin) {
+    } else if runner_up
+        .as_ref()
+        .is_some_and(|r| r.distance - best.distance < min_margin)
+    {
         "ambiguous"
     } else if best.license_id == 0 {
         "unfingerprinted"
@@ -494,18 +562,26 @@ pub fn probe_lines(text: &str) -> Vec<&str> {
 /// # Errors
 /// I/O, a line that is not such an object.
 pub fn read_vectors_jsonl(path: &Path) -> Result<Vec<Vec<f64>>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line).with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
+        let v: Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
         let row = v
             .get("embedding")
             .and_then(Value::as_array)
             .and_then(|a| a.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>())
-            .ok_or_else(|| anyhow!("{}:{}: expected {{\"embedding\": [numbers…]}}", path.display(), n + 1))?;
+            .ok_or_else(|| {
+                anyhow!(
+                    "{}:{}: expected {{\"embedding\": [numbers…]}}",
+                    path.display(),
+                    n + 1
+                )
+            })?;
         out.push(row);
     }
     Ok(out)
@@ -595,7 +671,10 @@ pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
         }
         FingerprintCommand::Rotation(a) => {
             let r = rotation(parse_seed(&a.seed)?, a.output_dim, &a.matryoshka_dims)?;
-            let rows: Vec<Vec<f64>> = r.row_iter().map(|row| row.iter().copied().collect()).collect();
+            let rows: Vec<Vec<f64>> = r
+                .row_iter()
+                .map(|row| row.iter().copied().collect())
+                .collect();
             println!("{}", serde_json::to_string(&rows)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -623,11 +702,14 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
     let h = reference.header();
     let output_dim = h.output_dim as usize;
     let mdims: Vec<usize> = h.matryoshka().iter().map(|&d| d as usize).collect();
-    let registry_text =
-        std::fs::read_to_string(&a.registry).with_context(|| format!("cannot read {}", a.registry.display()))?;
-    let registry = parse_registry(&registry_text).with_context(|| a.registry.display().to_string())?;
+    let registry_text = std::fs::read_to_string(&a.registry)
+        .with_context(|| format!("cannot read {}", a.registry.display()))?;
+    let registry =
+        parse_registry(&registry_text).with_context(|| a.registry.display().to_string())?;
     let probe_text = match &a.probes {
-        Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        Some(p) => {
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?
+        }
         None => PROBES.to_string(),
     };
     let probes = probe_lines(&probe_text);
@@ -639,11 +721,19 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
     let suspect: Vec<Vec<f64>> = if let Some(path) = &a.suspect_vectors {
         let v = read_vectors_jsonl(path)?;
         if v.len() != probes.len() {
-            bail!("{}: {} vectors for {} probes (one per probe, in order)", path.display(), v.len(), probes.len());
+            bail!(
+                "{}: {} vectors for {} probes (one per probe, in order)",
+                path.display(),
+                v.len(),
+                probes.len()
+            );
         }
         v
     } else {
-        let path = a.suspect.as_ref().expect("clap requires --suspect or --suspect-vectors");
+        let path = a
+            .suspect
+            .as_ref()
+            .expect("clap requires --suspect or --suspect-vectors");
         let model = load_model(path)?;
         if model.output_dim() != output_dim || model.valid_dims() != reference.valid_dims() {
             bail!(
@@ -654,15 +744,24 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
             );
         }
         let sh = model.header();
-        suspect_header = json!({"license_id": sh.license_id, "has_fingerprint": sh.flags.has_fingerprint()});
+        suspect_header =
+            json!({"license_id": sh.license_id, "has_fingerprint": sh.flags.has_fingerprint()});
         let dims = a.dims.unwrap_or(output_dim);
-        reference.check_dims(dims).map_err(|e| anyhow!("--dims: {e}"))?;
+        reference
+            .check_dims(dims)
+            .map_err(|e| anyhow!("--dims: {e}"))?;
         embed_all(&model, &probes, dims)?
     };
     let dims = suspect.first().map_or(0, Vec::len);
-    reference.check_dims(dims).map_err(|e| anyhow!("suspect vectors: {e}"))?;
+    reference
+        .check_dims(dims)
+        .map_err(|e| anyhow!("suspect vectors: {e}"))?;
     let ref_vecs = embed_all(&reference, &probes, dims)?;
-    let rule = Rule { metric: a.metric, max_distance: a.max_distance, min_margin: a.min_margin };
+    let rule = Rule {
+        metric: a.metric,
+        max_distance: a.max_distance,
+        min_margin: a.min_margin,
+    };
     let d = detect(&ref_vecs, &suspect, output_dim, &mdims, &registry, rule)?;
 
     if a.json {
@@ -708,7 +807,11 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
             );
         }
     }
-    Ok(if d.verdict == "match" { ExitCode::SUCCESS } else { ExitCode::from(EXIT_NO_MATCH) })
+    Ok(if d.verdict == "match" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_NO_MATCH)
+    })
 }
 
 #[cfg(test)]
@@ -716,7 +819,9 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fingerprint").join(name);
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/fingerprint")
+            .join(name);
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
     }
 
@@ -734,7 +839,12 @@ mod tests {
             }
         }
         for case in doc["gaussians"].as_array().unwrap() {
-            let want: Vec<f64> = case["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let want: Vec<f64> = case["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
             let got = gaussians(hex(&case["state"]), want.len());
             for (g, w) in got.iter().zip(&want) {
                 assert!((g - w).abs() <= 1e-14, "{g} vs {w}");
@@ -748,17 +858,31 @@ mod tests {
         for case in doc["cases"].as_array().unwrap() {
             let seed = parse_seed(case["seed"].as_str().unwrap()).unwrap();
             let n = case["output_dim"].as_u64().unwrap() as usize;
-            let dims: Vec<usize> =
-                case["matryoshka_dims"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+            let dims: Vec<usize> = case["matryoshka_dims"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as usize)
+                .collect();
             let segs = segments(n, &dims).unwrap();
             let want_blocks: Vec<(usize, usize)> = case["blocks"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|b| (b[0].as_u64().unwrap() as usize, b[1].as_u64().unwrap() as usize))
+                .map(|b| {
+                    (
+                        b[0].as_u64().unwrap() as usize,
+                        b[1].as_u64().unwrap() as usize,
+                    )
+                })
                 .collect();
             assert_eq!(segs, want_blocks);
-            let seeds: Vec<u64> = case["block_seeds"].as_array().unwrap().iter().map(hex).collect();
+            let seeds: Vec<u64> = case["block_seeds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(hex)
+                .collect();
             assert_eq!(block_seeds(seed, segs.len()), seeds);
             let r = rotation(seed, n, &dims).unwrap();
             let want = case["rotation"].as_array().unwrap();
@@ -769,7 +893,9 @@ mod tests {
                 }
             }
             assert!(worst <= 1e-12, "case {case}: max |diff| {worst:e}");
-            let err = (r.transpose() * &r - DMatrix::<f64>::identity(n, n)).abs().max();
+            let err = (r.transpose() * &r - DMatrix::<f64>::identity(n, n))
+                .abs()
+                .max();
             assert!(err < 1e-13, "RᵀR − I = {err:e}");
         }
     }
@@ -788,7 +914,12 @@ mod tests {
                     assert!(rr[(i, j)].abs() < 1e-9, "R[{i},{j}] = {}", rr[(i, j)]);
                 }
             }
-            assert!((q.transpose() * &q - DMatrix::<f64>::identity(m, m)).abs().max() < 1e-13);
+            assert!(
+                (q.transpose() * &q - DMatrix::<f64>::identity(m, m))
+                    .abs()
+                    .max()
+                    < 1e-13
+            );
         }
     }
 
@@ -798,17 +929,30 @@ mod tests {
         let other = rotation(78, 16, &[]).unwrap();
         let g = gaussians(9, 16 * 6); // 6 probes in a 16-dim block: R̂ is only partly determined
         let x: Vec<Vec<f64>> = g.chunks(16).map(|c| c.to_vec()).collect();
-        let y: Vec<Vec<f64>> =
-            x.iter().map(|v| (&r * nalgebra::DVector::from_column_slice(v)).iter().copied().collect()).collect();
+        let y: Vec<Vec<f64>> = x
+            .iter()
+            .map(|v| {
+                (&r * nalgebra::DVector::from_column_slice(v))
+                    .iter()
+                    .copied()
+                    .collect()
+            })
+            .collect();
         let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
         let ys: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
         let fro = BlockFit::new(&xs, &ys, Metric::Frobenius);
         let want = (&fro.rhat - &other).norm() / 4.0;
         assert!((fro.distance(&other) - want).abs() < 1e-12);
         assert!(fro.distance(&fro.rhat) < 1e-7);
-        assert!(fro.distance(&r) > 0.5, "the unobserved directions of R̂ are arbitrary");
+        assert!(
+            fro.distance(&r) > 0.5,
+            "the unobserved directions of R̂ are arbitrary"
+        );
         let w = BlockFit::new(&xs, &ys, Metric::Weighted);
-        assert!(w.distance(&r) < 1e-6, "the true rotation explains every probe exactly");
+        assert!(
+            w.distance(&r) < 1e-6,
+            "the true rotation explains every probe exactly"
+        );
         assert!(w.distance(&other) > 1.0);
     }
 
@@ -855,13 +999,25 @@ mod tests {
     #[test]
     fn procrustes_recovers_a_known_rotation_and_detect_ranks_it_first() {
         let segs = segments(12, &[4, 8]).unwrap();
-        let reg: Vec<Entry> =
-            (1..=20u32).map(|i| Entry { license_id: i, seed: 1000 + i as u64, note: String::new() }).collect();
+        let reg: Vec<Entry> = (1..=20u32)
+            .map(|i| Entry {
+                license_id: i,
+                seed: 1000 + i as u64,
+                note: String::new(),
+            })
+            .collect();
         let r = rotation(1007, 12, &[4, 8]).unwrap();
         let g = gaussians(5, 12 * 40);
         let x: Vec<Vec<f64>> = g.chunks(12).map(|c| c.to_vec()).collect();
-        let y: Vec<Vec<f64>> =
-            x.iter().map(|v| (&r * nalgebra::DVector::from_column_slice(v)).iter().copied().collect()).collect();
+        let y: Vec<Vec<f64>> = x
+            .iter()
+            .map(|v| {
+                (&r * nalgebra::DVector::from_column_slice(v))
+                    .iter()
+                    .copied()
+                    .collect()
+            })
+            .collect();
         let d = detect(&x, &y, 12, &[4, 8], &reg, Rule::default()).unwrap();
         assert_eq!((d.verdict, d.best.license_id), ("match", 7));
         assert!(d.best.distance < 1e-6); // √(2 − 2·sim): f64 rounding of sim ≈ 1 shows as ~1e-8
@@ -870,7 +1026,10 @@ mod tests {
         let xp: Vec<Vec<f64>> = x.iter().map(|v| v[..8].to_vec()).collect();
         let yp: Vec<Vec<f64>> = y.iter().map(|v| v[..8].to_vec()).collect();
         let d = detect(&xp, &yp, 12, &[4, 8], &reg, Rule::default()).unwrap();
-        assert_eq!((d.verdict, d.best.license_id, d.blocks.len()), ("match", 7, 2));
+        assert_eq!(
+            (d.verdict, d.best.license_id, d.blocks.len()),
+            ("match", 7, 2)
+        );
         // The plain vectors: the identity wins.
         let d = detect(&x, &x, 12, &[4, 8], &reg, Rule::default()).unwrap();
         assert_eq!((d.verdict, d.best.license_id), ("unfingerprinted", 0));

@@ -38,7 +38,11 @@ fn weight_name(w: WeightQuant) -> String {
 }
 
 fn dims_list(m: &Model) -> String {
-    m.valid_dims().iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+    m.valid_dims()
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn yes(b: bool) -> &'static str {
@@ -53,7 +57,12 @@ fn yes(b: bool) -> &'static str {
 pub fn text(path: &Path, bytes: &[u8], m: &Model) -> String {
     let h = m.header();
     let mut s = String::new();
-    let _ = writeln!(s, "file          {} ({} bytes)", path.display(), bytes.len());
+    let _ = writeln!(
+        s,
+        "file          {} ({} bytes)",
+        path.display(),
+        bytes.len()
+    );
     let _ = writeln!(s, "sha256        {}", m.sha256_hex());
     let _ = writeln!(s, "format        v{}", h.format_version);
     let _ = writeln!(s, "model         {} v{}", m.model_id(), h.model_version());
@@ -76,9 +85,22 @@ pub fn text(path: &Path, bytes: &[u8], m: &Model) -> String {
             h.n_layers, h.n_heads, h.ffn_dim, h.vocab_size, h.d_model, h.output_dim, h.max_seq_len
         );
     }
-    let weights = if h.n_layers == 0 { "n/a (static)".to_owned() } else { weight_name(h.weight_quant) };
-    let _ = writeln!(s, "quantisation  embeddings {} · weights {}", h.embedding_quant.name(), weights);
-    let _ = writeln!(s, "dims          {}  (Matryoshka prefixes + output_dim)", dims_list(m).replace(',', " "));
+    let weights = if h.n_layers == 0 {
+        "n/a (static)".to_owned()
+    } else {
+        weight_name(h.weight_quant)
+    };
+    let _ = writeln!(
+        s,
+        "quantisation  embeddings {} · weights {}",
+        h.embedding_quant.name(),
+        weights
+    );
+    let _ = writeln!(
+        s,
+        "dims          {}  (Matryoshka prefixes + output_dim)",
+        dims_list(m).replace(',', " ")
+    );
     let _ = writeln!(
         s,
         "tokenizer     WordPiece · lowercase {} · strip accents {}",
@@ -86,7 +108,11 @@ pub fn text(path: &Path, bytes: &[u8], m: &Model) -> String {
         yes(h.flags.strip_accents())
     );
     let _ = writeln!(s, "sections");
-    let _ = writeln!(s, "  {:>5}  {:<18} {:>10} {:>12}  {:>6}", "type", "name", "offset", "length", "share");
+    let _ = writeln!(
+        s,
+        "  {:>5}  {:<18} {:>10} {:>12}  {:>6}",
+        "type", "name", "offset", "length", "share"
+    );
     for e in &m.sections().entries {
         let share = 100.0 * e.length as f64 / bytes.len() as f64;
         let _ = writeln!(
@@ -133,7 +159,9 @@ pub fn json(path: &Path, bytes: &[u8], m: &Model) -> String {
             })
         })
         .collect();
-    let metadata = m.metadata().map(|md| serde_json::from_str::<Value>(md).unwrap_or_else(|_| Value::String(md.to_owned())));
+    let metadata = m.metadata().map(|md| {
+        serde_json::from_str::<Value>(md).unwrap_or_else(|_| Value::String(md.to_owned()))
+    });
     let v = json!({
         "file": path.display().to_string(),
         "size": bytes.len(),

@@ -40,7 +40,10 @@ where
             }
             batch.push(parse(&line).map_err(|e| anyhow!("{input}: line {line_no}: {e}"))?);
         } else {
-            batch.push(Item { id: None, text: line });
+            batch.push(Item {
+                id: None,
+                text: line,
+            });
         }
         if batch.len() == BATCH {
             flush(&mut out, &mut batch, &f)?;
@@ -53,13 +56,18 @@ where
 
 fn parse(line: &str) -> Result<Item> {
     let value: Value = serde_json::from_str(line).map_err(|e| anyhow!("invalid JSON: {e}"))?;
-    let Value::Object(mut obj) = value else { bail!("expected a JSON object with a \"text\" field") };
+    let Value::Object(mut obj) = value else {
+        bail!("expected a JSON object with a \"text\" field")
+    };
     let text = match obj.remove("text") {
         Some(Value::String(s)) => s,
         Some(_) => bail!("\"text\" must be a string"),
         None => bail!("missing \"text\" field"),
     };
-    Ok(Item { id: obj.remove("id"), text })
+    Ok(Item {
+        id: obj.remove("id"),
+        text,
+    })
 }
 
 fn flush<F, W>(out: &mut W, batch: &mut Vec<Item>, f: &F) -> Result<()>
@@ -74,7 +82,8 @@ where
             Some(id) => format!("{{\"id\":{id},{fields}}}\n"),
             None => format!("{{{fields}}}\n"),
         };
-        out.write_all(line.as_bytes()).context("cannot write to stdout")?;
+        out.write_all(line.as_bytes())
+            .context("cannot write to stdout")?;
     }
     Ok(())
 }

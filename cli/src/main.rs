@@ -1,13 +1,17 @@
-//! `lightembed` — the command-line tool: inspect, verify, tokenize and embed with `.bin` v1 models.
+//! `lightembed` — the command-line tool: inspect, verify, tokenize and embed with `.bin` v1 models;
+//! build and query semantic-search indexes (`index`, `search`); fingerprint tools.
 //!
 //! Exit codes: 0 success; 1 a model, input or I/O error (one line on stderr); 2 bad usage.
 
 mod fingerprint;
 mod inspect;
 mod jsonl;
+mod search_index;
+mod sources;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use lightembed_index::Params;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -15,8 +19,8 @@ use std::process::ExitCode;
 #[command(
     name = "lightembed",
     version,
-    about = "Inspect, verify and run lightembed .bin v1 sentence-embedding models",
-    after_help = "Examples:\n  lightembed inspect public/models/lightembed-en-2l.bin\n  lightembed verify model.bin\n  echo '{\"id\":1,\"text\":\"hello world\"}' | lightembed embed --model model.bin --dims 128 --jsonl -"
+    about = "Inspect, verify and run lightembed .bin v1 sentence-embedding models; build and search semantic indexes",
+    after_help = "Examples:\n  lightembed inspect public/models/lightembed-en-2l.bin\n  lightembed verify model.bin\n  echo '{\"id\":1,\"text\":\"hello world\"}' | lightembed embed --model model.bin --dims 128 --jsonl -\n  lightembed index --model public/models/lightembed-en-static.bin --out target/book-index /usr/share/doc/rust-doc/html/book\n  lightembed search --index target/book-index \"how do I read a file line by line\""
 )]
 struct Cli {
     #[command(subcommand)]
@@ -67,6 +71,67 @@ enum Command {
         #[arg(default_value = "-")]
         input: String,
     },
+    /// Build a semantic-search index from documents: JSONL records, Markdown / plain-text files,
+    /// or folders of HTML / Markdown pages. Files are cut at headings into passages of about 150
+    /// words (at most 300; the model reads the first max_seq_len tokens of each), embedded on all
+    /// cores, and inserted into an HNSW graph. Writes OUT/index.bin (the same bytes the browser app
+    /// stores) and OUT/index.json (manifest, model path, figures). Identical passages are indexed
+    /// once.
+    #[command(
+        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line, indexed as is (text required)\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors from the heading's id; nav/header/footer/script skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted; URLs relative to FOLDER"
+    )]
+    Index {
+        /// The `.bin` model file.
+        #[arg(long)]
+        model: PathBuf,
+        /// Output directory (created if missing; index.bin and index.json are replaced).
+        #[arg(long)]
+        out: PathBuf,
+        /// Vector dims: a Matryoshka dims of the model (default: its output_dim). Queries use the
+        /// same dims.
+        #[arg(long)]
+        dims: Option<usize>,
+        /// HNSW `M`: links per node (layer 0 keeps 2·M).
+        #[arg(long = "m", default_value_t = Params::default().m)]
+        m: usize,
+        /// HNSW `ef_construction`: beam width while inserting.
+        #[arg(long, default_value_t = Params::default().ef_construction)]
+        ef_construction: usize,
+        /// HNSW `ef_search` stored in the index (the default beam width for searches).
+        #[arg(long, default_value_t = Params::default().ef_search)]
+        ef_search: usize,
+        /// Characters of passage text kept as the result snippet.
+        #[arg(long, default_value_t = 400)]
+        snippet_chars: usize,
+        /// No progress bars or file summary on stderr (the final summary line still prints).
+        #[arg(long, short)]
+        quiet: bool,
+        /// Files and folders to index.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Search an index built by `lightembed index`. Refuses a model that does not match the index
+    /// (spec §8: model_id, major version, dims) with the spec's message.
+    Search {
+        /// Index directory (or its index.bin).
+        #[arg(long)]
+        index: PathBuf,
+        /// The `.bin` model (default: the model recorded in the index's index.json).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Number of results.
+        #[arg(short, default_value_t = 10)]
+        k: usize,
+        /// HNSW beam width for this search (default: the index's ef_search).
+        #[arg(long)]
+        ef_search: Option<usize>,
+        /// Print one JSON object (query, dims, ms, results with rank, score, id, title, url,
+        /// snippet).
+        #[arg(long)]
+        json: bool,
+        /// The query text.
+        query: String,
+    },
     /// Customer fingerprints (spec §7): detect which license a suspect model was issued to.
     #[command(subcommand)]
     Fingerprint(fingerprint::FingerprintCommand),
@@ -88,7 +153,11 @@ fn run(command: Command) -> Result<ExitCode> {
     match command {
         Command::Inspect { model, json } => {
             let (bytes, m) = load(&model)?;
-            let out = if json { inspect::json(&model, &bytes, &m) } else { inspect::text(&model, &bytes, &m) };
+            let out = if json {
+                inspect::json(&model, &bytes, &m)
+            } else {
+                inspect::text(&model, &bytes, &m)
+            };
             print!("{out}");
             Ok(ExitCode::SUCCESS)
         }
@@ -97,7 +166,11 @@ fn run(command: Command) -> Result<ExitCode> {
             println!("ok: {} ({})", model.display(), inspect::one_line(&m));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Tokenize { model, jsonl, input } => {
+        Command::Tokenize {
+            model,
+            jsonl,
+            input,
+        } => {
             let (_, m) = load(&model)?;
             jsonl::run(&input, jsonl, |text| {
                 let ids = m.tokenize(text);
@@ -105,7 +178,12 @@ fn run(command: Command) -> Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Embed { model, dims, jsonl, input } => {
+        Command::Embed {
+            model,
+            dims,
+            jsonl,
+            input,
+        } => {
             let (_, m) = load(&model)?;
             let dims = dims.unwrap_or(m.header().output_dim as usize);
             // Validate dims once up front so the error names the valid set before any input is read.
@@ -117,6 +195,42 @@ fn run(command: Command) -> Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Index {
+            model,
+            out,
+            dims,
+            m,
+            ef_construction,
+            ef_search,
+            snippet_chars,
+            quiet,
+            inputs,
+        } => search_index::index(search_index::IndexArgs {
+            model,
+            out,
+            dims,
+            inputs,
+            m,
+            ef_construction,
+            ef_search,
+            snippet_chars,
+            quiet,
+        }),
+        Command::Search {
+            index,
+            model,
+            k,
+            ef_search,
+            json,
+            query,
+        } => search_index::search(search_index::SearchArgs {
+            index,
+            model,
+            k,
+            ef_search,
+            json,
+            query,
+        }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }
 }

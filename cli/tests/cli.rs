@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn fixtures(dir: &str) -> Vec<PathBuf> {
@@ -29,7 +32,12 @@ fn run(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -45,7 +53,13 @@ fn stdout_lines(o: &Output) -> Vec<Value> {
 fn verify_accepts_every_valid_fixture() {
     for f in fixtures("models") {
         let o = run(&["verify", f.to_str().unwrap()], "");
-        assert_eq!(o.status.code(), Some(0), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(String::from_utf8_lossy(&o.stdout).starts_with("ok: "));
     }
 }
@@ -56,8 +70,16 @@ fn verify_rejects_every_malformed_fixture_with_one_line() {
         let o = run(&["verify", f.to_str().unwrap()], "");
         assert_eq!(o.status.code(), Some(1), "{} was accepted", f.display());
         let err = String::from_utf8(o.stderr).unwrap();
-        assert_eq!(err.lines().count(), 1, "{}: not one line: {err:?}", f.display());
-        assert!(err.starts_with(&format!("error: {}: ", f.display())), "{err}");
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{}: not one line: {err:?}",
+            f.display()
+        );
+        assert!(
+            err.starts_with(&format!("error: {}: ", f.display())),
+            "{err}"
+        );
         assert!(o.stdout.is_empty());
     }
 }
@@ -66,7 +88,9 @@ fn verify_rejects_every_malformed_fixture_with_one_line() {
 fn verify_missing_file_is_exit_1() {
     let o = run(&["verify", "/nonexistent/model.bin"], "");
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: cannot read /nonexistent/model.bin"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).starts_with("error: cannot read /nonexistent/model.bin")
+    );
 }
 
 #[test]
@@ -95,7 +119,12 @@ fn tokenize_and_embed_match_reference_fixtures() {
             .collect();
 
         let o = run(&["tokenize", "--model", model, "--jsonl", "-"], &input);
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let lines = stdout_lines(&o);
         assert_eq!(lines.len(), cases.len());
         for (i, (line, case)) in lines.iter().zip(cases).enumerate() {
@@ -105,8 +134,16 @@ fn tokenize_and_embed_match_reference_fixtures() {
 
         for dims in fx["valid_dims"].as_array().unwrap() {
             let d = dims.to_string();
-            let o = run(&["embed", "--model", model, "--dims", &d, "--jsonl"], &input);
-            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+            let o = run(
+                &["embed", "--model", model, "--dims", &d, "--jsonl"],
+                &input,
+            );
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             for (i, (line, case)) in stdout_lines(&o).iter().zip(cases).enumerate() {
                 assert_eq!(line["id"], i);
                 let got = line["embedding"].as_array().unwrap();
@@ -124,11 +161,16 @@ fn tokenize_and_embed_match_reference_fixtures() {
 #[test]
 fn plain_lines_without_jsonl() {
     let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
-    let o = run(&["embed", "--model", model.to_str().unwrap()], "one\ntwo\n\n");
+    let o = run(
+        &["embed", "--model", model.to_str().unwrap()],
+        "one\ntwo\n\n",
+    );
     assert_eq!(o.status.code(), Some(0));
     let lines = stdout_lines(&o);
     assert_eq!(lines.len(), 3, "an empty line is an (empty) text too");
-    assert!(lines.iter().all(|l| l.get("id").is_none() && l["embedding"].as_array().unwrap().len() == 12));
+    assert!(lines
+        .iter()
+        .all(|l| l.get("id").is_none() && l["embedding"].as_array().unwrap().len() == 12));
 }
 
 #[test]
@@ -139,7 +181,10 @@ fn bad_jsonl_names_the_line() {
         ("{\"text\":\"ok\"}\nnot json\n", "-: line 2: invalid JSON"),
         ("{\"id\":1}\n", "-: line 1: missing \"text\" field"),
         ("{\"text\":5}\n", "-: line 1: \"text\" must be a string"),
-        ("[1,2]\n", "-: line 1: expected a JSON object with a \"text\" field"),
+        (
+            "[1,2]\n",
+            "-: line 1: expected a JSON object with a \"text\" field",
+        ),
     ];
     for (input, want) in cases {
         let o = run(&["embed", "--model", model, "--jsonl"], input);
@@ -153,9 +198,15 @@ fn bad_jsonl_names_the_line() {
 #[test]
 fn invalid_dims_names_the_valid_set() {
     let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
-    let o = run(&["embed", "--model", model.to_str().unwrap(), "--dims", "5"], "x\n");
+    let o = run(
+        &["embed", "--model", model.to_str().unwrap(), "--dims", "5"],
+        "x\n",
+    );
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(String::from_utf8(o.stderr).unwrap(), "error: invalid dims 5: this model's valid dims are 4, 8, 12\n");
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "error: invalid dims 5: this model's valid dims are 4, 8, 12\n"
+    );
     assert!(o.stdout.is_empty());
 }
 
@@ -171,14 +222,31 @@ fn inspect_json_reports_header_sections_and_metadata() {
     assert_eq!(v["header"]["license_id"], 42);
     assert_eq!(v["header"]["flags"]["has_fingerprint"], true);
     assert_eq!(v["valid_dims"], serde_json::json!([4, 8]));
-    let names: Vec<&str> = v["sections"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = v["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
-        ["METADATA", "PROJECTION", "UNKNOWN", "FINAL_LN", "EMBEDDING_WEIGHTS", "UNKNOWN", "TOKENIZER_CONFIG", "TOKENIZER_VOCAB"]
+        [
+            "METADATA",
+            "PROJECTION",
+            "UNKNOWN",
+            "FINAL_LN",
+            "EMBEDDING_WEIGHTS",
+            "UNKNOWN",
+            "TOKENIZER_CONFIG",
+            "TOKENIZER_VOCAB"
+        ]
     );
     assert_eq!(v["metadata"]["teacher"], "none (random fixture)");
     let text = run(&["inspect", model.to_str().unwrap()], "");
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(text.contains("model         lightembed-fixtr v2.5.300"), "{text}");
+    assert!(
+        text.contains("model         lightembed-fixtr v2.5.300"),
+        "{text}"
+    );
     assert!(text.contains("EMBEDDING_WEIGHTS"));
 }

@@ -21,7 +21,10 @@ fn path(name: &str) -> String {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lightembed")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -31,11 +34,20 @@ fn stderr(o: &Output) -> String {
 fn detect_json(extra: &[&str]) -> (Option<i32>, Value) {
     let reference = path("plain.bin");
     let registry = path("registry.json");
-    let mut args = vec!["fingerprint", "detect", "--reference", &reference, "--registry", &registry, "--json"];
+    let mut args = vec![
+        "fingerprint",
+        "detect",
+        "--reference",
+        &reference,
+        "--registry",
+        &registry,
+        "--json",
+    ];
     args.extend_from_slice(extra);
     let o = run(&args);
     let text = String::from_utf8(o.stdout.clone()).unwrap();
-    let v = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: stdout {text:?}, stderr {}", stderr(&o)));
+    let v = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{e}: stdout {text:?}, stderr {}", stderr(&o)));
     (o.status.code(), v)
 }
 
@@ -44,12 +56,18 @@ fn model(name: &str) -> lightembed::Model {
 }
 
 fn probes() -> Vec<String> {
-    std::fs::read_to_string(dir().join("probes.txt")).unwrap().lines().map(str::to_string).collect()
+    std::fs::read_to_string(dir().join("probes.txt"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
 fn detect_matches_the_python_reference_at_every_dims() {
-    let expected: Value = serde_json::from_str(&std::fs::read_to_string(dir().join("expected.json")).unwrap()).unwrap();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("expected.json")).unwrap())
+            .unwrap();
     let cases = expected["suspects"].as_array().unwrap();
     assert_eq!(cases.len(), 12);
     for case in cases {
@@ -59,16 +77,26 @@ fn detect_matches_the_python_reference_at_every_dims() {
         let (code, got) = detect_json(&["--suspect", &suspect, "--dims", &dims]);
         let verdict = case["verdict"].as_str().unwrap();
         assert_eq!(got["verdict"], verdict, "{file}@{dims}: {got}");
-        assert_eq!(code, Some(if verdict == "match" { 0 } else { 3 }), "{file}@{dims}");
+        assert_eq!(
+            code,
+            Some(if verdict == "match" { 0 } else { 3 }),
+            "{file}@{dims}"
+        );
         assert_eq!(got["license_id"], case["license_id"], "{file}@{dims}");
-        assert_eq!(got["best"]["license_id"], case["best_license_id"], "{file}@{dims}");
+        assert_eq!(
+            got["best"]["license_id"], case["best_license_id"],
+            "{file}@{dims}"
+        );
         for (k, g) in [
             ("best_distance", &got["best"]["distance"]),
             ("runner_up_distance", &got["runner_up"]["distance"]),
             ("identity_distance", &got["identity_distance"]),
         ] {
             let (w, g) = (case[k].as_f64().unwrap(), g.as_f64().unwrap());
-            assert!((w - g).abs() <= 1e-4, "{file}@{dims} {k}: rust {g} vs python {w}");
+            assert!(
+                (w - g).abs() <= 1e-4,
+                "{file}@{dims} {k}: rust {g} vs python {w}"
+            );
         }
         assert_eq!(got["n_probes"], 334);
     }
@@ -82,23 +110,43 @@ fn detect_reports_the_license_and_exit_codes() {
     assert_eq!(v["license_id"], 17);
     assert!(v["best"]["distance"].as_f64().unwrap() < 1e-3, "{v}");
     assert!(v["margin"].as_f64().unwrap() > 1.0, "{v}");
-    assert_eq!(v["blocks"], serde_json::json!([[0, 8], [8, 16], [16, 32], [32, 48]]));
+    assert_eq!(
+        v["blocks"],
+        serde_json::json!([[0, 8], [8, 16], [16, 32], [32, 48]])
+    );
     assert_eq!(v["suspect_header"]["license_id"], 17);
     assert_eq!(v["suspect_header"]["has_fingerprint"], true);
 
     let impostor = path("impostor.bin");
     let (code, v) = detect_json(&["--suspect", &impostor]);
-    assert_eq!((code, v["verdict"].as_str()), (Some(3), Some("no_match")), "{v}");
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(3), Some("no_match")),
+        "{v}"
+    );
     assert_eq!(v["license_id"], Value::Null);
 
     let plain = path("plain.bin");
     let (code, v) = detect_json(&["--suspect", &plain]);
-    assert_eq!((code, v["verdict"].as_str()), (Some(3), Some("unfingerprinted")), "{v}");
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (Some(3), Some("unfingerprinted")),
+        "{v}"
+    );
 
     // Text output names the license.
     let reference = path("plain.bin");
     let registry = path("registry.json");
-    let o = run(&["fingerprint", "detect", "--suspect", &licensed, "--reference", &reference, "--registry", &registry]);
+    let o = run(&[
+        "fingerprint",
+        "detect",
+        "--suspect",
+        &licensed,
+        "--reference",
+        &reference,
+        "--registry",
+        &registry,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("match: best license_id 17 at distance"));
 }
@@ -122,7 +170,12 @@ fn write_vectors(name: &str, model: &lightembed::Model, dims: usize, noise: f32)
 #[test]
 fn detect_from_suspect_vectors_full_and_prefix() {
     let licensed = model("licensed_17.bin");
-    for (dims, noise, blocks) in [(48usize, 0.0f32, 4usize), (16, 0.0, 2), (48, 0.01, 4), (8, 0.0, 1)] {
+    for (dims, noise, blocks) in [
+        (48usize, 0.0f32, 4usize),
+        (16, 0.0, 2),
+        (48, 0.01, 4),
+        (8, 0.0, 1),
+    ] {
         let p = write_vectors(&format!("{dims}-{noise}"), &licensed, dims, noise);
         let file = p.to_str().unwrap().to_string();
         let (code, v) = detect_json(&["--suspect-vectors", &file]);
@@ -139,7 +192,14 @@ fn detect_usage_and_input_errors() {
     let reference = path("plain.bin");
     let registry = path("registry.json");
     let licensed = path("licensed_17.bin");
-    let base = ["fingerprint", "detect", "--reference", &reference, "--registry", &registry];
+    let base = [
+        "fingerprint",
+        "detect",
+        "--reference",
+        &reference,
+        "--registry",
+        &registry,
+    ];
     // Neither or both suspect sources: usage (2).
     let o = run(&base);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -148,7 +208,8 @@ fn detect_usage_and_input_errors() {
     assert_eq!(run(&both).status.code(), Some(2));
 
     // Too few vectors: error (1), one line naming the count.
-    let short = std::env::temp_dir().join(format!("lightembed-fp-{}-short.jsonl", std::process::id()));
+    let short =
+        std::env::temp_dir().join(format!("lightembed-fp-{}-short.jsonl", std::process::id()));
     std::fs::write(&short, "{\"embedding\":[1,0,0,0,0,0,0,0]}\n").unwrap();
     let mut args = base.to_vec();
     let s = short.to_str().unwrap().to_string();
@@ -156,7 +217,11 @@ fn detect_usage_and_input_errors() {
     let o = run(&args);
     std::fs::remove_file(&short).ok();
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("1 vectors for 334 probes"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 vectors for 334 probes"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(stderr(&o).trim_end().lines().count(), 1);
 
     // Invalid --dims, a registry that is not one, a model of another shape: errors (1).
@@ -165,13 +230,22 @@ fn detect_usage_and_input_errors() {
     let o = run(&args);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--dims"), "{}", stderr(&o));
-    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/models/static_fp32_uncased.bin");
+    let other = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/models/static_fp32_uncased.bin");
     let other = other.to_str().unwrap();
     let mut args = base.to_vec();
     args.extend(["--suspect", other]);
     assert_eq!(run(&args).status.code(), Some(1));
-    let o =
-        run(&["fingerprint", "detect", "--reference", &reference, "--registry", &reference, "--suspect", &licensed]);
+    let o = run(&[
+        "fingerprint",
+        "detect",
+        "--reference",
+        &reference,
+        "--registry",
+        &reference,
+        "--suspect",
+        &licensed,
+    ]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -179,13 +253,33 @@ fn detect_usage_and_input_errors() {
 fn probes_and_rotation_subcommands() {
     let o = run(&["fingerprint", "probes"]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(String::from_utf8(o.stdout).unwrap(), std::fs::read_to_string(dir().join("probes.txt")).unwrap());
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        std::fs::read_to_string(dir().join("probes.txt")).unwrap()
+    );
 
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir().join("rotations.json")).unwrap()).unwrap();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("rotations.json")).unwrap())
+            .unwrap();
     for case in doc["cases"].as_array().unwrap() {
-        let dims: Vec<String> = case["matryoshka_dims"].as_array().unwrap().iter().map(|d| d.to_string()).collect();
-        let (seed, n) = (case["seed"].as_str().unwrap(), case["output_dim"].to_string());
-        let mut args = vec!["fingerprint", "rotation", "--seed", seed, "--output-dim", &n];
+        let dims: Vec<String> = case["matryoshka_dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        let (seed, n) = (
+            case["seed"].as_str().unwrap(),
+            case["output_dim"].to_string(),
+        );
+        let mut args = vec![
+            "fingerprint",
+            "rotation",
+            "--seed",
+            seed,
+            "--output-dim",
+            &n,
+        ];
         let joined = dims.join(",");
         if !dims.is_empty() {
             args.extend(["--matryoshka-dims", &joined]);
@@ -203,7 +297,10 @@ fn probes_and_rotation_subcommands() {
 }
 
 fn cos(a: &[f32], b: &[f32]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum()
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum()
 }
 
 #[test]
@@ -215,17 +312,28 @@ fn engine_is_license_agnostic_and_similarity_is_preserved() {
     assert_eq!((plain.header().license_id, fp.header().license_id), (0, 17));
     assert_eq!(plain.valid_dims(), fp.valid_dims());
     assert_eq!(plain.file_size(), fp.file_size());
-    let sizes =
-        |m: &lightembed::Model| m.sections().entries.iter().map(|e| (e.section_type, e.length)).collect::<Vec<_>>();
+    let sizes = |m: &lightembed::Model| {
+        m.sections()
+            .entries
+            .iter()
+            .map(|e| (e.section_type, e.length))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(sizes(&plain), sizes(&fp));
 
     let texts = probes();
     let texts: Vec<&str> = texts.iter().map(String::as_str).take(120).collect();
     for &dims in plain.valid_dims() {
-        let a: Vec<Vec<f32>> = texts.iter().map(|t| plain.embed(t, dims).unwrap()).collect();
+        let a: Vec<Vec<f32>> = texts
+            .iter()
+            .map(|t| plain.embed(t, dims).unwrap())
+            .collect();
         let b: Vec<Vec<f32>> = texts.iter().map(|t| fp.embed(t, dims).unwrap()).collect();
         // The raw coordinates differ (the rotation is really there)…
-        assert!(a.iter().zip(&b).any(|(x, y)| x.iter().zip(y).any(|(p, q)| (p - q).abs() > 1e-2)));
+        assert!(a
+            .iter()
+            .zip(&b)
+            .any(|(x, y)| x.iter().zip(y).any(|(p, q)| (p - q).abs() > 1e-2)));
         let mut worst = 0f64;
         for i in 0..texts.len() {
             assert!((cos(&b[i], &b[i]) - 1.0).abs() < 1e-5);
@@ -245,8 +353,17 @@ fn engine_is_license_agnostic_and_similarity_is_preserved() {
                 if ra.0 != rb.0 {
                     let gap = (rank_a[k].1 - rank_a.get(k + 1).map_or(f64::NEG_INFINITY, |r| r.1))
                         .abs()
-                        .min((rank_a[k].1 - rank_a.get(k.wrapping_sub(1)).map_or(f64::INFINITY, |r| r.1)).abs());
-                    assert!(gap < 1e-5, "dims {dims}, query {i}: rank {k} differs ({} vs {})", ra.0, rb.0);
+                        .min(
+                            (rank_a[k].1
+                                - rank_a.get(k.wrapping_sub(1)).map_or(f64::INFINITY, |r| r.1))
+                            .abs(),
+                        );
+                    assert!(
+                        gap < 1e-5,
+                        "dims {dims}, query {i}: rank {k} differs ({} vs {})",
+                        ra.0,
+                        rb.0
+                    );
                 }
             }
         }

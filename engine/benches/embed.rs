@@ -82,7 +82,13 @@ fn synthetic(name: &str, n_layers: usize, eq: EmbeddingQuant) -> Model {
         .collect();
     let builder = ModelBuilder {
         header: h,
-        special_ids: [id("[UNK]"), id("[CLS]"), id("[SEP]"), id("[PAD]"), id("[MASK]")],
+        special_ids: [
+            id("[UNK]"),
+            id("[CLS]"),
+            id("[SEP]"),
+            id("[PAD]"),
+            id("[MASK]"),
+        ],
         vocab,
         max_input_chars_per_word: 100,
         continuing_subword_prefix: "##".to_owned(),
@@ -107,7 +113,10 @@ fn synthetic(name: &str, n_layers: usize, eq: EmbeddingQuant) -> Model {
 
 /// CPU time consumed by the calling thread, in nanoseconds.
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux supports.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
@@ -123,7 +132,10 @@ impl CpuTime {
     fn now(&self) -> u64 {
         if self.wall {
             use std::time::{SystemTime, UNIX_EPOCH};
-            SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
         } else {
             thread_cpu_ns()
         }
@@ -167,9 +179,17 @@ impl ValueFormatter for NsFormatter {
         values.iter_mut().for_each(|v| *v *= factor);
         unit
     }
-    fn scale_throughputs(&self, _typical: f64, throughput: &Throughput, values: &mut [f64]) -> &'static str {
+    fn scale_throughputs(
+        &self,
+        _typical: f64,
+        throughput: &Throughput,
+        values: &mut [f64],
+    ) -> &'static str {
         let n = match *throughput {
-            Throughput::Elements(n) | Throughput::Bytes(n) | Throughput::BytesDecimal(n) | Throughput::Bits(n) => n as f64,
+            Throughput::Elements(n)
+            | Throughput::Bytes(n)
+            | Throughput::BytesDecimal(n)
+            | Throughput::Bits(n) => n as f64,
         };
         values.iter_mut().for_each(|v| *v = n * 1e9 / *v);
         "elem/s"
@@ -217,12 +237,18 @@ fn benches(c: &mut Criterion<CpuTime>) {
     ] {
         bench_model(c, name, &synthetic(name, 0, eq));
     }
-    for (name, eq) in [("2l-ternary-int4emb", EmbeddingQuant::Int4), ("2l-ternary-ternemb", EmbeddingQuant::Ternary)] {
+    for (name, eq) in [
+        ("2l-ternary-int4emb", EmbeddingQuant::Int4),
+        ("2l-ternary-ternemb", EmbeddingQuant::Ternary),
+    ] {
         bench_model(c, name, &synthetic(name, 2, eq));
     }
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../public/models");
     if let Ok(dir) = std::fs::read_dir(&models) {
-        let mut files: Vec<_> = dir.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "bin")).collect();
+        let mut files: Vec<_> = dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .collect();
         files.sort();
         for f in files {
             let bytes = std::fs::read(&f).unwrap();

@@ -17,9 +17,19 @@ fn check(model_bytes: &[u8], expected: &str) {
     let (mut sum, mut worst) = (0.0f64, 1.0f64);
     for case in cases {
         let text = case["text"].as_str().unwrap();
-        let ids: Vec<u32> = case["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+        let ids: Vec<u32> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
         assert_eq!(model.tokenize(text), ids, "ids differ for {text:?}");
-        let want: Vec<f64> = case["embedding"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let want: Vec<f64> = case["embedding"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
         let got = model.embed(text, dims).unwrap();
         let dot: f64 = got.iter().zip(&want).map(|(a, b)| *a as f64 * b).sum();
         let nw: f64 = want.iter().map(|b| b * b).sum::<f64>().sqrt();
@@ -28,7 +38,11 @@ fn check(model_bytes: &[u8], expected: &str) {
         worst = worst.min(cos);
     }
     let mean = sum / cases.len() as f64;
-    println!("{}: mean cosine {mean:.7}, min {worst:.7} over {} sentences", fx["model"], cases.len());
+    println!(
+        "{}: mean cosine {mean:.7}, min {worst:.7} over {} sentences",
+        fx["model"],
+        cases.len()
+    );
     assert!(mean >= min_mean, "mean cosine {mean} < {min_mean}");
 }
 

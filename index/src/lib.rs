@@ -47,6 +47,7 @@ mod graph;
 mod index;
 pub mod layout;
 mod manifest;
+pub mod passages;
 mod util;
 
 pub use error::IndexError;

@@ -102,7 +102,7 @@ pub struct ManifestFields {
     pub dims: usize,
     /// Similarity metric.
     pub metric: Metric,
-    /// SHA-256 of the whole model `.bin` file (its last 32 bytes are the file's own trailer).
+    /// The model's SHA-256: the `.bin` file's trailing 32 bytes (SHA-256 of everything before them, §3).
     pub model_sha256: [u8; 32],
 }
 
@@ -144,7 +144,7 @@ pub struct Manifest {
     pub count: u64,
     /// Similarity metric.
     pub metric: Metric,
-    /// SHA-256 of the model file the vectors came from.
+    /// SHA-256 of the model the vectors came from (the model file's trailer, §3).
     pub model_sha256: [u8; 32],
 }
 
@@ -224,8 +224,8 @@ impl Manifest {
 
 /// The identity of a loaded model, as far as index compatibility is concerned (spec §3, §8).
 ///
-/// A plain struct so this crate does not depend on the engine's API; the engine's model will
-/// convert into it.
+/// A plain struct, so tests and tools can state an identity without a model file; a loaded
+/// engine model converts into it with `ModelIdentity::from(&model)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelIdentity {
     /// Header `model_id`, NUL padding removed (e.g. `"lightembed-en"`).
@@ -234,8 +234,22 @@ pub struct ModelIdentity {
     pub version: (u8, u8, u16),
     /// Dimensions `embed` accepts: `matryoshka_dims[..n_matryoshka]` ∪ `{output_dim}`.
     pub valid_dims: Vec<usize>,
-    /// SHA-256 of the whole model file.
+    /// The model's SHA-256: its trailing 32 bytes, the SHA-256 of every byte before them (§3).
     pub sha256: [u8; 32],
+}
+
+impl From<&lightembed::Model> for ModelIdentity {
+    /// The identity of a loaded model: header `model_id` and version, the dims `embed` accepts,
+    /// and the file's SHA-256 trailer (spec §3).
+    fn from(model: &lightembed::Model) -> Self {
+        let h = model.header();
+        ModelIdentity {
+            model_id: model.model_id().to_string(),
+            version: (h.version_major, h.version_minor, h.version_patch),
+            valid_dims: model.valid_dims().to_vec(),
+            sha256: model.sha256(),
+        }
+    }
 }
 
 impl ModelIdentity {

@@ -14,13 +14,16 @@ impl WasmModel {
     /// Loads and fully validates a `.bin` file; the error is the engine's `LoadError` message.
     #[wasm_bindgen(constructor)]
     pub fn new(bytes: &[u8]) -> Result<WasmModel, JsError> {
-        let model = lightembed::Model::from_bytes(bytes).map_err(|e| JsError::new(&e.to_string()))?;
+        let model =
+            lightembed::Model::from_bytes(bytes).map_err(|e| JsError::new(&e.to_string()))?;
         Ok(WasmModel { model })
     }
 
     /// Embeds one text at `dims` (a valid Matryoshka dims or `output_dim`): an L2-normalised vector.
     pub fn embed(&self, text: &str, dims: usize) -> Result<Vec<f32>, JsError> {
-        self.model.embed(text, dims).map_err(|e| JsError::new(&e.to_string()))
+        self.model
+            .embed(text, dims)
+            .map_err(|e| JsError::new(&e.to_string()))
     }
 
     /// Embeds every line of `texts` (newline-separated) at `dims`, discarding the vectors;
@@ -28,7 +31,10 @@ impl WasmModel {
     pub fn embed_lines(&self, texts: &str, dims: usize) -> Result<usize, JsError> {
         let mut n = 0;
         for line in texts.lines() {
-            let v = self.model.embed(line, dims).map_err(|e| JsError::new(&e.to_string()))?;
+            let v = self
+                .model
+                .embed(line, dims)
+                .map_err(|e| JsError::new(&e.to_string()))?;
             std::hint::black_box(v);
             n += 1;
         }

@@ -1,0 +1,347 @@
+//! `lightembed index` + `lightembed search` on the fixture site (`tests/fixtures/site`: HTML,
+//! Markdown in a subfolder, JSONL) with the shipped static model: passages and anchors, the
+//! files written, ranked results, and the §8 refusals with their exact messages.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn model() -> PathBuf {
+    root().join("public/models/lightembed-en-static.bin")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh scratch directory under the target dir.
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn build(out: &Path, extra: &[&str]) -> Output {
+    let site = root().join("tests/fixtures/site");
+    let mut args = vec![
+        "index",
+        "--model",
+        s(&model()).to_owned().leak(),
+        "--out",
+        s(out).to_owned().leak(),
+    ];
+    args.extend_from_slice(extra);
+    args.push(s(&site).to_owned().leak());
+    run(&args)
+}
+
+fn search_json(index: &Path, extra: &[&str], query: &str) -> Value {
+    let mut args = vec!["search", "--index", s(index), "--json"];
+    args.extend_from_slice(extra);
+    args.push(query);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn ids(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn index_writes_manifest_and_search_ranks_the_right_passage() {
+    let out = scratch("site-index");
+    let o = build(&out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        summary.starts_with("indexed 3 documents → 8 passages in "),
+        "{summary}"
+    );
+
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["model_id"], "lightembed-en");
+    assert_eq!(side["model_version"], "1.0.0");
+    assert_eq!(side["dims"], 384);
+    assert_eq!(side["count"], 8);
+    assert_eq!(side["metric"], "cosine");
+    let bin = std::fs::read(out.join("index.bin")).unwrap();
+    assert_eq!(side["bytes"], bin.len());
+    let model_bytes = std::fs::read(model()).unwrap();
+    let trailer: String = model_bytes[model_bytes.len() - 32..]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(side["model_sha256"], trailer.as_str());
+
+    // Sections become passages with their anchors; nav, script and footer text is not indexed.
+    let all = search_json(&out, &["-k", "20"], "garden");
+    let mut got = ids(&all);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "guide/soil.md#compost:1",
+            "guide/soil.md#soil:1",
+            "guide/soil.md#testing-the-ph:1",
+            "index.html#garden-handbook:1",
+            "index.html#pests:1",
+            "index.html#watering:1",
+            "tools/shears",
+            "tools/spade",
+        ]
+    );
+    let text: String = all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["snippet"].as_str().unwrap())
+        .collect();
+    assert!(!text.contains("Copyright") && !text.contains("not content") && !text.contains("Home"));
+
+    for (query, expected) in [
+        (
+            "how often should I water tomato plants",
+            "index.html#watering:1",
+        ),
+        (
+            "making compost from kitchen waste",
+            "guide/soil.md#compost:1",
+        ),
+        ("sharpen pruning shears", "tools/shears"),
+    ] {
+        let v = search_json(&out, &["-k", "3"], query);
+        assert_eq!(ids(&v)[0], expected, "{query}: {v}");
+        let top = &v["results"][0];
+        assert_eq!(top["rank"], 1);
+        let score = top["score"].as_f64().unwrap();
+        assert!(score > 0.3 && score <= 1.0, "{score}");
+    }
+    let v = search_json(&out, &["-k", "1"], "how often should I water tomato plants");
+    assert_eq!(v["results"][0]["url"], "index.html#watering");
+    assert_eq!(v["results"][0]["title"], "Watering — Garden Handbook");
+    assert_eq!(v["dims"], 384);
+
+    // Plain-text output: a header line, then rank, score, title.
+    let o = run(&["search", "--index", s(&out), "-k", "1", "compost heap"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with("1 results for \"compost heap\" (8 passages, 384 dims, "),
+        "{text}"
+    );
+    assert!(text.contains(" 1. 0."), "{text}");
+}
+
+#[test]
+fn matryoshka_dims_index_and_search() {
+    let out = scratch("site-index-128");
+    let o = build(&out, &["--dims", "128", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let v = search_json(&out, &[], "making compost from kitchen waste");
+    assert_eq!(v["dims"], 128);
+    assert_eq!(ids(&v)[0], "guide/soil.md#compost:1");
+
+    let bad = build(&scratch("site-index-bad"), &["--dims", "100"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        stderr(&bad),
+        "error: --dims: invalid dims: 100 is not one of the model's dims {32, 64, 128, 256, 384}\n"
+    );
+}
+
+/// The static model with its header `version_major` set to `major` and the SHA-256 trailer redone.
+fn model_with_major(dir: &Path, major: u8) -> PathBuf {
+    let mut b = std::fs::read(model()).unwrap();
+    b[44] = major;
+    let n = b.len() - 32;
+    let h = Sha256::digest(&b[..n]);
+    b[n..].copy_from_slice(&h);
+    let p = dir.join(format!("v{major}.bin"));
+    std::fs::write(&p, b).unwrap();
+    p
+}
+
+#[test]
+fn search_refuses_a_model_the_index_was_not_built_for() {
+    let out = scratch("site-index-compat");
+    assert!(build(&out, &["--quiet"]).status.success());
+
+    // Major version bump: the spec's message, exit 1, nothing on stdout.
+    let v2 = model_with_major(&out, 2);
+    let o = run(&["search", "--index", s(&out), "--model", s(&v2), "compost"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        stderr(&o),
+        "error: Index was built with lightembed-en v1.0 but the loaded model is v2.0. Re-run `lightembed index`.\n"
+    );
+
+    // Another model id.
+    let other = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let o = run(&[
+        "search",
+        "--index",
+        s(&out),
+        "--model",
+        s(&other),
+        "compost",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: Index was built with lightembed-en v1.0 but the loaded model is tern-2l v1.0. Re-run `lightembed index`.\n"
+    );
+
+    // Same id and major, different file: searches, with a warning on stderr.
+    let v1 = model_with_major(&out, 1);
+    let mut b = std::fs::read(&v1).unwrap();
+    b[45] = 3; // minor 3
+    let n = b.len() - 32;
+    let h = Sha256::digest(&b[..n]);
+    b[n..].copy_from_slice(&h);
+    std::fs::write(&v1, &b).unwrap();
+    let o = run(&[
+        "search",
+        "--index",
+        s(&out),
+        "--model",
+        s(&v1),
+        "--json",
+        "compost",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: index was built with model v1.0.0, the loaded model is v1.3.0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: index was built from a model file with SHA-256 "),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_inputs_and_damaged_indexes_fail_with_one_line() {
+    let dir = scratch("site-index-bad-inputs");
+    let jsonl = dir.join("bad.jsonl");
+    std::fs::write(&jsonl, "{\"id\":\"a\",\"text\":\"one\"}\n{\"id\":\"b\"}\n").unwrap();
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&dir.join("o")),
+        s(&jsonl),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: line 2: missing \"text\" field\n",
+            jsonl.display()
+        )
+    );
+    assert!(
+        !dir.join("o/index.bin").exists(),
+        "nothing is written on error"
+    );
+
+    std::fs::write(
+        &jsonl,
+        "{\"id\":\"a\",\"text\":\"one\"}\n{\"id\":\"a\",\"text\":\"two\"}\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&dir.join("o")),
+        s(&jsonl),
+    ]);
+    assert_eq!(
+        stderr(&o),
+        format!("error: {}: line 2: duplicate id \"a\"\n", jsonl.display())
+    );
+
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&dir.join("o")),
+        s(&empty),
+    ]);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: no .html, .htm, .md, .markdown, .txt or .jsonl files in this folder\n",
+            empty.display()
+        )
+    );
+
+    // A truncated index.bin is rejected before any model is loaded.
+    let out = scratch("site-index-truncated");
+    assert!(build(&out, &["--quiet"]).status.success());
+    let bin = out.join("index.bin");
+    let bytes = std::fs::read(&bin).unwrap();
+    std::fs::write(&bin, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(&["search", "--index", s(&out), "compost"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!("error: {}: ", bin.display())),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+
+    // No index.json and no --model.
+    std::fs::write(&bin, &bytes).unwrap();
+    std::fs::remove_file(out.join("index.json")).unwrap();
+    let o = run(&["search", "--index", s(&out), "compost"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no --model given and "),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "search",
+        "--index",
+        s(&out),
+        "--model",
+        s(&model()),
+        "compost",
+    ]);
+    assert!(o.status.success());
+}
