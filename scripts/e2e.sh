@@ -3,8 +3,10 @@
 # (scripts/app-tools.sh --browser: trunk, wasm-opt, chromium + chromedriver, playwright-core),
 # builds dist/ with trunk (release), then runs tests/e2e/app.spec.mjs. Screenshots: target/e2e/.
 #
-#   scripts/e2e.sh                    # E2E_LIMIT=200 passages
+#   scripts/e2e.sh                    # E2E_LIMIT=200 passages, release build (what run.sh serves)
 #   E2E_LIMIT=1079 scripts/e2e.sh     # the whole corpus
+#   E2E_PROFILE=dev scripts/e2e.sh    # `trunk build` without --release: same app and checks,
+#                                     # ~3x faster to compile, no wasm-opt (scripts/test.sh uses it)
 #   E2E_SKIP_BUILD=1 scripts/e2e.sh   # reuse dist/
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,8 +19,13 @@ unset RUSTFLAGS
 
 if [[ -z "${E2E_SKIP_BUILD:-}" ]]; then
   cargo fetch >/dev/null
-  log "trunk build --release=true"
-  trunk build --release=true
+  if [[ "${E2E_PROFILE:-release}" == dev ]]; then
+    log "trunk build (dev profile)"
+    trunk build
+  else
+    log "trunk build --release=true"
+    trunk build --release=true
+  fi
 fi
 log "node tests/e2e/app.spec.mjs"
 node tests/e2e/app.spec.mjs

@@ -118,6 +118,9 @@ def main():
     ap.add_argument("--emb-quant", default="none", choices=["none"] + list(quant.RULES))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--init-from", default=None,
+                    help="RUN: start from that run's student.npz (embedding, final LayerNorm, projection); "
+                         "transformer layers start as small residuals, so step 0 equals that model")
     ap.add_argument("--max-minutes", type=float, default=1e9, help="stop (checkpointed) after this")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -154,6 +157,8 @@ def main():
         state = torch.load(ck, weights_only=False)
         model.load_state_dict(state["model"])
         P(f"resumed at step {state['step']}")
+    elif args.init_from:
+        init_from_run(model, args.init_from, P)
     else:
         init_model(model, tok, tr_ids[:3000], tr_T[:3000], R, P)
     if args.emb_quant != "none":
@@ -216,6 +221,36 @@ def finish(model, out, val_ids, val_T, P, args):
     model.export_npz(os.path.join(out, "student.npz"))
     json.dump({"layers": args.layers, "emb_quant": args.emb_quant}, open(os.path.join(out, "meta.json"), "w"))
     P("exported", os.path.join(out, "student.npz"))
+
+
+@torch.no_grad()
+def init_from_run(model, run, P):
+    """Start from another run's exported student (`student.npz`): the embedding table, final
+    LayerNorm and projection always; the transformer layers too when that run has as many (e.g.
+    continuing the 2-layer model on more data). Otherwise (e.g. from the static model) the new
+    layers' output projections are scaled down so each starts as a small residual."""
+    z = np.load(os.path.join(RUNS, run, "student.npz"))
+    names = {"embedding": model.embedding.weight,
+             "final_ln.weight": model.final_ln.weight, "final_ln.bias": model.final_ln.bias,
+             "projection.weight": model.projection.weight, "projection.bias": model.projection.bias}
+    src_layers = len({k.split(".")[1] for k in z.files if k.startswith("layers.")})
+    if src_layers == len(model.layers):
+        for i, L in enumerate(model.layers):
+            p = f"layers.{i}."
+            names.update({p + "ln1.weight": L.ln1.weight, p + "ln1.bias": L.ln1.bias,
+                          p + "attn.q.weight": L.q.weight, p + "attn.k.weight": L.k.weight,
+                          p + "attn.v.weight": L.v.weight,
+                          p + "attn.out.weight": L.out.weight, p + "attn.out.bias": L.out.bias,
+                          p + "ln2.weight": L.ln2.weight, p + "ln2.bias": L.ln2.bias,
+                          p + "ffn.up.weight": L.up.weight, p + "ffn.up.bias": L.up.bias,
+                          p + "ffn.down.weight": L.down.weight, p + "ffn.down.bias": L.down.bias})
+    else:
+        for L in model.layers:
+            for lin in (L.out, L.down):
+                lin.weight.mul_(0.1)
+    for k, param in names.items():
+        param.copy_(torch.from_numpy(z[k]))
+    P(f"init from run {run} ({src_layers} layers there, {len(model.layers)} here)")
 
 
 @torch.no_grad()
