@@ -56,6 +56,9 @@ def main():
     ap.add_argument("--embedding-quant", required=True, choices=["fp32", "int8", "int4", "ternary"])
     ap.add_argument("--n-parity", type=int, default=1000)
     ap.add_argument("--no-fixture", action="store_true")
+    ap.add_argument("--version", default="1.0.0",
+                    help="model_version major.minor.patch; bump the major when the vectors change "
+                         "(a retrained model: existing indexes must be rebuilt, spec §8)")
     args = ap.parse_args()
     run = os.path.join(RUNS, args.run)
     npz = np.load(os.path.join(run, "student.npz"))
@@ -65,7 +68,7 @@ def main():
     config = {"vocab": common.vocab_path(), "d_model": int(npz["embedding"].shape[1]), "n_layers": n_layers,
               "n_heads": 4 if n_layers else 1, "ffn_dim": 1024 if n_layers else 0, "output_dim": OUTPUT_DIM,
               "max_seq_len": MAX_SEQ_LEN, "matryoshka_dims": MATRYOSHKA, "do_lower_case": True,
-              "strip_accents": True, "model_id": "lightembed-en", "version": "1.0.0", "license_id": 0}
+              "strip_accents": True, "model_id": "lightembed-en", "version": args.version, "license_id": 0}
     json.dump(config, open(os.path.join(run, "config.json"), "w"), indent=1)
     ev = {}
     evp = os.path.join(RUNS, "eval.json")

@@ -665,7 +665,7 @@ pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
     match command {
         FingerprintCommand::Probes => {
             for line in probe_lines(PROBES) {
-                println!("{line}");
+                outln!("{line}")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -675,7 +675,7 @@ pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
                 .row_iter()
                 .map(|row| row.iter().copied().collect())
                 .collect();
-            println!("{}", serde_json::to_string(&rows)?);
+            outln!("{}", serde_json::to_string(&rows)?)?;
             Ok(ExitCode::SUCCESS)
         }
         FingerprintCommand::Detect(a) => run_detect(a),
@@ -767,7 +767,7 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
     if a.json {
         let mut doc = d.to_json();
         doc["suspect_header"] = suspect_header;
-        println!("{doc}");
+        outln!("{doc}")?;
     } else {
         let who = |c: &Candidate| {
             if c.license_id == 0 {
@@ -776,7 +776,7 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
                 format!("license_id {}", c.license_id)
             }
         };
-        println!(
+        outln!(
             "{}: best {} at distance {:.4}{}",
             d.verdict,
             who(&d.best),
@@ -790,8 +790,8 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
                     r.distance - d.best.distance
                 ))
                 .unwrap_or_default()
-        );
-        println!(
+        )?;
+        outln!(
             "  {} probes, {} blocks over {} dims, {} registry entries; match needs distance ≤ {} and margin ≥ {}",
             d.n_probes,
             d.blocks.len(),
@@ -799,12 +799,13 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
             registry.len(),
             d.max_distance,
             d.min_margin
-        );
+        )?;
         if let Value::Object(h) = &suspect_header {
-            println!(
+            outln!(
                 "  suspect header (not trusted): license_id {}, has_fingerprint {}",
-                h["license_id"], h["has_fingerprint"]
-            );
+                h["license_id"],
+                h["has_fingerprint"]
+            )?;
         }
     }
     Ok(if d.verdict == "match" {

@@ -3,6 +3,17 @@
 //!
 //! Exit codes: 0 success; 1 a model, input or I/O error (one line on stderr); 2 bad usage.
 
+/// `println!` for results: returns an error instead of panicking when stdout cannot be written
+/// (e.g. a full disk); a closed pipe (`lightembed … | head`) ends the program quietly, exit 0.
+macro_rules! outln {
+    ($($t:tt)*) => { $crate::write_stdout(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!` counterpart of [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => { $crate::write_stdout(&format!($($t)*)) };
+}
+
 mod fingerprint;
 mod inspect;
 mod jsonl;
@@ -11,7 +22,7 @@ mod sources;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use lightembed_index::Params;
+use lightembed_index::{Params, MAX_EF};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -92,14 +103,17 @@ enum Command {
         #[arg(long)]
         dims: Option<usize>,
         /// HNSW `M`: links per node (layer 0 keeps 2·M).
-        #[arg(long = "m", default_value_t = Params::default().m)]
-        m: usize,
+        #[arg(long = "m", default_value_t = Params::default().m as u32,
+              value_parser = clap::value_parser!(u32).range(2..=128))]
+        m: u32,
         /// HNSW `ef_construction`: beam width while inserting.
-        #[arg(long, default_value_t = Params::default().ef_construction)]
-        ef_construction: usize,
+        #[arg(long, default_value_t = Params::default().ef_construction as u32,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_EF as i64))]
+        ef_construction: u32,
         /// HNSW `ef_search` stored in the index (the default beam width for searches).
-        #[arg(long, default_value_t = Params::default().ef_search)]
-        ef_search: usize,
+        #[arg(long, default_value_t = Params::default().ef_search as u32,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_EF as i64))]
+        ef_search: u32,
         /// Characters of passage text kept as the result snippet.
         #[arg(long, default_value_t = 400)]
         snippet_chars: usize,
@@ -120,11 +134,11 @@ enum Command {
         #[arg(long)]
         model: Option<PathBuf>,
         /// Number of results.
-        #[arg(short, default_value_t = 10)]
-        k: usize,
+        #[arg(short, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        k: u32,
         /// HNSW beam width for this search (default: the index's ef_search).
-        #[arg(long)]
-        ef_search: Option<usize>,
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_EF as i64))]
+        ef_search: Option<u32>,
         /// Print one JSON object (query, dims, ms, results with rank, score, id, title, url,
         /// snippet).
         #[arg(long)]
@@ -137,10 +151,30 @@ enum Command {
     Fingerprint(fingerprint::FingerprintCommand),
 }
 
+/// Writes `s` to stdout and flushes; see [`outln!`].
+pub(crate) fn write_stdout(s: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(anyhow::anyhow!("cannot write to stdout: {e}")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(code) => code,
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            // The reader went away (`| head`): not an error.
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             // One line: the outermost context and its causes, joined.
             eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
@@ -158,12 +192,12 @@ fn run(command: Command) -> Result<ExitCode> {
             } else {
                 inspect::text(&model, &bytes, &m)
             };
-            print!("{out}");
+            out!("{out}")?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Verify { model } => {
             let (_, m) = load(&model)?;
-            println!("ok: {} ({})", model.display(), inspect::one_line(&m));
+            outln!("ok: {} ({})", model.display(), inspect::one_line(&m))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tokenize {
@@ -210,9 +244,9 @@ fn run(command: Command) -> Result<ExitCode> {
             out,
             dims,
             inputs,
-            m,
-            ef_construction,
-            ef_search,
+            m: m as usize,
+            ef_construction: ef_construction as usize,
+            ef_search: ef_search as usize,
             snippet_chars,
             quiet,
         }),
@@ -226,8 +260,8 @@ fn run(command: Command) -> Result<ExitCode> {
         } => search_index::search(search_index::SearchArgs {
             index,
             model,
-            k,
-            ef_search,
+            k: k as usize,
+            ef_search: ef_search.map(|e| e as usize),
             json,
             query,
         }),

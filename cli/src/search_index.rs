@@ -6,7 +6,7 @@
 //! and build figures; `search` uses its `model` entry when `--model` is not given).
 
 use anyhow::{anyhow, bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use lightembed_index::{Document, Index, ModelIdentity, Params};
 use rayon::prelude::*;
 use serde_json::json;
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::sources::{collect_inputs, read_file, Passage};
+use crate::sources::{collect_inputs, read_file, IdSet, Passage};
 
 /// File name of the index bytes inside an index directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -42,11 +42,12 @@ fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
     // indicatif draws only when stderr is a terminal.
     let pb = ProgressBar::new(len);
     pb.set_style(
-        ProgressStyle::with_template(
-            "{msg:>9} [{bar:40}] {pos}/{len} passages, {per_sec}, eta {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{msg:>9} [{bar:40}] {pos}/{len} passages, {rate}, eta {eta}")
+            .expect("valid template")
+            .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", s.per_sec());
+            })
+            .progress_chars("=> "),
     );
     pb.set_message(what.to_string());
     pb
@@ -85,12 +86,10 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     // 1. Read and cut the inputs.
     let files = collect_inputs(&a.inputs)?;
     let mut passages: Vec<Passage> = Vec::new();
-    let (mut seen, mut ids) = (HashSet::new(), HashSet::new());
-    let mut docs_with_passages = 0usize;
+    let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
+    let mut documents = 0usize;
     for f in &files {
-        if read_file(f, &mut seen, &mut ids, &mut passages)? > 0 {
-            docs_with_passages += 1;
-        }
+        documents += read_file(f, &mut seen, &mut ids, &mut passages)?.documents;
     }
     if passages.is_empty() {
         bail!("no text found in the inputs ({} files read)", files.len());
@@ -98,10 +97,10 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let t_read = t0.elapsed().as_secs_f64();
     if !a.quiet {
         eprintln!(
-            "{} files → {} passages ({} files had text); model {} v{}, {} dims, {} threads",
+            "{} files → {} documents, {} passages; model {} v{}, {} dims, {} threads",
             files.len(),
+            documents,
             passages.len(),
-            docs_with_passages,
             identity.model_id,
             index.manifest().model_version,
             dims,
@@ -150,12 +149,15 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     pb.finish_and_clear();
     let t_graph = t2.elapsed().as_secs_f64();
 
-    // 4. Write index.bin and index.json (each written to a temporary name, then renamed).
+    // 4. Write index.bin and index.json: both to temporary names first, then renamed, so a
+    //    failure leaves the previous pair (or nothing) in place, never a mix.
+    if a.out.exists() && !a.out.is_dir() {
+        bail!("--out {}: exists and is not a directory", a.out.display());
+    }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     let bytes = index.to_bytes();
     let bin = a.out.join(INDEX_FILE);
-    write_atomic(&bin, &bytes)?;
     let m = index.manifest();
     let model_path = std::fs::canonicalize(&a.model).unwrap_or_else(|_| a.model.clone());
     let sidecar = json!({
@@ -172,17 +174,19 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         "params": {"M": params.m, "ef_construction": params.ef_construction, "ef_search": params.ef_search},
         "inputs": a.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
         "files": files.len(),
+        "documents": documents,
         "bytes": bytes.len(),
         "seconds": {"read": round3(t_read), "embed": round3(t_embed), "graph": round3(t_graph)},
     });
-    write_atomic(
-        &a.out.join(SIDECAR_FILE),
-        format!("{:#}\n", sidecar).as_bytes(),
-    )?;
+    let json_path = a.out.join(SIDECAR_FILE);
+    write_pair(&[
+        (&bin, &bytes),
+        (&json_path, format!("{sidecar:#}\n").as_bytes()),
+    ])?;
     let total = t0.elapsed().as_secs_f64();
-    println!(
+    outln!(
         "indexed {} documents → {} passages in {:.1} s (read {:.1} s, embed {:.1} s = {:.0} passages/s, graph {:.1} s); wrote {} ({} bytes, {} dims)",
-        docs_with_passages,
+        documents,
         index.len(),
         total,
         t_read,
@@ -192,7 +196,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         bin.display(),
         bytes.len(),
         dims
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -200,10 +204,36 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+/// Writes each `(path, bytes)` to `path.tmp`, then renames them all into place; on any error the
+/// temporary files are removed and the targets are left as they were.
+fn write_pair(files: &[(&Path, &[u8])]) -> Result<()> {
+    let tmp = |p: &Path| {
+        let mut name = p.file_name().unwrap_or_default().to_os_string();
+        name.push(".tmp");
+        p.with_file_name(name)
+    };
+    let cleanup = || {
+        for (p, _) in files {
+            let _ = std::fs::remove_file(tmp(p));
+        }
+    };
+    for (p, _) in files {
+        if p.is_dir() {
+            bail!("cannot write {}: it is a directory", p.display());
+        }
+    }
+    for (p, bytes) in files {
+        if let Err(e) = std::fs::write(tmp(p), bytes) {
+            cleanup();
+            return Err(e).with_context(|| format!("cannot write {}", tmp(p).display()));
+        }
+    }
+    for (p, _) in files {
+        if let Err(e) = std::fs::rename(tmp(p), p) {
+            cleanup();
+            return Err(e).with_context(|| format!("cannot write {}", p.display()));
+        }
+    }
     Ok(())
 }
 
@@ -248,8 +278,8 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
             .set_ef_search(ef)
             .map_err(|e| anyhow!("--ef-search: {e}"))?;
     }
-    if a.k == 0 {
-        bail!("-k must be at least 1");
+    if a.query.trim().is_empty() {
+        bail!("the query is empty");
     }
     let t = Instant::now();
     let q = model
@@ -266,28 +296,28 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
                        "url": h.payload.url, "snippet": h.payload.snippet})
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({"query": a.query, "dims": index.dims(), "ms": round3(ms), "results": results})
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "{} results for {:?} ({} passages, {} dims, {:.1} ms)",
             hits.len(),
             a.query,
             index.len(),
             index.dims(),
             ms
-        );
+        )?;
         for (i, h) in hits.iter().enumerate() {
-            println!(
+            outln!(
                 "\n{:>2}. {:.3}  {}\n    {}\n    {}",
                 i + 1,
                 h.score,
                 h.payload.title,
                 h.payload.url,
                 snippet(&h.payload.snippet, 200)
-            );
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

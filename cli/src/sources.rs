@@ -67,19 +67,46 @@ pub struct InputFile {
 
 /// Expands the command-line inputs: files as given (format by extension, plain text when
 /// unknown), folders walked recursively for `.html`, `.htm`, `.md`, `.markdown`, `.txt` and
-/// `.jsonl` files, sorted by path. Errors on a missing input or an empty result.
+/// `.jsonl` files, sorted by path, skipping hidden entries (`.git/`, `.cache`, …). A file reached
+/// twice is read once. Unreadable entries inside a folder (a dangling symlink, a loop) are
+/// skipped with a warning on stderr. Errors on a missing input or a folder with nothing to read.
 pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>> {
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    let mut push = |file: InputFile, out: &mut Vec<InputFile>| {
+        let key = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+        if seen.insert(key) {
+            out.push(file);
+        }
+    };
     for input in inputs {
         let meta =
             std::fs::metadata(input).with_context(|| format!("cannot read {}", input.display()))?;
         if meta.is_dir() {
-            let mut found = Vec::new();
-            for entry in walkdir::WalkDir::new(input)
+            let before = out.len();
+            let walk = walkdir::WalkDir::new(input)
                 .follow_links(true)
                 .sort_by_file_name()
-            {
-                let entry = entry.with_context(|| format!("cannot walk {}", input.display()))?;
+                .into_iter()
+                .filter_entry(|e| {
+                    e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.')
+                });
+            for entry in walk {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        let path = e
+                            .path()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default();
+                        let why = e
+                            .io_error()
+                            .map(|io| io.to_string())
+                            .unwrap_or_else(|| e.to_string());
+                        eprintln!("warning: skipping {path}: {why}");
+                        continue;
+                    }
+                };
                 if !entry.file_type().is_file() {
                     continue;
                 }
@@ -89,35 +116,105 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>> {
                 let rel = entry.path().strip_prefix(input).unwrap_or(entry.path());
                 let url = rel
                     .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
+                    .map(|c| url_encode(&c.as_os_str().to_string_lossy()))
                     .collect::<Vec<_>>()
                     .join("/");
-                found.push(InputFile {
-                    path: entry.path().to_path_buf(),
-                    url,
-                    kind,
-                });
+                push(
+                    InputFile {
+                        path: entry.path().to_path_buf(),
+                        url,
+                        kind,
+                    },
+                    &mut out,
+                );
             }
-            if found.is_empty() {
+            if out.len() == before && walk_was_empty(input) {
                 bail!(
                     "{}: no .html, .htm, .md, .markdown, .txt or .jsonl files in this folder",
                     input.display()
                 );
             }
-            out.extend(found);
         } else {
             let url = input
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
+                .map(|n| url_encode(&n.to_string_lossy()))
                 .unwrap_or_default();
-            out.push(InputFile {
-                path: input.clone(),
-                url,
-                kind: Kind::of(input).unwrap_or(Kind::Text),
-            });
+            push(
+                InputFile {
+                    path: input.clone(),
+                    url,
+                    kind: Kind::of(input).unwrap_or(Kind::Text),
+                },
+                &mut out,
+            );
         }
     }
     Ok(out)
+}
+
+/// True when `dir` holds no readable file of a kind `index` reads (hidden entries excluded).
+fn walk_was_empty(dir: &Path) -> bool {
+    !walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_type().is_file() && Kind::of(e.path()).is_some())
+}
+
+/// Percent-encodes the characters that would break a URL path segment (`#`, `?`, `%`, spaces,
+/// quotes, angle brackets, backslashes, control characters).
+pub fn url_encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for c in segment.chars() {
+        if matches!(c, '#' | '?' | '%' | ' ' | '"' | '<' | '>' | '\\') || c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Unique ids in amortised O(1): `base`, then `base~2`, `base~3`, … for repeats.
+#[derive(Default)]
+pub struct IdSet {
+    used: HashSet<String>,
+    next: std::collections::HashMap<String, usize>,
+}
+
+impl IdSet {
+    /// Claims exactly `id`; false if it is taken.
+    pub fn claim(&mut self, id: &str) -> bool {
+        self.used.insert(id.to_string())
+    }
+
+    /// Claims `base` or the first free `base~N` (N ≥ 2) and returns it.
+    pub fn unique(&mut self, base: &str) -> String {
+        if self.used.insert(base.to_string()) {
+            return base.to_string();
+        }
+        let n = self.next.entry(base.to_string()).or_insert(2);
+        loop {
+            let id = format!("{base}~{n}");
+            *n += 1;
+            if self.used.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+/// What reading one file added.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Added {
+    /// Documents: a page with text, or a JSONL record.
+    pub documents: usize,
+    /// Passages added (after dropping repeats of already-indexed text).
+    pub passages: usize,
 }
 
 /// A run of text under one heading.
@@ -130,17 +227,23 @@ struct Section {
 }
 
 /// Adds a file's passages to `out`, skipping passages whose text was already indexed (`seen`,
-/// e.g. a book's all-in-one `print.html` repeating every chapter). Returns how many were added.
+/// e.g. a book's all-in-one `print.html` repeating every chapter). A leading byte-order mark is
+/// ignored; a binary file (a NUL byte in its first 8 KiB) is skipped with a warning.
 pub fn read_file(
     file: &InputFile,
     seen: &mut HashSet<String>,
-    ids: &mut HashSet<String>,
+    ids: &mut IdSet,
     out: &mut Vec<Passage>,
-) -> Result<usize> {
+) -> Result<Added> {
     let bytes = std::fs::read(&file.path)
         .with_context(|| format!("cannot read {}", file.path.display()))?;
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        eprintln!("warning: skipping {}: binary file", file.path.display());
+        return Ok(Added::default());
+    }
     let content = String::from_utf8_lossy(&bytes);
-    let before = out.len();
+    let content = content.strip_prefix('\u{feff}').unwrap_or(&content);
+    let mut added = Added::default();
     if file.kind == Kind::Jsonl {
         for (i, line) in content.lines().enumerate() {
             if line.trim().is_empty() {
@@ -148,7 +251,7 @@ pub fn read_file(
             }
             let p = jsonl_record(line, &file.url, i + 1)
                 .map_err(|e| anyhow!("{}: line {}: {e}", file.path.display(), i + 1))?;
-            if !ids.insert(p.id.clone()) {
+            if !ids.claim(&p.id) {
                 bail!(
                     "{}: line {}: duplicate id {:?}",
                     file.path.display(),
@@ -157,13 +260,15 @@ pub fn read_file(
                 );
             }
             out.push(p);
+            added.documents += 1;
+            added.passages += 1;
         }
-        return Ok(out.len() - before);
+        return Ok(added);
     }
     let (page_title, sections) = match file.kind {
-        Kind::Html => html_sections(&content),
-        Kind::Markdown => markdown_sections(&content),
-        _ => text_sections(&content),
+        Kind::Html => html_sections(content),
+        Kind::Markdown => markdown_sections(content),
+        _ => text_sections(content),
     };
     let page_title = page_title.unwrap_or_else(|| file.url.clone());
     for section in sections {
@@ -184,10 +289,7 @@ pub fn read_file(
             if !seen.insert(text.clone()) {
                 continue;
             }
-            let mut id = format!("{url}:{}", n + 1);
-            while !ids.insert(id.clone()) {
-                id.push('+');
-            }
+            let id = ids.unique(&format!("{url}:{}", n + 1));
             let embed_text = if section.heading.is_empty() {
                 text.clone()
             } else {
@@ -200,9 +302,13 @@ pub fn read_file(
                 text,
                 embed_text,
             });
+            added.passages += 1;
         }
     }
-    Ok(out.len() - before)
+    if added.passages > 0 {
+        added.documents = 1;
+    }
+    Ok(added)
 }
 
 fn jsonl_record(line: &str, file_url: &str, line_no: usize) -> Result<Passage> {
@@ -243,13 +349,18 @@ fn jsonl_record(line: &str, file_url: &str, line_no: usize) -> Result<Passage> {
     })
 }
 
+/// Whitespace runs → one space, control characters dropped, trimmed.
 fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    s.split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-/// Plain text: one section, paragraphs separated by blank lines.
+/// Plain text: one section, paragraphs separated by blank lines (`\n` or `\r\n` line ends).
 fn text_sections(content: &str) -> (Option<String>, Vec<Section>) {
     let blocks = content
+        .replace("\r\n", "\n")
         .split("\n\n")
         .map(collapse_ws)
         .filter(|b| !b.is_empty())
@@ -261,6 +372,29 @@ fn text_sections(content: &str) -> (Option<String>, Vec<Section>) {
             ..Section::default()
         }],
     )
+}
+
+/// Heading anchors unique within a page, GitHub style: `intro`, then `intro-1`, `intro-2`, …
+#[derive(Default)]
+struct Anchors {
+    used: HashSet<String>,
+    next: std::collections::HashMap<String, usize>,
+}
+
+impl Anchors {
+    fn unique(&mut self, base: &str) -> String {
+        if self.used.insert(base.to_string()) {
+            return base.to_string();
+        }
+        let n = self.next.entry(base.to_string()).or_insert(1);
+        loop {
+            let a = format!("{base}-{n}");
+            *n += 1;
+            if self.used.insert(a.clone()) {
+                return a;
+            }
+        }
+    }
 }
 
 /// GitHub-style heading anchor: lower case, alphanumerics kept, spaces and `-` → `-`, other
@@ -286,7 +420,7 @@ fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
     let mut sections = vec![Section::default()];
     let mut heading: Option<(pulldown_cmark::HeadingLevel, Option<String>, String)> = None;
     let mut block = String::new();
-    let mut used = HashSet::new();
+    let mut anchors = Anchors::default();
     let flush = |block: &mut String, sections: &mut Vec<Section>| {
         let b = collapse_ws(block);
         if !b.is_empty() {
@@ -312,16 +446,11 @@ fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
                     {
                         title = Some(text.clone());
                     }
-                    let mut anchor = id.unwrap_or_else(|| slug(&text));
-                    let base = anchor.clone();
-                    let mut k = 1;
-                    while !used.insert(anchor.clone()) {
-                        anchor = format!("{base}-{k}");
-                        k += 1;
-                    }
+                    let base = id.unwrap_or_else(|| slug(&text));
+                    let anchor = (!base.is_empty()).then(|| anchors.unique(&base));
                     sections.push(Section {
                         heading: text,
-                        anchor: Some(anchor),
+                        anchor,
                         blocks: Vec::new(),
                     });
                 }
@@ -357,26 +486,14 @@ fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
 }
 
 /// HTML: the `<title>` (else the first `<h1>`) is the page title; each `h1`–`h6` starts a section
-/// whose anchor is the heading's `id` (or that of an `<a>` inside it); text in `p`, `li`, `pre`,
-/// `dd`, `dt`, `td`, `th`, `blockquote`, `figcaption` and `caption` becomes blocks. `script`,
-/// `style`, `nav`, `header`, `footer`, `noscript`, `svg`, `template`, `form`, `button` and
-/// `aside` are skipped (site chrome, not content).
+/// whose anchor is the heading's `id` (or that of an element inside it, else the heading's slug);
+/// text in `p`, `li`, `pre`, `dd`, `dt`, `td`, `th`, `blockquote`, `figcaption` and `caption`
+/// becomes blocks (`<br>` and nested blocks separate words). `script`, `style`, `nav`, `header`,
+/// `footer`, `noscript`, `svg`, `template`, `form`, `button`, `aside` and `head` are skipped (site
+/// chrome, not content). Linear in the page size, whatever the nesting depth.
 fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
-    use scraper::{ElementRef, Html, Node};
-    let doc = Html::parse_document(html);
-    let text_of = |e: ElementRef| collapse_ws(&e.text().collect::<String>());
-    let mut title = None;
-    for node in doc.tree.nodes() {
-        if let Some(e) = ElementRef::wrap(node) {
-            if e.value().name() == "title" {
-                let t = text_of(e);
-                if !t.is_empty() {
-                    title = Some(t);
-                    break;
-                }
-            }
-        }
-    }
+    use ego_tree::NodeId;
+    use scraper::{Html, Node};
     const SKIP: [&str; 12] = [
         "script", "style", "nav", "header", "footer", "noscript", "svg", "template", "form",
         "button", "aside", "head",
@@ -393,9 +510,78 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
         "figcaption",
         "caption",
     ];
-    let mut sections = vec![Section::default()];
+    const HEADINGS: [&str; 6] = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    // Elements whose text gets a space around it so words do not run together.
+    const BREAKS: [&str; 16] = [
+        "br",
+        "p",
+        "div",
+        "li",
+        "td",
+        "th",
+        "tr",
+        "dd",
+        "dt",
+        "pre",
+        "blockquote",
+        "section",
+        "article",
+        "h1",
+        "h2",
+        "h3",
+    ];
+    let doc = Html::parse_document(html);
+    fn name_of<'a>(n: ego_tree::NodeRef<'a, Node>) -> Option<&'a str> {
+        match n.value() {
+            Node::Element(e) => Some(e.name()),
+            _ => None,
+        }
+    }
+
+    // Post-order pass: which nodes contain a block or heading element below them.
+    let mut contains_block: HashSet<NodeId> = HashSet::new();
+    let mut stack = vec![(doc.tree.root(), false)];
+    while let Some((node, children_done)) = stack.pop() {
+        if !children_done {
+            stack.push((node, true));
+            stack.extend(node.children().map(|c| (c, false)));
+            continue;
+        }
+        let below = node.children().any(|c| {
+            contains_block.contains(&c.id())
+                || name_of(c).is_some_and(|n| BLOCK.contains(&n) || HEADINGS.contains(&n))
+        });
+        if below {
+            contains_block.insert(node.id());
+        }
+    }
+
+    // Text of a subtree, iteratively, with spaces at <br> and block boundaries.
+    let text_of = |root: ego_tree::NodeRef<Node>| -> String {
+        let mut out = String::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            match n.value() {
+                Node::Text(t) => out.push_str(t),
+                Node::Element(e) => {
+                    if SKIP.contains(&e.name()) {
+                        continue;
+                    }
+                    if BREAKS.contains(&e.name()) {
+                        out.push(' ');
+                    }
+                    stack.extend(n.children().rev());
+                }
+                _ => stack.extend(n.children().rev()),
+            }
+        }
+        collapse_ws(&out)
+    };
+
+    let mut title = None;
     let mut first_h1 = None;
-    // Depth-first walk with an explicit stack (no recursion depth limit on deep pages).
+    let mut anchors = Anchors::default();
+    let mut sections = vec![Section::default()];
     let mut stack = vec![doc.tree.root()];
     while let Some(node) = stack.pop() {
         let el = match node.value() {
@@ -409,26 +595,37 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
                 continue;
             }
             Node::Document | Node::Fragment => {
-                stack.extend(node.children().collect::<Vec<_>>().into_iter().rev());
+                stack.extend(node.children().rev());
                 continue;
             }
             _ => continue,
         };
         let name = el.name();
-        if SKIP.contains(&name) {
+        if name == "title" && title.is_none() {
+            let t = text_of(node);
+            title = (!t.is_empty()).then_some(t);
             continue;
         }
-        let e = ElementRef::wrap(node).expect("an element");
-        if matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6") {
-            let heading = text_of(e);
+        if SKIP.contains(&name) {
+            if name == "head" {
+                // Only the title matters in <head>.
+                stack.extend(node.children().rev());
+            }
+            continue;
+        }
+        if HEADINGS.contains(&name) {
+            let heading = text_of(node);
             if name == "h1" && first_h1.is_none() && !heading.is_empty() {
                 first_h1 = Some(heading.clone());
             }
-            let anchor = el.id().map(str::to_string).or_else(|| {
-                e.descendants()
-                    .filter_map(ElementRef::wrap)
-                    .find_map(|a| a.value().id().map(str::to_string))
+            let explicit = el.id().map(str::to_string).or_else(|| {
+                node.descendants().find_map(|d| match d.value() {
+                    Node::Element(e) => e.id().map(str::to_string),
+                    _ => None,
+                })
             });
+            let base = explicit.unwrap_or_else(|| slug(&heading));
+            let anchor = (!base.is_empty()).then(|| anchors.unique(&base));
             sections.push(Section {
                 heading,
                 anchor,
@@ -436,23 +633,14 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
             });
             continue;
         }
-        let has_block_inside = e
-            .descendants()
-            .skip(1)
-            .filter_map(ElementRef::wrap)
-            .any(|d| {
-                BLOCK.contains(&d.value().name())
-                    || matches!(d.value().name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
-            });
-        if BLOCK.contains(&name) && !has_block_inside {
-            let t = text_of(e);
+        if BLOCK.contains(&name) && !contains_block.contains(&node.id()) {
+            let t = text_of(node);
             if !t.is_empty() {
                 sections.last_mut().expect("one section").blocks.push(t);
             }
             continue;
         }
-        let children: Vec<_> = node.children().collect();
-        stack.extend(children.into_iter().rev());
+        stack.extend(node.children().rev());
     }
     sections.retain(|s| !s.blocks.is_empty());
     (title.or(first_h1), sections)

@@ -80,7 +80,8 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     assert!(o.status.success(), "{}", stderr(&o));
     let summary = String::from_utf8(o.stdout).unwrap();
     assert!(
-        summary.starts_with("indexed 3 documents → 8 passages in "),
+        // 2 pages with text + 2 JSONL records.
+        summary.starts_with("indexed 4 documents → 8 passages in "),
         "{summary}"
     );
 
@@ -344,4 +345,116 @@ fn bad_inputs_and_damaged_indexes_fail_with_one_line() {
         "compost",
     ]);
     assert!(o.status.success());
+}
+
+#[test]
+fn awkward_pages_are_cut_cleanly() {
+    let dir = scratch("site-awkward");
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join(".git")).unwrap();
+    // <br> separates words; headings without ids get slugs, repeated ones a suffix.
+    let mut html = String::from("<html><body><p>Before<br>after</p>");
+    for n in ["one", "two", "three"] {
+        html.push_str(&format!("<h2>Same heading</h2><p>Text {n} under it.</p>"));
+    }
+    // Deep nesting does not recurse or go quadratic.
+    html.push_str(&"<div>".repeat(20_000));
+    html.push_str("<p>deep paragraph</p>");
+    html.push_str(&"</div>".repeat(20_000));
+    html.push_str("</body></html>");
+    std::fs::write(src.join("a b#c.html"), html).unwrap();
+    // CRLF paragraphs and a 1,000-word paragraph without sentence ends.
+    let para = "word ".repeat(120);
+    std::fs::write(src.join("crlf.txt"), format!("{para}\r\n\r\n{para}\r\n\r\n{para}")).unwrap();
+    let long: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
+    std::fs::write(src.join("long.txt"), long.join(" ")).unwrap();
+    // Hidden folders are not indexed; binary files are skipped with a warning.
+    std::fs::write(src.join(".git/notes.md"), "# Secret\n\nhidden text").unwrap();
+    std::fs::write(src.join("blob.txt"), b"abc\0def").unwrap();
+
+    let out = dir.join("idx");
+    let o = run(&["index", "-q", "--model", s(&model()), "--out", s(&out), s(&src)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), format!("warning: skipping {}: binary file\n", src.join("blob.txt").display()));
+    let all = search_json(&out, &["-k", "100"], "text");
+    let mut got: Vec<(String, String)> = all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["snippet"].as_str().unwrap().to_string()))
+        .collect();
+    got.sort();
+    let ids: Vec<&str> = got.iter().map(|(i, _)| i.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "a%20b%23c.html#same-heading-1:1",
+            "a%20b%23c.html#same-heading-2:1",
+            "a%20b%23c.html#same-heading:1",
+            "a%20b%23c.html:1",
+            "crlf.txt:1",
+            "crlf.txt:2",
+            "long.txt:1",
+            "long.txt:2",
+            "long.txt:3",
+            "long.txt:4",
+            "long.txt:5",
+            "long.txt:6",
+            "long.txt:7",
+        ]
+    );
+    // The first section: "Before after", and the deep paragraph after the third heading.
+    assert!(got[3].1.starts_with("Before after"), "{:?}", got[3]);
+    assert_eq!(got[1].1, "Text three under it. deep paragraph");
+    let side: Value = serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["count"], 13);
+    assert_eq!(side["documents"], 3);
+}
+
+#[test]
+fn usage_errors_exit_2_and_bad_queries_exit_1() {
+    let out = scratch("site-index-usage");
+    assert!(build(&out, &["--quiet"]).status.success());
+    for args in [
+        vec!["search", "--index", s(&out), "-k", "0", "x"],
+        vec!["search", "--index", s(&out), "--ef-search", "0", "x"],
+        vec!["index", "--model", "m.bin", "--out", "o", "--m", "1", "in"],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    let o = run(&["search", "--index", s(&out), "  "]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "error: the query is empty\n");
+}
+
+#[test]
+fn a_failed_write_leaves_the_previous_index_untouched() {
+    let out = scratch("site-index-failed-write");
+    // index.json is a directory: the pair cannot be written.
+    std::fs::create_dir_all(out.join("index.json")).unwrap();
+    let o = build(&out, &["--quiet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("error: cannot write "), "{}", stderr(&o));
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["index.json"], "no index.bin and no temporary files");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_an_error_not_a_panic() {
+    let out = scratch("site-index-devfull");
+    assert!(build(&out, &["--quiet"]).status.success());
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(["search", "--index", s(&out), "compost"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "error: cannot write to stdout: No space left on device (os error 28)\n");
 }

@@ -12,10 +12,13 @@ fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Splits text into passages of about [`TARGET_WORDS`] words. Paragraphs (blank-line separated)
-/// are kept together when they fit; a paragraph longer than [`MAX_WORDS`] is split on sentence
-/// ends. Whitespace inside a passage is collapsed. Empty text → no passages.
+/// Splits text into passages of about [`TARGET_WORDS`] words. Paragraphs (blank-line separated;
+/// `\r\n` line ends are accepted) are kept together when they fit; a paragraph longer than
+/// [`MAX_WORDS`] is split on sentence ends, and a sentence longer than [`MAX_WORDS`] (code, lists
+/// without punctuation, CJK) into runs of [`TARGET_WORDS`] words, so no passage exceeds
+/// [`MAX_WORDS`]. Whitespace inside a passage is collapsed. Empty text → no passages.
 pub fn split_passages(text: &str) -> Vec<String> {
+    let text = text.replace("\r\n", "\n");
     let mut units: Vec<String> = Vec::new();
     for para in text
         .split("\n\n")
@@ -24,8 +27,15 @@ pub fn split_passages(text: &str) -> Vec<String> {
     {
         if para.split_whitespace().count() <= MAX_WORDS {
             units.push(para);
-        } else {
-            units.extend(split_sentences(&para));
+            continue;
+        }
+        for sentence in split_sentences(&para) {
+            let words: Vec<&str> = sentence.split_whitespace().collect();
+            if words.len() <= MAX_WORDS {
+                units.push(sentence);
+            } else {
+                units.extend(words.chunks(TARGET_WORDS).map(|c| c.join(" ")));
+            }
         }
     }
     let mut out = Vec::new();
@@ -84,6 +94,27 @@ mod tests {
         assert!(ps.iter().all(|p| p.split_whitespace().count() <= MAX_WORDS));
         assert_eq!(ps[0], "This is a sentence. ".repeat(38).trim_end());
         assert!(split_passages("  \n\n ").is_empty());
+    }
+
+    #[test]
+    fn no_passage_exceeds_max_words() {
+        // 1,000 words without a sentence end (code, CJK with spaces, word lists).
+        let words: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
+        let ps = split_passages(&words.join(" "));
+        let sizes: Vec<usize> = ps.iter().map(|p| p.split_whitespace().count()).collect();
+        assert_eq!(sizes, vec![150, 150, 150, 150, 150, 150, 100]);
+        assert_eq!(ps.join(" "), words.join(" "));
+    }
+
+    #[test]
+    fn crlf_paragraphs_split_like_lf() {
+        let para = "word ".repeat(120);
+        let lf = format!("{para}\n\n{para}\n\n{para}");
+        assert_eq!(
+            split_passages(&lf.replace('\n', "\r\n")),
+            split_passages(&lf)
+        );
+        assert_eq!(split_passages(&lf).len(), 2);
     }
 
     #[test]
