@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Evaluate teacher, both students and BM25 on held-out Debian package descriptions.
 
-  python train/eval.py            → train/RESULTS.md and train/runs/eval.json
+  python train/eval.py [--run static=RUN] [--run 2l=RUN]   → train/RESULTS.md, train/runs/eval.json
 
 (a) retrieval: package synopsis → its long description among all docs; nDCG@10, MRR@10
 (b) Spearman of student cosine vs teacher cosine over held-out sentence pairs
@@ -9,7 +9,7 @@
 (d) file size and single-thread sentences/s
 Students are evaluated in eval mode in torch, with the embedding table quantised by the exact
 rule the packer uses (quant.py mirrors reference/pack.py); the packed files are checked against
-these vectors separately (train/verify_pack.py, mean cosine ≥ 0.999).
+these vectors separately (train/ship.py, mean cosine ≥ 0.999).
 """
 import json
 import math
@@ -142,6 +142,13 @@ def refresh_md():
 
 
 def main():
+    # --run static=static_b --run 2l=2l_b: evaluate other run directories under the shipped names
+    for i, a in enumerate(sys.argv):
+        if a == "--run":
+            key, run = sys.argv[i + 1].split("=", 1)
+            name = f"lightembed-en-{key}"
+            _, shipped, binpath = STUDENTS[name]
+            STUDENTS[name] = (run, shipped, binpath)
     if "--md-only" in sys.argv:
         return refresh_md()
     torch.set_num_threads(int(os.environ.get("LE_THREADS", "2")))

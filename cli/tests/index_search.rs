@@ -88,7 +88,8 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     let side: Value =
         serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
     assert_eq!(side["model_id"], "lightembed-en");
-    assert_eq!(side["model_version"], "1.0.0");
+    let (major, minor, patch) = shipped_version();
+    assert_eq!(side["model_version"], format!("{major}.{minor}.{patch}"));
     assert_eq!(side["dims"], 384);
     assert_eq!(side["count"], 8);
     assert_eq!(side["metric"], "cosine");
@@ -178,6 +179,12 @@ fn matryoshka_dims_index_and_search() {
 }
 
 /// The static model with its header `version_major` set to `major` and the SHA-256 trailer redone.
+/// `(major, minor, patch)` of the shipped static model (header offsets 44, 45, 46..48).
+fn shipped_version() -> (u8, u8, u16) {
+    let b = std::fs::read(model()).unwrap();
+    (b[44], b[45], u16::from_le_bytes([b[46], b[47]]))
+}
+
 fn model_with_major(dir: &Path, major: u8) -> PathBuf {
     let mut b = std::fs::read(model()).unwrap();
     b[44] = major;
@@ -195,13 +202,17 @@ fn search_refuses_a_model_the_index_was_not_built_for() {
     assert!(build(&out, &["--quiet"]).status.success());
 
     // Major version bump: the spec's message, exit 1, nothing on stdout.
-    let v2 = model_with_major(&out, 2);
-    let o = run(&["search", "--index", s(&out), "--model", s(&v2), "compost"]);
+    let (major, minor, patch) = shipped_version();
+    let next = model_with_major(&out, major + 1);
+    let o = run(&["search", "--index", s(&out), "--model", s(&next), "compost"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     assert_eq!(
         stderr(&o),
-        "error: Index was built with lightembed-en v1.0 but the loaded model is v2.0. Re-run `lightembed index`.\n"
+        format!(
+            "error: Index was built with lightembed-en v{major}.{minor} but the loaded model is v{}.{minor}. Re-run `lightembed index`.\n",
+            major + 1
+        )
     );
 
     // Another model id.
@@ -217,13 +228,15 @@ fn search_refuses_a_model_the_index_was_not_built_for() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "error: Index was built with lightembed-en v1.0 but the loaded model is tern-2l v1.0. Re-run `lightembed index`.\n"
+        format!(
+            "error: Index was built with lightembed-en v{major}.{minor} but the loaded model is tern-2l v1.0. Re-run `lightembed index`.\n"
+        )
     );
 
     // Same id and major, different file: searches, with a warning on stderr.
-    let v1 = model_with_major(&out, 1);
+    let v1 = model_with_major(&out, major);
     let mut b = std::fs::read(&v1).unwrap();
-    b[45] = 3; // minor 3
+    b[45] = minor + 3;
     let n = b.len() - 32;
     let h = Sha256::digest(&b[..n]);
     b[n..].copy_from_slice(&h);
@@ -240,7 +253,10 @@ fn search_refuses_a_model_the_index_was_not_built_for() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("note: index was built with model v1.0.0, the loaded model is v1.3.0"),
+        err.contains(&format!(
+            "note: index was built with model v{major}.{minor}.{patch}, the loaded model is v{major}.{}.{patch}",
+            minor + 3
+        )),
         "{err}"
     );
     assert!(
@@ -365,7 +381,11 @@ fn awkward_pages_are_cut_cleanly() {
     std::fs::write(src.join("a b#c.html"), html).unwrap();
     // CRLF paragraphs and a 1,000-word paragraph without sentence ends.
     let para = "word ".repeat(120);
-    std::fs::write(src.join("crlf.txt"), format!("{para}\r\n\r\n{para}\r\n\r\n{para}")).unwrap();
+    std::fs::write(
+        src.join("crlf.txt"),
+        format!("{para}\r\n\r\n{para}\r\n\r\n{para}"),
+    )
+    .unwrap();
     let long: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
     std::fs::write(src.join("long.txt"), long.join(" ")).unwrap();
     // Hidden folders are not indexed; binary files are skipped with a warning.
@@ -373,15 +393,34 @@ fn awkward_pages_are_cut_cleanly() {
     std::fs::write(src.join("blob.txt"), b"abc\0def").unwrap();
 
     let out = dir.join("idx");
-    let o = run(&["index", "-q", "--model", s(&model()), "--out", s(&out), s(&src)]);
+    let o = run(&[
+        "index",
+        "-q",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&out),
+        s(&src),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stderr(&o), format!("warning: skipping {}: binary file\n", src.join("blob.txt").display()));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "warning: skipping {}: binary file\n",
+            src.join("blob.txt").display()
+        )
+    );
     let all = search_json(&out, &["-k", "100"], "text");
     let mut got: Vec<(String, String)> = all["results"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["id"].as_str().unwrap().to_string(), r["snippet"].as_str().unwrap().to_string()))
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["snippet"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     got.sort();
     let ids: Vec<&str> = got.iter().map(|(i, _)| i.as_str()).collect();
@@ -406,7 +445,8 @@ fn awkward_pages_are_cut_cleanly() {
     // The first section: "Before after", and the deep paragraph after the third heading.
     assert!(got[3].1.starts_with("Before after"), "{:?}", got[3]);
     assert_eq!(got[1].1, "Text three under it. deep paragraph");
-    let side: Value = serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
     assert_eq!(side["count"], 13);
     assert_eq!(side["documents"], 3);
 }
@@ -435,7 +475,11 @@ fn a_failed_write_leaves_the_previous_index_untouched() {
     std::fs::create_dir_all(out.join("index.json")).unwrap();
     let o = build(&out, &["--quiet"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with("error: cannot write "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("error: cannot write "),
+        "{}",
+        stderr(&o)
+    );
     let mut left: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -449,12 +493,18 @@ fn a_failed_write_leaves_the_previous_index_untouched() {
 fn a_full_stdout_is_an_error_not_a_panic() {
     let out = scratch("site-index-devfull");
     assert!(build(&out, &["--quiet"]).status.success());
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_lightembed"))
         .args(["search", "--index", s(&out), "compost"])
         .stdout(full)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o), "error: cannot write to stdout: No space left on device (os error 28)\n");
+    assert_eq!(
+        stderr(&o),
+        "error: cannot write to stdout: No space left on device (os error 28)\n"
+    );
 }
