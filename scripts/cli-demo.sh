@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: installs what is missing, builds the `lightembed` CLI in
-# release, verifies and inspects the bundled models, and embeds a few texts with them.
-# (The main job, scripts/run.sh, serves the browser app.)
+# The CLI walk-through on a fresh machine: installs what is missing, builds the `lightembed` CLI
+# in release, verifies both bundled models, inspects the 2-layer one, and embeds a few texts.
+# (The README's main command, scripts/run.sh, serves the browser app.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

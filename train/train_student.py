@@ -69,7 +69,9 @@ def pca_rotation(T):
     return R
 
 
-def loss_fn(y, t, lam):
+def loss_fn(y, t, lam, weights=None):
+    """Weighted mean over Matryoshka prefixes of (1 - cos) + lam * in-batch similarity MSE."""
+    weights = weights or {d: 1.0 for d in PREFIXES}
     total = 0.0
     parts = {}
     for d in PREFIXES:
@@ -77,9 +79,9 @@ def loss_fn(y, t, lam):
         tt = F.normalize(t[:, :d], dim=-1)
         lc = (1 - (s * tt).sum(-1)).mean()
         ls = ((s @ s.T - tt @ tt.T) ** 2).mean()
-        total = total + lc + lam * ls
+        total = total + weights[d] * (lc + lam * ls)
         parts[d] = lc.item()
-    return total / len(PREFIXES), parts
+    return total / sum(weights.values()), parts
 
 
 def batches(lengths, bs, rng):
@@ -121,6 +123,8 @@ def main():
     ap.add_argument("--init-from", default=None,
                     help="RUN: start from that run's student.npz (embedding, final LayerNorm, projection); "
                          "transformer layers start as small residuals, so step 0 equals that model")
+    ap.add_argument("--prefix-weights", default=None,
+                    help="loss weight per Matryoshka prefix, e.g. 128:2 (others 1)")
     ap.add_argument("--max-minutes", type=float, default=1e9, help="stop (checkpointed) after this")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -176,7 +180,13 @@ def main():
     if state:
         opt.load_state_dict(state["opt"])
         step = state["step"]
-    P(f"steps {total} ({steps_per_epoch}/epoch), layers {args.layers}, emb_quant {args.emb_quant}")
+    weights = {d: 1.0 for d in PREFIXES}
+    for kv in (args.prefix_weights or "").split(","):
+        if kv:
+            k, v = kv.split(":")
+            weights[int(k)] = float(v)
+    P(f"steps {total} ({steps_per_epoch}/epoch), layers {args.layers}, emb_quant {args.emb_quant}, "
+      f"prefix weights {weights}")
     P("init/resume val cos", evaluate(model, val_ids, val_T))
     model.train()
     start = time.time()
@@ -194,7 +204,7 @@ def main():
                 g["lr"] = lr0 * max(f, 0.02)
             x = pad_batch([tr_ids[i] for i in b])
             y = model(x)
-            loss, parts = loss_fn(y, tr_T[b], args.lam)
+            loss, parts = loss_fn(y, tr_T[b], args.lam, weights)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(other, 1.0)

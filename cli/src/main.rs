@@ -86,10 +86,10 @@ enum Command {
     /// or folders of HTML / Markdown pages. Files are cut at headings into passages of about 150
     /// words (at most 300; the model reads the first max_seq_len tokens of each), embedded on all
     /// cores, and inserted into an HNSW graph. Writes OUT/index.bin (the same bytes the browser app
-    /// stores) and OUT/index.json (manifest, model path, figures). Identical passages are indexed
-    /// once.
+    /// stores) and OUT/index.json (manifest, model path, figures). A page passage whose text was
+    /// already indexed (e.g. from a book's print.html) is skipped.
     #[command(
-        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line, indexed as is (text required)\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors from the heading's id; nav/header/footer/script skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted; URLs relative to FOLDER"
+        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it)\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors from the heading's id; nav/header/footer/script skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER"
     )]
     Index {
         /// The `.bin` model file.
