@@ -4,9 +4,9 @@
 Run by trunk as a post-build hook on the staged `models/` folder, so the app's model list and its
 cache validators (SHA-256 per file) always describe the files actually shipped:
 
-    {"models": [{"file": "lightembed-en-static.bin", "sha256": "…", "size": 3215880,
-                 "model_id": "lightembed-en-static", "version": "1.0.0", "n_layers": 0,
-                 "output_dim": 256, "embedding_quant": "int8"}, …]}
+    {"models": [{"file": "lightembed-en-static.bin", "sha256": "…", "size": 4658384,
+                 "model_id": "lightembed-en", "version": "2.0.0", "n_layers": 0,
+                 "output_dim": 384, "embedding_quant": "int4"}, …]}
 
 Only files that look like lightembed v1 models (magic `LEMB`, trailing SHA-256 correct) are
 listed; anything else is skipped with a warning. Order: static models first, then by name.
