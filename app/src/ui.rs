@@ -308,9 +308,9 @@ fn handle(st: St, ev: ConnEvent) {
 
 fn fmt_bytes(n: u64) -> String {
     if n >= 1 << 20 {
-        format!("{:.2} MB", n as f64 / (1u64 << 20) as f64)
+        format!("{:.2} MiB", n as f64 / (1u64 << 20) as f64)
     } else if n >= 1 << 10 {
-        format!("{:.1} KB", n as f64 / 1024.0)
+        format!("{:.1} KiB", n as f64 / 1024.0)
     } else {
         format!("{n} B")
     }
