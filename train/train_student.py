@@ -69,17 +69,24 @@ def pca_rotation(T):
     return R
 
 
-def loss_fn(y, t, lam, weights=None):
-    """Weighted mean over Matryoshka prefixes of (1 - cos) + lam * in-batch similarity MSE."""
+def loss_fn(y, t, lam, weights=None, sim_full=False, prefix_cos=1.0):
+    """Weighted mean over Matryoshka prefixes of (1 - cos) + lam * in-batch similarity MSE.
+
+    sim_full: the similarity term of every prefix targets the teacher's full 384-d similarities
+    (what a truncated vector should rank like) instead of the teacher's own truncated prefix.
+    prefix_cos: weight of the (1 - cos) term for prefixes shorter than the full vector."""
     weights = weights or {d: 1.0 for d in PREFIXES}
     total = 0.0
     parts = {}
+    tf = F.normalize(t, dim=-1)
     for d in PREFIXES:
         s = F.normalize(y[:, :d], dim=-1)
         tt = F.normalize(t[:, :d], dim=-1)
         lc = (1 - (s * tt).sum(-1)).mean()
-        ls = ((s @ s.T - tt @ tt.T) ** 2).mean()
-        total = total + weights[d] * (lc + lam * ls)
+        ts = tf if sim_full else tt
+        ls = ((s @ s.T - ts @ ts.T) ** 2).mean()
+        wc = 1.0 if d == PREFIXES[-1] else prefix_cos
+        total = total + weights[d] * (wc * lc + lam * ls)
         parts[d] = lc.item()
     return total / sum(weights.values()), parts
 
@@ -125,6 +132,10 @@ def main():
                          "transformer layers start as small residuals, so step 0 equals that model")
     ap.add_argument("--prefix-weights", default=None,
                     help="loss weight per Matryoshka prefix, e.g. 128:2 (others 1)")
+    ap.add_argument("--sim-full", action="store_true",
+                    help="similarity term of every prefix targets the teacher's full-dim similarities")
+    ap.add_argument("--prefix-cos", type=float, default=1.0,
+                    help="weight of the (1 - cos) term for the prefixes shorter than 384")
     ap.add_argument("--max-minutes", type=float, default=1e9, help="stop (checkpointed) after this")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -204,7 +215,7 @@ def main():
                 g["lr"] = lr0 * max(f, 0.02)
             x = pad_batch([tr_ids[i] for i in b])
             y = model(x)
-            loss, parts = loss_fn(y, tr_T[b], args.lam, weights)
+            loss, parts = loss_fn(y, tr_T[b], args.lam, weights, args.sim_full, args.prefix_cos)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(other, 1.0)
