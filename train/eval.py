@@ -158,7 +158,8 @@ def main():
     pairs = json.load(open(os.path.join(EV, "pairs.json")))
     P = np.array(pairs["pairs"])
     speed_texts = pairs["sentences"][:200]
-    res = {"n_queries": len(ret["queries"]), "n_docs": len(ret["docs"]), "n_pairs": len(P), "rows": {}}
+    res = {"n_queries": len(ret["queries"]), "n_docs": len(ret["docs"]), "n_pairs": len(P), "rows": {},
+           "command": "train/.venv/bin/python train/eval.py " + " ".join(sys.argv[1:])}
 
     # teacher
     teacher = common.load_teacher()
@@ -213,11 +214,17 @@ def main():
     write_md(res)
 
 
+SPEED_HEADING = "## Speed on the same sentences"
+
+
 def write_md(res):
     L = []
     L.append("# lightembed-en — evaluation results\n")
     L.append("Produced by `train/eval.py` in one run (see `train/README.md`). Held-out data only: Debian "
              "package descriptions (apt `Translation-en`, bookworm), never seen in training.\n")
+    if res.get("command"):
+        L.append(f"Command: `{res['command']}`, then `train/eval.py --md-only` with the same `--run` "
+                 "arguments after `ship.py` (real file sizes).\n")
     L.append(f"- **Retrieval**: {res['n_queries']} package synopses as queries against {res['n_docs']} long "
              "descriptions (first 64 words); one relevant doc per query. nDCG@10 / MRR@10.")
     L.append(f"- **Spearman**: student cosine vs teacher cosine over {res['n_pairs']} held-out sentence pairs "
@@ -261,7 +268,14 @@ def write_md(res):
             r384, r128 = row[384], row[128]
             L.append(f"| {name} | {q} | {est_size(q, n_layers) / 1e6:.2f} MB | {r384['ndcg']:.4f} | "
                      f"{r384['spearman']:.4f} | {r128['ndcg']:.4f} | {r128['spearman']:.4f} |")
-    open(os.path.join(TRAIN, "RESULTS.md"), "w").write("\n".join(L) + "\n")
+    # The CPU-time speed section is measured by cargo bench, not by this script: keep it.
+    path = os.path.join(TRAIN, "RESULTS.md")
+    keep = ""
+    if os.path.exists(path):
+        old = open(path, encoding="utf-8").read()
+        i = old.find(SPEED_HEADING)
+        keep = "\n" + old[i:].rstrip("\n") if i >= 0 else ""
+    open(path, "w", encoding="utf-8").write("\n".join(L) + "\n" + keep + ("\n" if keep else ""))
     print("\n".join(L))
 
 
