@@ -19,6 +19,9 @@ Writes (deterministic; `--check` compares with disk instead of writing):
   (license_id 4242 in its header).
 * `expected.json` — what the reference's `detect` reports for each suspect (verdict, license,
   distances) and the probe embeddings' cosine checks; Rust compares verdicts and distances (1e-4).
+
+`--check` compares machine-independently (see `check`): decisions exactly, floats within a stated
+tolerance, never as text.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fingerprint  # noqa: E402
+import fixture_compare  # noqa: E402
 import forward  # noqa: E402
 import pack  # noqa: E402
 
@@ -148,6 +152,22 @@ def expected_doc(texts, reg, bins) -> dict:
                 "runner_up_distance": round(det.runner_up.distance, 8),
                 "identity_distance": round(det.identity.distance, 8),
             })
+    # One, two and three probes: Yᵀ·X is rank-deficient (rank ≤ n), where an inexact SVD breaks
+    # the singular-value-weighted distance. Full dims; the probes are the first n of the set.
+    out["few_probes"] = []
+    for n in (1, 2, 3):
+        for name in ("plain.bin", f"licensed_{LICENSED_ID}.bin"):
+            suspect = forward.load(bins[name])
+            det = fingerprint.detect(forward.embed_batch(plain, texts[:n], h.output_dim),
+                                     forward.embed_batch(suspect, texts[:n], h.output_dim),
+                                     h.output_dim, mdims, reg, rotations=cache)
+            out["few_probes"].append({
+                "file": name, "n_probes": n, "verdict": det.verdict,
+                "best_license_id": det.best.license_id, "best_distance": round(det.best.distance, 8),
+                "runner_up_distance": round(det.runner_up.distance, 8),
+                "identity_distance": round(det.identity.distance, 8),
+                "identity_per_block": [round(x, 8) for x in det.identity.per_block],
+            })
     return out
 
 
@@ -165,19 +185,45 @@ def generate() -> dict:
     return files
 
 
+#: Tolerances of `--check` (values from numpy/LAPACK/libm differ in their last bits between
+#: machines; decisions — verdicts, license ids, SplitMix64 outputs, block layout — must not).
+ROTATION_ATOL = 1e-12  # rotations.json: Gaussians and rotation entries (f64, |x| ≤ ~5)
+DISTANCE_ATOL = 1e-6   # expected.json: distances, written rounded to 8 decimals
+
+
+def check(files: dict) -> list:
+    """Differences between the freshly generated `files` and the committed fixtures, compared
+    machine-independently (`fixture_compare`): text files exactly, JSON floats within the
+    tolerances above, `.bin` models exactly except float32 sections (a few ulps)."""
+    bad = []
+    for name, data in files.items():
+        p = os.path.join(OUT, name)
+        if not os.path.exists(p):
+            bad.append(f"{name}: missing")
+            continue
+        with open(p, "rb") as f:
+            disk = f.read()
+        if name.endswith(".bin"):
+            diffs = fixture_compare.compare_bin(data, disk)
+        elif name == "rotations.json":
+            diffs = fixture_compare.compare_text_json(data, disk, atol=ROTATION_ATOL)
+        elif name == "expected.json":
+            diffs = fixture_compare.compare_text_json(data, disk, atol=DISTANCE_ATOL)
+        else:  # probes.txt, registry.json: text and integers only
+            diffs = [] if data == disk else ["differs"]
+        bad += [f"{name}: {d}" for d in diffs[:5]]
+    return bad
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="compare with disk instead of writing")
     args = ap.parse_args(argv)
     files = generate()
     if args.check:
-        bad = []
-        for name, data in files.items():
-            p = os.path.join(OUT, name)
-            if not os.path.exists(p) or open(p, "rb").read() != data:
-                bad.append(name)
+        bad = check(files)
         if bad:
-            print("out of date: " + ", ".join(bad) + " — run reference/make_fingerprint_fixtures.py")
+            print("out of date (run reference/make_fingerprint_fixtures.py):\n  " + "\n  ".join(bad))
             return 1
         print(f"{len(files)} fingerprint fixtures up to date")
         return 0

@@ -3,13 +3,15 @@
     .venv/bin/python reference/make_fixtures.py [--out tests/fixtures] [--check]
 
 Deterministic: every random number comes from a seeded numpy Generator, so re-running produces
-identical `.bin` files (and identical JSON on the same numpy/BLAS build). `--check` regenerates
-into memory and compares against what is on disk instead of writing.
+the same fixtures — up to the last bits of float results, which differ between CPUs and BLAS
+builds. `--check` regenerates into memory and compares against what is on disk with
+`fixture_compare` (decisions exactly, float values within a stated tolerance), never as text.
 
-Golden models use random weights — they are fixtures, not products. Ternary-weight transformers
-are searched (seed by seed) until no BitLinear pre-rounding activation lies within
-`TIE_MARGIN` of a rounding boundary, so an engine whose float32 arithmetic differs from numpy's
-by a few ulps still makes the same rounding decisions and lands within the 1e-4 tolerance.
+Golden models use random weights — they are fixtures, not products. For ternary-weight
+transformers a draw was searched (`--search-seeds`) in which no BitLinear pre-rounding activation
+lies within `TIE_MARGIN` of a rounding boundary, so an engine whose float32 arithmetic differs
+from numpy's by a few ulps still makes the same rounding decisions and lands within the 1e-4
+tolerance. The draw is pinned in `Spec.attempt`, so the choice never depends on this machine.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_compare  # noqa: E402
 import forward  # noqa: E402
 import pack  # noqa: E402
 from forward import SectionType as ST  # noqa: E402
@@ -207,6 +210,9 @@ class Spec:
     n_heads: int = 0
     ffn_dim: int = 0
     seed: int = 0
+    #: Which `default_rng([seed, attempt])` draw to use: pinned (found once by `--search-seeds`)
+    #: so that which weights a fixture gets never depends on this machine's float arithmetic.
+    attempt: int = 0
     max_input_chars_per_word: int = 100
     prefix: str = "##"
     learned_final_ln: bool = True
@@ -251,7 +257,7 @@ SPECS = [
          texts=TERNARY_TEXTS),
     Spec("tern_3l_uncased", "3-layer transformer, ternary weights, ternary embeddings, uncased, "
          "output_dim > d_model", "uncased", 8, 16, [4, 8, 12], 8, True, True, "ternary", "ternary",
-         3, 2, 8, seed=9, model_id="tern-3l", texts=TERNARY_TEXTS),
+         3, 2, 8, seed=9, attempt=2, model_id="tern-3l", texts=TERNARY_TEXTS),
     Spec("fp32w_2l_uncased", "2-layer transformer, fp32 weights (plain linear), fp32 embeddings, "
          "ffn_dim not a multiple of 4", "uncased", 16, 8, [2, 4], 24, True, True, "fp32", "fp32",
          2, 4, 18, seed=10, model_id="fp32w-2l"),
@@ -287,22 +293,49 @@ def tie_distance(model: forward.Model, texts) -> float:
     return best
 
 
-def build_golden(s: Spec) -> tuple:
+def _golden_model(s: Spec, attempt: int):
     vocab = VOCABS[s.vocab]()
-    config = spec_config(s, vocab)
     zero_rows = [vocab.index("[PAD]")] if s.embedding_quant == "int4" else []
-    texts = [t for name, t in TEXTS if s.texts is None or name in s.texts]
+    rng = np.random.default_rng([s.seed, attempt])
+    weights = random_weights(rng, len(vocab), s.d_model, s.n_layers, s.ffn_dim, s.output_dim,
+                             learned_final_ln=s.learned_final_ln, zero_rows=zero_rows)
+    data = pack.pack(spec_config(s, vocab), weights, embedding_quant=s.embedding_quant,
+                     weight_quant=s.weight_quant, metadata=s.metadata, section_order=s.section_order,
+                     extra_sections=s.extra_sections)
+    return data, forward.load(data)
+
+
+def _golden_texts(s: Spec) -> list:
+    return [t for name, t in TEXTS if s.texts is None or name in s.texts]
+
+
+def _needs_tie_margin(s: Spec) -> bool:
+    return s.n_layers > 0 and s.weight_quant == "ternary"
+
+
+def search_attempt(s: Spec) -> int:
+    """The first draw whose ternary forward passes keep every BitLinear pre-rounding value at
+    least `TIE_MARGIN` from a rounding boundary (run by `--search-seeds` when a spec is added or
+    changed; the result is pinned in `Spec.attempt`)."""
     for attempt in range(20000):
-        rng = np.random.default_rng([s.seed, attempt])
-        weights = random_weights(rng, len(vocab), s.d_model, s.n_layers, s.ffn_dim, s.output_dim,
-                                 learned_final_ln=s.learned_final_ln, zero_rows=zero_rows)
-        data = pack.pack(config, weights, embedding_quant=s.embedding_quant, weight_quant=s.weight_quant,
-                         metadata=s.metadata, section_order=s.section_order, extra_sections=s.extra_sections)
-        model = forward.load(data)
-        if s.n_layers == 0 or s.weight_quant == "fp32" or tie_distance(model, texts) >= TIE_MARGIN:
-            break
-    else:
-        raise RuntimeError(f"{s.name}: no seed without near-ties")
+        _, model = _golden_model(s, attempt)
+        if not _needs_tie_margin(s) or tie_distance(model, _golden_texts(s)) >= TIE_MARGIN:
+            return attempt
+    raise RuntimeError(f"{s.name}: no seed without near-ties")
+
+
+def build_golden(s: Spec) -> tuple:
+    data, model = _golden_model(s, s.attempt)
+    texts = _golden_texts(s)
+    # The pinned draw was found with margin ≥ TIE_MARGIN; here it must keep at least half of it.
+    # Another machine's float32 arithmetic moves these values by ~1e-7, far inside the slack, so
+    # this decision (and so which weights the fixture has) is the same everywhere.
+    if _needs_tie_margin(s):
+        tie = tie_distance(model, texts)
+        if tie < TIE_MARGIN / 2:
+            raise RuntimeError(f"{s.name}: pinned attempt {s.attempt} has a near-tie ({tie:.2e} < "
+                               f"{TIE_MARGIN / 2:.2e}); run make_fixtures.py --search-seeds")
+    attempt = s.attempt
     cases = []
     for text in texts:
         ids = forward.tokenize(model, text)
@@ -579,10 +612,18 @@ def generate() -> dict:
     return files
 
 
-def compare(files: dict, out_dir: str, tol: float = 1e-6) -> list:
-    """Differences between freshly generated `files` and `out_dir`: `.bin` and cases.json must be
-    byte-identical; golden JSON must match exactly except embedding values, which may differ by
-    `tol` (BLAS summation order varies between machines)."""
+#: Tolerance of `--check` on golden embedding values (float32 forward passes). Measured: the
+#: fp32-weight 2-layer fixture moves by 1.6e-6 between OpenBLAS's Haswell and Prescott kernels.
+#: The engine's own tests hold it to 1e-4 of these values.
+GOLDEN_TOL = 1e-5
+
+
+def compare(files: dict, out_dir: str, tol: float = GOLDEN_TOL) -> list:
+    """Differences between freshly generated `files` and `out_dir`, machine-independent
+    (`fixture_compare`): `.bin` files must load and agree exactly on header, codes and text and
+    within a few float32 ulps on float sections; golden JSON must agree exactly on everything but
+    embedding values, which may differ by `tol` (BLAS summation order varies between machines);
+    cases.json exactly (it holds no floats)."""
     problems = []
     for rel, data in files.items():
         path = os.path.join(out_dir, rel)
@@ -593,19 +634,11 @@ def compare(files: dict, out_dir: str, tol: float = 1e-6) -> list:
             disk = f.read()
         if disk == data:
             continue
-        if not (rel.startswith("models/") and rel.endswith(".json")):
-            problems.append(f"{rel}: differs")
-            continue
-        want, have = json.loads(data), json.loads(disk)
-        vectors_ok = [
-            set(a["embeddings"]) == set(b["embeddings"])
-            and all(len(a["embeddings"][k]) == len(b["embeddings"][k])
-                    and np.max(np.abs(np.subtract(a["embeddings"][k], b["embeddings"][k])), initial=0) <= tol
-                    for k in a["embeddings"])
-            for a, b in zip(want["cases"], have["cases"])
-        ]
-        strip = lambda doc: {**doc, "cases": [{**c, "embeddings": None} for c in doc["cases"]]}  # noqa: E731
-        if strip(want) != strip(have) or not all(vectors_ok):
+        if rel.endswith(".bin"):
+            problems += [f"{rel}: {d}" for d in fixture_compare.compare_bin(data, disk)]
+        elif rel.startswith("models/") and rel.endswith(".json"):
+            problems += [f"{rel}: {d}" for d in fixture_compare.compare_text_json(data, disk, atol=tol)]
+        else:
             problems.append(f"{rel}: differs")
     for sub in ("models", "malformed"):
         d = os.path.join(out_dir, sub)
@@ -619,7 +652,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=DEFAULT_OUT)
     ap.add_argument("--check", action="store_true", help="compare with the files on disk, write nothing")
+    ap.add_argument("--search-seeds", action="store_true",
+                    help="print the first near-tie-free draw of every golden spec (to pin in Spec.attempt)")
     args = ap.parse_args(argv)
+    if args.search_seeds:
+        for s in SPECS:
+            found = search_attempt(s)
+            print(f"{s.name}: attempt {found}" + ("" if found == s.attempt else f" (pinned: {s.attempt})"))
+        return 0
     files = generate()
     if args.check:
         problems = compare(files, args.out)

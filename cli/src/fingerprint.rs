@@ -17,8 +17,8 @@
 //!   `diag(R) > 0` ([`haar_orthogonal`]).
 //!
 //! Detection ([`detect`]): embed the committed probe set with the plain reference model and the
-//! suspect, recover `R̂ = U·Vᵀ` per block by orthogonal Procrustes (`U·S·Vᵀ = Yᵀ·X`, SVD from
-//! `nalgebra`), and score each registry entry by its distance to `R̂` ([`BlockFit`]: the
+//! suspect, recover `R̂ = U·Vᵀ` per block by orthogonal Procrustes (`U·S·Vᵀ = Yᵀ·X`, one-sided
+//! Jacobi SVD, [`jacobi_svd`]: exact for the rank-deficient `Yᵀ·X` of a few probes), and score each registry entry by its distance to `R̂` ([`BlockFit`]: the
 //! singular-value-weighted form of `‖R̂_b − R_b‖_F / √m_b`) averaged over the blocks.
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -299,6 +299,119 @@ impl Metric {
     }
 }
 
+/// A singular value decomposition `A = U·diag(s)·Vᵀ` of a square matrix (see [`jacobi_svd`]).
+#[derive(Clone, Debug)]
+pub struct Svd {
+    /// Left singular vectors (columns); for a zero singular value, an orthonormal completion.
+    pub u: DMatrix<f64>,
+    /// Singular values, ≥ 0, in no particular order (paired with the columns of `u` and `v`).
+    pub singular_values: Vec<f64>,
+    /// Right singular vectors (columns).
+    pub v: DMatrix<f64>,
+}
+
+impl Svd {
+    /// `U·Vᵀ`: the orthogonal polar factor of `A`, i.e. the Procrustes rotation. Unique when `A`
+    /// has full rank; otherwise one of the optimal rotations (the probes do not pin the rest).
+    pub fn polar_factor(&self) -> DMatrix<f64> {
+        &self.u * self.v.transpose()
+    }
+}
+
+/// SVD of a square `m×m` matrix by one-sided Jacobi rotations (Hestenes): columns of `W = A·V`
+/// are rotated in pairs until mutually orthogonal; then `s_j = ‖w_j‖`, `u_j = w_j / s_j`.
+/// Singular values come out with high relative accuracy, and exactly-zero ones stay zero, so
+/// rank-deficient inputs (fewer probes than the block's dims) are exact where nalgebra's
+/// `svd(true, true)` is not (dimforge/nalgebra#1172: its singular values can be wrong whenever
+/// singular vectors are requested). Columns of `U` for zero singular values are completed to
+/// an orthonormal basis. Cost: O(m³) per sweep, ≤ 60 sweeps (typically 6–10).
+pub fn jacobi_svd(a: &DMatrix<f64>) -> Svd {
+    let m = a.nrows();
+    assert_eq!(m, a.ncols(), "jacobi_svd: square matrices only");
+    let mut w: Vec<f64> = a.as_slice().to_vec(); // column-major: column j = w[j·m .. (j+1)·m]
+    let mut v: Vec<f64> = DMatrix::<f64>::identity(m, m).as_slice().to_vec();
+    let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>();
+    let rotate = |buf: &mut [f64], p: usize, q: usize, c: f64, s: f64| {
+        let (lo, hi) = buf.split_at_mut(q * m);
+        for (x, y) in lo[p * m..(p + 1) * m].iter_mut().zip(&mut hi[..m]) {
+            let (xp, yq) = (*x, *y);
+            *x = c * xp - s * yq;
+            *y = s * xp + c * yq;
+        }
+    };
+    for _sweep in 0..60 {
+        let mut rotated = false;
+        for p in 0..m.saturating_sub(1) {
+            for q in p + 1..m {
+                let (cp, cq) = (&w[p * m..(p + 1) * m], &w[q * m..(q + 1) * m]);
+                let (alpha, beta, gamma) = (dot(cp, cp), dot(cq, cq), dot(cp, cq));
+                if gamma == 0.0 || gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
+                    continue;
+                }
+                rotated = true;
+                let zeta = (beta - alpha) / (2.0 * gamma);
+                let t = zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt());
+                let c = 1.0 / (1.0 + t * t).sqrt();
+                let s = c * t;
+                rotate(&mut w, p, q, c, s);
+                rotate(&mut v, p, q, c, s);
+            }
+        }
+        if !rotated {
+            break;
+        }
+    }
+    let singular_values: Vec<f64> = (0..m)
+        .map(|j| dot(&w[j * m..(j + 1) * m], &w[j * m..(j + 1) * m]).sqrt())
+        .collect();
+    let s_max = singular_values.iter().cloned().fold(0.0, f64::max);
+    let tiny = s_max * 1e-13;
+    // U: normalised columns for the non-zero singular values, then Gram–Schmidt (twice) over the
+    // standard basis to complete the rest (their direction is free).
+    let mut u = vec![0f64; m * m];
+    let mut done: Vec<usize> = Vec::with_capacity(m);
+    for j in 0..m {
+        if singular_values[j] > tiny {
+            for (ui, wi) in u[j * m..(j + 1) * m].iter_mut().zip(&w[j * m..(j + 1) * m]) {
+                *ui = wi / singular_values[j];
+            }
+            done.push(j);
+        }
+    }
+    let mut basis = 0usize;
+    for j in 0..m {
+        if singular_values[j] > tiny {
+            continue;
+        }
+        loop {
+            let mut col = vec![0f64; m];
+            col[basis % m] = 1.0;
+            basis += 1;
+            for _ in 0..2 {
+                for &k in &done {
+                    let c = dot(&u[k * m..(k + 1) * m], &col);
+                    for (x, uk) in col.iter_mut().zip(&u[k * m..(k + 1) * m]) {
+                        *x -= c * uk;
+                    }
+                }
+            }
+            let norm = dot(&col, &col).sqrt();
+            if norm > 1e-6 {
+                for (ui, x) in u[j * m..(j + 1) * m].iter_mut().zip(&col) {
+                    *ui = x / norm;
+                }
+                done.push(j);
+                break;
+            }
+        }
+    }
+    Svd {
+        u: DMatrix::from_vec(m, m, u),
+        singular_values,
+        v: DMatrix::from_vec(m, m, v),
+    }
+}
+
 /// Orthogonal Procrustes for one Matryoshka block: `cross = Σᵢ yᵢ·xᵢᵀ = U·diag(s)·Vᵀ`,
 /// `R̂ = U·Vᵀ`. A candidate `Q` scores `d(Q) = √max(0, 2 − 2·⟨Q, T⟩/N)` with `T = cross`,
 /// `N = Σ s` ([`Metric::Weighted`]) or `T = R̂`, `N = m` ([`Metric::Frobenius`], where
@@ -326,9 +439,9 @@ impl BlockFit {
             }
         }
         let cross = DMatrix::from_vec(m, m, cross);
-        let svd = cross.clone().svd(true, true);
+        let svd = jacobi_svd(&cross);
         let nuclear: f64 = svd.singular_values.iter().sum();
-        let rhat = svd.u.expect("u requested") * svd.v_t.expect("v_t requested");
+        let rhat = svd.polar_factor();
         match metric {
             Metric::Weighted => BlockFit {
                 rhat,
@@ -818,6 +931,74 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check_svd(a: &DMatrix<f64>, want_sorted: &[f64]) {
+        let svd = jacobi_svd(a);
+        let m = a.nrows();
+        let mut s = svd.singular_values.clone();
+        s.sort_by(|x, y| y.partial_cmp(x).unwrap());
+        for (g, w) in s.iter().zip(want_sorted) {
+            assert!(
+                (g - w).abs() <= 1e-12 * want_sorted[0].max(1.0),
+                "σ {g} vs {w}"
+            );
+        }
+        let eye = DMatrix::<f64>::identity(m, m);
+        assert!(
+            (svd.u.transpose() * &svd.u - &eye).amax() < 1e-12,
+            "U orthonormal"
+        );
+        assert!(
+            (svd.v.transpose() * &svd.v - &eye).amax() < 1e-12,
+            "V orthonormal"
+        );
+        let recomposed = &svd.u
+            * DMatrix::from_diagonal(&nalgebra::DVector::from_vec(svd.singular_values.clone()))
+            * svd.v.transpose();
+        assert!(
+            (recomposed - a).amax() < 1e-12 * a.amax().max(1.0),
+            "U·S·Vᵀ = A"
+        );
+    }
+
+    #[test]
+    fn jacobi_svd_is_exact_on_rank_deficient_and_full_rank_matrices() {
+        // All-ones 3×3: rank 1, σ = (3, 0, 0) (nalgebra's svd(true, true) gets such inputs wrong).
+        check_svd(&DMatrix::from_element(3, 3, 1.0), &[3.0, 0.0, 0.0]);
+        // Full rank, σ² = eigenvalues of AᵀA = {9, 9, 3}... checked via the invariants only.
+        let a = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 2.0, 2.0, -1.0, -1.0, 2.0, 1.0, -1.0]);
+        let svd = jacobi_svd(&a);
+        let frob2: f64 = svd.singular_values.iter().map(|s| s * s).sum();
+        assert!(
+            (frob2 - 21.0).abs() < 1e-12,
+            "Σσ² = ‖A‖²_F = 21, got {frob2}"
+        );
+        check_svd(&a, &[]);
+        // Rank 1 and 2 outer products in 12 dims, like the cross matrix of one or two probes.
+        let x = nalgebra::DVector::from_fn(12, |i, _| ((i * 7 % 5) as f64) - 1.7);
+        let y = nalgebra::DVector::from_fn(12, |i, _| ((i * 3 % 7) as f64) * 0.3 + 0.1);
+        let r1 = &y * x.transpose();
+        check_svd(&r1, &[y.norm() * x.norm(), 0.0, 0.0]);
+        let z = nalgebra::DVector::from_fn(12, |i, _| if i % 2 == 0 { 1.0 } else { -0.5 });
+        let r2 = &r1 + &z * z.transpose();
+        let svd = jacobi_svd(&r2);
+        let nonzero = svd.singular_values.iter().filter(|&&s| s > 1e-9).count();
+        assert_eq!(nonzero, 2, "{:?}", svd.singular_values);
+        check_svd(&r2, &[]);
+        check_svd(&DMatrix::zeros(4, 4), &[0.0; 4]);
+    }
+
+    #[test]
+    fn one_probe_against_itself_is_distance_zero() {
+        // The plain model against itself with a single probe: cross = x·xᵀ, the identity is an
+        // exact fit (issue: nalgebra's SVD reported 0.349).
+        let x: Vec<f64> = (0..16)
+            .map(|i| ((i * 5 % 11) as f64) / 11.0 - 0.4)
+            .collect();
+        let fit = BlockFit::new(&[&x], &[&x], Metric::Weighted);
+        let d = fit.distance(&DMatrix::identity(16, 16));
+        assert!(d < 1e-6, "identity distance {d}");
+    }
 
     fn fixture(name: &str) -> String {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))

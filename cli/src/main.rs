@@ -1,7 +1,12 @@
 //! `lightembed` — the command-line tool: inspect, verify, tokenize and embed with `.bin` v1 models;
 //! build and query semantic-search indexes (`index`, `search`); fingerprint tools.
 //!
-//! Exit codes: 0 success; 1 a model, input or I/O error (one line on stderr); 2 bad usage.
+//! Exit codes: 0 success; 1 a model, input or I/O error (one line on stderr); 2 bad usage;
+//! 3 `fingerprint detect` found no match; 4 done, but some inputs were skipped (`index`: an
+//! unreadable file or folder; `embed`/`tokenize --skip-bad`: a bad line), each named on stderr.
+//!
+//! Nothing on stderr is worth a crash: warnings and progress go through [`warn`], which ignores
+//! a closed or full stderr (`lightembed index … 2>&1 | grep -q warning`).
 
 /// `println!` for results: returns an error instead of panicking when stdout cannot be written
 /// (e.g. a full disk); a closed pipe (`lightembed … | head`) ends the program quietly, exit 0.
@@ -54,7 +59,8 @@ enum Command {
         /// The `.bin` model file.
         model: PathBuf,
     },
-    /// Tokenize texts: one `{"ids": [...]}` line per input (an input "id" is echoed).
+    /// Tokenize texts: one `{"ids": [...]}` line per input (an input "id" is echoed). Output is
+    /// streamed; on a bad line every line before it is written, then the error names the line.
     Tokenize {
         /// The `.bin` model file whose vocabulary and tokenizer flags to use.
         #[arg(long)]
@@ -62,12 +68,17 @@ enum Command {
         /// Input lines are JSON objects with a "text" field (otherwise each line is a text).
         #[arg(long)]
         jsonl: bool,
+        /// Report a bad line (invalid JSON, no "text", not UTF-8) on stderr and go on; the exit
+        /// code is then 4 if any line was skipped.
+        #[arg(long)]
+        skip_bad: bool,
         /// Input file, or `-` for standard input.
         #[arg(default_value = "-")]
         input: String,
     },
     /// Embed texts: one `{"embedding": [...]}` line per input, in input order (an input "id" is
-    /// echoed). Vectors are L2-normalised; runs on all cores.
+    /// echoed). Vectors are L2-normalised; runs on all cores. Output is streamed; on a bad line
+    /// every line before it is written, then the error names the line.
     Embed {
         /// The `.bin` model file.
         #[arg(long)]
@@ -78,6 +89,10 @@ enum Command {
         /// Input lines are JSON objects with a "text" field (otherwise each line is a text).
         #[arg(long)]
         jsonl: bool,
+        /// Report a bad line (invalid JSON, no "text", not UTF-8, a text the model cannot
+        /// embed) on stderr and go on; the exit code is then 4 if any line was skipped.
+        #[arg(long)]
+        skip_bad: bool,
         /// Input file, or `-` for standard input.
         #[arg(default_value = "-")]
         input: String,
@@ -151,6 +166,18 @@ enum Command {
     Fingerprint(fingerprint::FingerprintCommand),
 }
 
+/// Exit code: the work is done, but some inputs were skipped (each was named on stderr).
+pub(crate) const EXIT_SKIPPED: u8 = 4;
+
+/// Writes one line to stderr (a warning, a progress summary, the final error). A stderr that
+/// cannot be written (closed pipe, full disk) is ignored: losing a message must never lose work.
+pub(crate) fn warn(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+    let _ = err.flush();
+}
+
 /// Writes `s` to stdout and flushes; see [`outln!`].
 pub(crate) fn write_stdout(s: &str) -> Result<()> {
     use std::io::Write;
@@ -177,7 +204,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // One line: the outermost context and its causes, joined.
-            eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+            warn(&format!("error: {}", format!("{e:#}").replace('\n', " ")));
             ExitCode::from(1)
         }
     }
@@ -203,31 +230,33 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Tokenize {
             model,
             jsonl,
+            skip_bad,
             input,
         } => {
             let (_, m) = load(&model)?;
-            jsonl::run(&input, jsonl, |text| {
+            let summary = jsonl::run(&input, jsonl, skip_bad, |text| {
                 let ids = m.tokenize(text);
                 Ok(format!("\"ids\":{}", serde_json::to_string(&ids)?))
             })?;
-            Ok(ExitCode::SUCCESS)
+            Ok(skipped_code(summary.skipped, "lines"))
         }
         Command::Embed {
             model,
             dims,
             jsonl,
+            skip_bad,
             input,
         } => {
             let (_, m) = load(&model)?;
             let dims = dims.unwrap_or(m.header().output_dim as usize);
             // Validate dims once up front so the error names the valid set before any input is read.
             m.embed("", dims).map_err(|e| anyhow::anyhow!("{e}"))?;
-            jsonl::run(&input, jsonl, |text| {
+            let summary = jsonl::run(&input, jsonl, skip_bad, |text| {
                 let v = m.embed(text, dims).map_err(|e| anyhow::anyhow!("{e}"))?;
                 // serde_json writes f32 in its shortest round-trip form.
                 Ok(format!("\"embedding\":{}", serde_json::to_string(&v)?))
             })?;
-            Ok(ExitCode::SUCCESS)
+            Ok(skipped_code(summary.skipped, "lines"))
         }
         Command::Index {
             model,
@@ -266,6 +295,18 @@ fn run(command: Command) -> Result<ExitCode> {
             query,
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
+    }
+}
+
+/// Exit code 0, or [`EXIT_SKIPPED`] with a summary warning when `skipped` inputs were skipped.
+pub(crate) fn skipped_code(skipped: usize, what: &str) -> ExitCode {
+    if skipped == 0 {
+        ExitCode::SUCCESS
+    } else {
+        warn(&format!(
+            "warning: {skipped} {what} skipped (named above); exit code {EXIT_SKIPPED}"
+        ));
+        ExitCode::from(EXIT_SKIPPED)
     }
 }
 

@@ -4,12 +4,22 @@
 //! An index directory holds `index.bin` (the `lightembed-index` byte layout, the same bytes the
 //! browser app stores) and `index.json` (a human-readable copy of the manifest plus the model path
 //! and build figures; `search` uses its `model` entry when `--model` is not given).
+//!
+//! The two files are one unit. `index.json` records the SHA-256 of the `index.bin` it describes
+//! and is renamed into place first (the commit record), `index.bin` second. A run killed between
+//! the two renames leaves the new `index.json`, the old `index.bin` and the new `index.bin.tmp`;
+//! `search` sees that the hashes disagree and completes the rename (roll forward). Any other
+//! disagreement is reported and `index.bin` alone is trusted.
+//!
+//! The model is recorded relative to the index folder (plus its absolute path and SHA-256), so a
+//! project moved as a whole, or an index folder moved with its model, keeps working.
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use lightembed_index::{Document, Index, ModelIdentity, Params};
 use rayon::prelude::*;
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -69,6 +79,8 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
 /// Runs `lightembed index`: see the command's `--help`.
 pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
+    // A bad --out is reported before any work, not after minutes of embedding.
+    let out = OutDir::prepare(&a.out)?;
     let (model_bytes, model) = crate::load(&a.model)?;
     let dims = a.dims.unwrap_or(model.header().output_dim as usize);
     let identity = ModelIdentity::from(&model);
@@ -84,19 +96,22 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
 
     // 1. Read and cut the inputs.
-    let files = collect_inputs(&a.inputs)?;
+    let mut skipped = 0usize;
+    let files = collect_inputs(&a.inputs, &mut skipped)?;
     let mut passages: Vec<Passage> = Vec::new();
     let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
     let mut documents = 0usize;
     for f in &files {
-        documents += read_file(f, &mut seen, &mut ids, &mut passages)?.documents;
+        let added = read_file(f, &mut seen, &mut ids, &mut passages)?;
+        documents += added.documents;
+        skipped += added.skipped;
     }
     if passages.is_empty() {
         bail!("no text found in the inputs ({} files read)", files.len());
     }
     let t_read = t0.elapsed().as_secs_f64();
     if !a.quiet {
-        eprintln!(
+        crate::warn(&format!(
             "{} files → {} documents, {} passages; model {} v{}, {} dims, {} threads",
             files.len(),
             documents,
@@ -105,7 +120,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
             index.manifest().model_version,
             dims,
             rayon::current_num_threads()
-        );
+        ));
     }
 
     // 2. Embed on all cores, in order.
@@ -149,24 +164,21 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     pb.finish_and_clear();
     let t_graph = t2.elapsed().as_secs_f64();
 
-    // 4. Write index.bin and index.json: both to temporary names first, then renamed, so a
-    //    failure leaves the previous pair (or nothing) in place, never a mix.
-    if a.out.exists() && !a.out.is_dir() {
-        bail!("--out {}: exists and is not a directory", a.out.display());
-    }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    // 4. Write index.bin and index.json as one unit (see the module docs).
     let bytes = index.to_bytes();
-    let bin = a.out.join(INDEX_FILE);
+    let bin = out.dir.join(INDEX_FILE);
     let m = index.manifest();
-    let model_path = std::fs::canonicalize(&a.model).unwrap_or_else(|_| a.model.clone());
+    let model_abs = std::fs::canonicalize(&a.model).unwrap_or_else(|_| a.model.clone());
+    let model_rel = relative_path(&out.canonical()?, &model_abs);
     let sidecar = json!({
         "index_file": INDEX_FILE,
+        "index_sha256": sha256_hex(&bytes),
         "index_version": m.index_version,
         "model_id": m.model_id,
         "model_version": m.model_version.to_string(),
         "model_sha256": model.sha256_hex(),
-        "model": model_path.to_string_lossy(),
+        "model": model_rel.as_ref().unwrap_or(&model_abs).to_string_lossy(),
+        "model_absolute": model_abs.to_string_lossy(),
         "model_bytes": model_bytes.len(),
         "dims": m.dims,
         "count": index.len(),
@@ -174,15 +186,13 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         "params": {"M": params.m, "ef_construction": params.ef_construction, "ef_search": params.ef_search},
         "inputs": a.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
         "files": files.len(),
+        "skipped": skipped,
         "documents": documents,
         "bytes": bytes.len(),
         "seconds": {"read": round3(t_read), "embed": round3(t_embed), "graph": round3(t_graph)},
     });
-    let json_path = a.out.join(SIDECAR_FILE);
-    write_pair(&[
-        (&bin, &bytes),
-        (&json_path, format!("{sidecar:#}\n").as_bytes()),
-    ])?;
+    write_index_pair(&out.dir, &bytes, format!("{sidecar:#}\n").as_bytes())?;
+    out.keep();
     let total = t0.elapsed().as_secs_f64();
     outln!(
         "indexed {} documents → {} passages in {:.1} s (read {:.1} s, embed {:.1} s = {:.0} passages/s, graph {:.1} s); wrote {} ({} bytes, {} dims)",
@@ -197,44 +207,232 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         bytes.len(),
         dims
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::skipped_code(skipped, "inputs"))
 }
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// Writes each `(path, bytes)` to `path.tmp`, then renames them all into place; on any error the
-/// temporary files are removed and the targets are left as they were.
-fn write_pair(files: &[(&Path, &[u8])]) -> Result<()> {
-    let tmp = |p: &Path| {
-        let mut name = p.file_name().unwrap_or_default().to_os_string();
-        name.push(".tmp");
-        p.with_file_name(name)
-    };
+/// Lowercase hex SHA-256 of `bytes`.
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The `--out` folder, checked before any work: created if missing (and removed again if the run
+/// fails before writing into it), and proven writable by creating and removing a probe file.
+struct OutDir {
+    dir: PathBuf,
+    created: bool,
+}
+
+impl OutDir {
+    fn prepare(dir: &Path) -> Result<OutDir> {
+        if dir.exists() && !dir.is_dir() {
+            bail!("--out {}: exists and is not a directory", dir.display());
+        }
+        let created = !dir.exists();
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
+        let out = OutDir {
+            dir: dir.to_path_buf(),
+            created,
+        };
+        for name in [INDEX_FILE, SIDECAR_FILE] {
+            if dir.join(name).is_dir() {
+                bail!(
+                    "--out {}: {name} is a directory; cannot replace it",
+                    dir.display()
+                );
+            }
+        }
+        let probe = dir.join(format!(".lightembed-write-test-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .with_context(|| format!("--out {}: cannot write in this folder", dir.display()))?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(out)
+    }
+
+    fn canonical(&self) -> Result<PathBuf> {
+        std::fs::canonicalize(&self.dir)
+            .with_context(|| format!("cannot read {}", self.dir.display()))
+    }
+
+    /// The index was written: the folder stays.
+    fn keep(mut self) {
+        self.created = false;
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if self.created {
+            let _ = std::fs::remove_dir(&self.dir); // only if still empty
+        }
+    }
+}
+
+/// `to` relative to the folder `from` (both absolute), e.g. `../../models/m.bin`; None when they
+/// share no root (another drive on Windows).
+fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let (a, b): (Vec<Component>, Vec<Component>) =
+        (from.components().collect(), to.components().collect());
+    if a.first() != b.first() {
+        return None;
+    }
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut rel = PathBuf::new();
+    for _ in common..a.len() {
+        rel.push("..");
+    }
+    for c in &b[common..] {
+        rel.push(c.as_os_str());
+    }
+    Some(rel)
+}
+
+fn tmp_name(p: &Path) -> PathBuf {
+    let mut name = p.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    p.with_file_name(name)
+}
+
+/// Writes `index.bin` and `index.json` into `dir` as one unit: both to `*.tmp` first, then
+/// `index.json` (which names the SHA-256 of the new `index.bin`) is renamed into place, then
+/// `index.bin`. A failure before the first rename leaves the previous pair untouched; a kill
+/// between the renames is completed by the next `search` (see [`open_index`]).
+fn write_index_pair(dir: &Path, bin_bytes: &[u8], json_bytes: &[u8]) -> Result<()> {
+    let (bin, json) = (dir.join(INDEX_FILE), dir.join(SIDECAR_FILE));
+    let (bin_tmp, json_tmp) = (tmp_name(&bin), tmp_name(&json));
     let cleanup = || {
-        for (p, _) in files {
-            let _ = std::fs::remove_file(tmp(p));
-        }
+        let _ = std::fs::remove_file(&bin_tmp);
+        let _ = std::fs::remove_file(&json_tmp);
     };
-    for (p, _) in files {
-        if p.is_dir() {
-            bail!("cannot write {}: it is a directory", p.display());
-        }
-    }
-    for (p, bytes) in files {
-        if let Err(e) = std::fs::write(tmp(p), bytes) {
-            cleanup();
-            return Err(e).with_context(|| format!("cannot write {}", tmp(p).display()));
-        }
-    }
-    for (p, _) in files {
-        if let Err(e) = std::fs::rename(tmp(p), p) {
+    for (p, bytes) in [(&bin_tmp, bin_bytes), (&json_tmp, json_bytes)] {
+        if let Err(e) = std::fs::write(p, bytes) {
             cleanup();
             return Err(e).with_context(|| format!("cannot write {}", p.display()));
         }
     }
-    Ok(())
+    if let Err(e) = std::fs::rename(&json_tmp, &json) {
+        cleanup();
+        return Err(e).with_context(|| format!("cannot write {}", json.display()));
+    }
+    #[cfg(debug_assertions)]
+    if std::env::var_os("LIGHTEMBED_TEST_KILL_BETWEEN_RENAMES").is_some() {
+        std::process::abort(); // tests: the kill point between the two renames
+    }
+    // index.bin.tmp is kept on failure: index.json already names it, `search` rolls forward.
+    std::fs::rename(&bin_tmp, &bin).with_context(|| format!("cannot write {}", bin.display()))
+}
+
+/// Reads an index folder (or an `index.bin` path) as one unit with its `index.json`: returns the
+/// index bytes and the sidecar when it describes those bytes. Completes a write that was killed
+/// between its two renames (the sidecar names the SHA-256 of `index.bin.tmp`); otherwise, when
+/// the two disagree, warns and returns the sidecar marked stale.
+fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
+    let bin = if path.is_dir() {
+        path.join(INDEX_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    let json_path = bin.with_file_name(SIDECAR_FILE);
+    let sidecar = match std::fs::read_to_string(&json_path) {
+        Ok(text) => match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                crate::warn(&format!(
+                    "warning: ignoring {}: not valid JSON ({e})",
+                    json_path.display()
+                ));
+                None
+            }
+        },
+        Err(_) => None,
+    };
+    let want = sidecar
+        .as_ref()
+        .and_then(|v| v.get("index_sha256"))
+        .and_then(|h| h.as_str())
+        .map(str::to_string);
+    let read_bin = std::fs::read(&bin);
+    let consistent = |bytes: &[u8]| want.as_deref().is_none_or(|w| sha256_hex(bytes) == w);
+    let bytes = match read_bin {
+        Ok(bytes) if consistent(&bytes) => bytes,
+        other => {
+            let tmp = tmp_name(&bin);
+            match (std::fs::read(&tmp), &want) {
+                (Ok(new), Some(w)) if sha256_hex(&new) == *w => {
+                    // Killed between the two renames: finish the job (or read the new bytes
+                    // where the folder is read-only).
+                    if std::fs::rename(&tmp, &bin).is_ok() {
+                        crate::warn(&format!(
+                            "warning: {}: completed an interrupted index write",
+                            bin.display()
+                        ));
+                    }
+                    new
+                }
+                _ => {
+                    let bytes = other.with_context(|| format!("cannot read {}", bin.display()))?;
+                    crate::warn(&format!(
+                        "warning: {} does not describe {} (an interrupted or mixed write?); using {} alone",
+                        json_path.display(),
+                        bin.display(),
+                        INDEX_FILE
+                    ));
+                    return Ok((bin, bytes, sidecar.map(|v| Sidecar { v, stale: true })));
+                }
+            }
+        }
+    };
+    Ok((bin, bytes, sidecar.map(|v| Sidecar { v, stale: false })))
+}
+
+/// A parsed `index.json`; `stale` when it does not describe the `index.bin` beside it.
+struct Sidecar {
+    v: serde_json::Value,
+    stale: bool,
+}
+
+impl Sidecar {
+    /// The model this index was built with: the recorded path relative to the index folder,
+    /// then the absolute one; a file whose SHA-256 is the index manifest's wins. A stale sidecar
+    /// is only trusted for a file with that SHA-256.
+    fn model(&self, bin: &Path, manifest_sha256: &[u8; 32]) -> Result<PathBuf> {
+        let dir = bin.parent().unwrap_or(Path::new("."));
+        let mut candidates = Vec::new();
+        for key in ["model", "model_absolute"] {
+            if let Some(p) = self.v.get(key).and_then(|m| m.as_str()) {
+                let p = dir.join(p); // an absolute path stays as it is
+                if p.is_file() && !candidates.contains(&p) {
+                    candidates.push(p);
+                }
+            }
+        }
+        let want: String = manifest_sha256.iter().map(|b| format!("{b:02x}")).collect();
+        for c in &candidates {
+            if std::fs::read(c)
+                .is_ok_and(|b| b.len() >= 32 && sha256_hex(&b[..b.len() - 32]) == want)
+            {
+                return Ok(c.clone());
+            }
+        }
+        match candidates.into_iter().next() {
+            Some(c) if !self.stale => Ok(c),
+            _ => bail!(
+                "the model recorded in {} is not found (looked relative to the index folder, then at the absolute path)",
+                bin.with_file_name(SIDECAR_FILE).display()
+            ),
+        }
+    }
 }
 
 /// Options of `lightembed search`.
@@ -249,21 +447,14 @@ pub struct SearchArgs {
 
 /// Runs `lightembed search`: see the command's `--help`.
 pub fn search(a: SearchArgs) -> Result<ExitCode> {
-    let bin = if a.index.is_dir() {
-        a.index.join(INDEX_FILE)
-    } else {
-        a.index.clone()
-    };
-    let bytes = std::fs::read(&bin).with_context(|| format!("cannot read {}", bin.display()))?;
+    let (bin, bytes, sidecar) = open_index(&a.index)?;
     let mut index = Index::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", bin.display()))?;
     let model_path = match a.model {
         Some(p) => p,
-        None => sidecar_model(&bin).with_context(|| {
-            format!(
-                "no --model given and {} names none; pass --model MODEL.bin",
-                bin.with_file_name(SIDECAR_FILE).display()
-            )
-        })?,
+        None => sidecar
+            .ok_or_else(|| anyhow!("{} is missing", bin.with_file_name(SIDECAR_FILE).display()))
+            .and_then(|s| s.model(&bin, &index.manifest().model_sha256))
+            .context("no --model given; pass --model MODEL.bin")?,
     };
     let (_, model) = crate::load(&model_path)?;
     // Spec §8: refuse a model this index was not built for, with the spec's message.
@@ -271,7 +462,7 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         .check_compatible(&ModelIdentity::from(&model))
         .map_err(|e| anyhow!("{e}"))?;
     for w in warnings {
-        eprintln!("{w}");
+        crate::warn(&w.to_string());
     }
     if let Some(ef) = a.ef_search {
         index
@@ -321,15 +512,4 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The `model` path recorded in `index.json` next to `bin`.
-fn sidecar_model(bin: &Path) -> Result<PathBuf> {
-    let text = std::fs::read_to_string(bin.with_file_name(SIDECAR_FILE))?;
-    let v: serde_json::Value = serde_json::from_str(&text)?;
-    Ok(PathBuf::from(
-        v.get("model")
-            .and_then(|m| m.as_str())
-            .ok_or_else(|| anyhow!("no \"model\" entry"))?,
-    ))
 }

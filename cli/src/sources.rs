@@ -69,8 +69,9 @@ pub struct InputFile {
 /// unknown), folders walked recursively for `.html`, `.htm`, `.md`, `.markdown`, `.txt` and
 /// `.jsonl` files, sorted by path, skipping hidden entries (`.git/`, `.cache`, …). A file reached
 /// twice is read once. Unreadable entries inside a folder (a dangling symlink, a loop) are
-/// skipped with a warning on stderr. Errors on a missing input or a folder with nothing to read.
-pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>> {
+/// skipped with a warning on stderr and counted in `skipped`. Errors on a missing input or a
+/// folder with nothing to read.
+pub fn collect_inputs(inputs: &[PathBuf], skipped: &mut usize) -> Result<Vec<InputFile>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut push = |file: InputFile, out: &mut Vec<InputFile>| {
@@ -103,7 +104,8 @@ pub fn collect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>> {
                             .io_error()
                             .map(|io| io.to_string())
                             .unwrap_or_else(|| e.to_string());
-                        eprintln!("warning: skipping {path}: {why}");
+                        crate::warn(&format!("warning: skipping {path}: {why}"));
+                        *skipped += 1;
                         continue;
                     }
                 };
@@ -215,6 +217,8 @@ pub struct Added {
     pub documents: usize,
     /// Passages added (after dropping repeats of already-indexed text).
     pub passages: usize,
+    /// Files skipped because they could not be read (each named in a warning on stderr).
+    pub skipped: usize,
 }
 
 /// A run of text under one heading.
@@ -228,17 +232,33 @@ struct Section {
 
 /// Adds a file's passages to `out`, skipping passages whose text was already indexed (`seen`,
 /// e.g. a book's all-in-one `print.html` repeating every chapter). A leading byte-order mark is
-/// ignored; a binary file (a NUL byte in its first 8 KiB) is skipped with a warning.
+/// ignored; a binary file (a NUL byte in its first 8 KiB) is skipped with a warning, and so is a
+/// file that cannot be read (counted in [`Added::skipped`]: the run goes on, like for an
+/// unreadable folder).
 pub fn read_file(
     file: &InputFile,
     seen: &mut HashSet<String>,
     ids: &mut IdSet,
     out: &mut Vec<Passage>,
 ) -> Result<Added> {
-    let bytes = std::fs::read(&file.path)
-        .with_context(|| format!("cannot read {}", file.path.display()))?;
+    let bytes = match std::fs::read(&file.path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            crate::warn(&format!(
+                "warning: skipping {}: cannot read: {e}",
+                file.path.display()
+            ));
+            return Ok(Added {
+                skipped: 1,
+                ..Added::default()
+            });
+        }
+    };
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        eprintln!("warning: skipping {}: binary file", file.path.display());
+        crate::warn(&format!(
+            "warning: skipping {}: binary file",
+            file.path.display()
+        ));
         return Ok(Added::default());
     }
     let content = String::from_utf8_lossy(&bytes);

@@ -70,7 +70,9 @@ def test_golden_json_matches_reference(name):
         for d, vec in case["embeddings"].items():
             want = forward.embed(m, case["text"], int(d))
             assert len(vec) == int(d)
-            np.testing.assert_allclose(vec, want, atol=1e-6, rtol=0)
+            # Float32 forward passes differ in their last bits between BLAS kernels (1.6e-6
+            # measured on the fp32-weight 2-layer fixture): the check's stated tolerance.
+            np.testing.assert_allclose(vec, want, atol=make_fixtures.GOLDEN_TOL, rtol=0)
             assert abs(np.linalg.norm(vec) - 1) < 1e-5
 
 
