@@ -336,7 +336,8 @@ fn write_index_pair(dir: &Path, bin_bytes: &[u8], json_bytes: &[u8]) -> Result<(
 /// Reads an index folder (or an `index.bin` path) as one unit with its `index.json`: returns the
 /// index bytes and the sidecar when it describes those bytes. Completes a write that was killed
 /// between its two renames (the sidecar names the SHA-256 of `index.bin.tmp`); otherwise, when
-/// the two disagree, warns and returns the sidecar marked stale.
+/// the two disagree, returns the sidecar marked stale (the caller warns once the index bytes are
+/// known to be good).
 fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
     let bin = if path.is_dir() {
         path.join(INDEX_FILE)
@@ -382,12 +383,6 @@ fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
                 }
                 _ => {
                     let bytes = other.with_context(|| format!("cannot read {}", bin.display()))?;
-                    crate::warn(&format!(
-                        "warning: {} does not describe {} (an interrupted or mixed write?); using {} alone",
-                        json_path.display(),
-                        bin.display(),
-                        INDEX_FILE
-                    ));
                     return Ok((bin, bytes, sidecar.map(|v| Sidecar { v, stale: true })));
                 }
             }
@@ -449,12 +444,25 @@ pub struct SearchArgs {
 pub fn search(a: SearchArgs) -> Result<ExitCode> {
     let (bin, bytes, sidecar) = open_index(&a.index)?;
     let mut index = Index::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", bin.display()))?;
+    let json_path = bin.with_file_name(SIDECAR_FILE);
+    if sidecar.as_ref().is_some_and(|s| s.stale) {
+        crate::warn(&format!(
+            "warning: {} does not describe {} (an interrupted or mixed write?); using {INDEX_FILE} alone",
+            json_path.display(),
+            bin.display(),
+        ));
+    }
     let model_path = match a.model {
         Some(p) => p,
-        None => sidecar
-            .ok_or_else(|| anyhow!("{} is missing", bin.with_file_name(SIDECAR_FILE).display()))
-            .and_then(|s| s.model(&bin, &index.manifest().model_sha256))
-            .context("no --model given; pass --model MODEL.bin")?,
+        None => match sidecar {
+            None => bail!(
+                "no --model given and {} is missing; pass --model MODEL.bin",
+                json_path.display()
+            ),
+            Some(s) => s
+                .model(&bin, &index.manifest().model_sha256)
+                .map_err(|e| anyhow!("no --model given and {e:#}; pass --model MODEL.bin"))?,
+        },
     };
     let (_, model) = crate::load(&model_path)?;
     // Spec §8: refuse a model this index was not built for, with the spec's message.

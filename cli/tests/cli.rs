@@ -250,3 +250,183 @@ fn inspect_json_reports_header_sections_and_metadata() {
     );
     assert!(text.contains("EMBEDDING_WEIGHTS"));
 }
+
+fn jsonl_lines(n: usize, bad: &[usize]) -> String {
+    (1..=n)
+        .map(|i| {
+            if bad.contains(&i) {
+                format!("{{\"id\":{i},\"text\":\"broken\"\n")
+            } else {
+                format!("{{\"id\":{i},\"text\":\"line {i}\"}}\n")
+            }
+        })
+        .collect()
+}
+
+fn out_ids(o: &Output) -> Vec<u64> {
+    stdout_lines(o)
+        .iter()
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// Issue 11, item 2: every line before a bad one is written, in order, before the error that
+/// names it — at line 5 (was: no output at all) and at line 1,500 (was: lines 1,025–1,499 lost).
+#[test]
+fn lines_before_a_bad_line_are_written() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let model = model.to_str().unwrap();
+    for (n, bad) in [(10usize, 5usize), (1600, 1500)] {
+        for cmd in ["embed", "tokenize"] {
+            let o = run(&[cmd, "--model", model, "--jsonl"], &jsonl_lines(n, &[bad]));
+            assert_eq!(o.status.code(), Some(1), "{cmd}");
+            assert_eq!(
+                out_ids(&o),
+                (1..bad as u64).collect::<Vec<_>>(),
+                "{cmd} bad={bad}"
+            );
+            let err = String::from_utf8(o.stderr).unwrap();
+            assert!(
+                err.starts_with(&format!("error: -: line {bad}: invalid JSON")),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1);
+        }
+    }
+}
+
+/// `--skip-bad`: bad lines are reported on stderr by number and skipped; every good line is
+/// written in order; exit code 4 says lines were skipped.
+#[test]
+fn skip_bad_reports_and_goes_on() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let model = model.to_str().unwrap();
+    let mut input = jsonl_lines(1100, &[5, 1030]);
+    input.push_str("\u{ff}not utf-8\n"); // line 1101 (written as UTF-8 here; raw bytes below)
+    let mut bytes = input.into_bytes();
+    let at = bytes.len() - "not utf-8\n".len() - 2;
+    bytes.splice(at..at + 2, [0xff]);
+    bytes.extend_from_slice(b"{\"id\":1102,\"text\":\"last\"}\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(["embed", "--model", model, "--jsonl", "--skip-bad", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes).unwrap());
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    let want: Vec<u64> = (1..=1102)
+        .filter(|i| ![5, 1030, 1101].contains(i))
+        .collect();
+    assert_eq!(out_ids(&o), want);
+    let err = String::from_utf8(o.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(
+        lines[0].starts_with("warning: skipping -: line 5: invalid JSON"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("warning: skipping -: line 1030: invalid JSON"),
+        "{err}"
+    );
+    assert!(
+        lines[2].starts_with("warning: skipping -: line 1101: not UTF-8"),
+        "{err}"
+    );
+    assert_eq!(
+        lines[3],
+        "warning: 3 lines skipped (named above); exit code 4"
+    );
+}
+
+/// Issue 11, item 3: a UTF-8 byte-order mark at the start of the input is not part of line 1.
+#[test]
+fn a_byte_order_mark_is_accepted() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let model = model.to_str().unwrap();
+    let input = "\u{feff}{\"id\":1,\"text\":\"one\"}\n{\"id\":2,\"text\":\"two\"}\n";
+    for cmd in ["embed", "tokenize"] {
+        let o = run(&[cmd, "--model", model, "--jsonl"], input);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(out_ids(&o), [1, 2]);
+    }
+    // Plain lines: the mark is not part of the first text.
+    let o = run(&["tokenize", "--model", model], "\u{feff}one\n");
+    let plain = run(&["tokenize", "--model", model], "one\n");
+    assert_eq!(stdout_lines(&o), stdout_lines(&plain));
+}
+
+/// Output is streamed: with the input pipe still open, the answer to the first line arrives
+/// without waiting for 1,024 lines or EOF. (The 60 s bound only guards against a hang; it is
+/// not a speed check.)
+#[test]
+fn output_is_streamed_from_a_pipe() {
+    use std::io::BufRead;
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(["embed", "--model", model.to_str().unwrap(), "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        let _ = tx.send(line);
+    });
+    stdin.write_all(b"{\"id\":7,\"text\":\"hello\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let line = rx.recv_timeout(std::time::Duration::from_secs(60));
+    drop(stdin); // EOF: let the process end either way
+    let _ = child.wait();
+    let line = line.expect("no output while the input pipe was open");
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], 7);
+}
+
+/// A closed stderr is not a crash: `embed --skip-bad` with its warnings going nowhere still
+/// writes every good line and exits 4.
+#[cfg(unix)]
+#[test]
+fn embed_with_a_closed_stderr_does_not_panic() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args([
+            "embed",
+            "--model",
+            model.to_str().unwrap(),
+            "--jsonl",
+            "--skip-bad",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(jsonl_lines(20, &[3]).as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(out_ids(&o).len(), 19);
+}

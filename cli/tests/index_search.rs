@@ -475,10 +475,12 @@ fn a_failed_write_leaves_the_previous_index_untouched() {
     std::fs::create_dir_all(out.join("index.json")).unwrap();
     let o = build(&out, &["--quiet"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stderr(&o).starts_with("error: cannot write "),
-        "{}",
-        stderr(&o)
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: --out {}: index.json is a directory; cannot replace it\n",
+            out.display()
+        )
     );
     let mut left: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
@@ -507,4 +509,229 @@ fn a_full_stdout_is_an_error_not_a_panic() {
         stderr(&o),
         "error: cannot write to stdout: No space left on device (os error 28)\n"
     );
+}
+
+/// Issue 11, item 5: a bad `--out` is reported before any input is read or embedded (no
+/// "files → documents" progress line), and a folder the run created is not left behind.
+#[test]
+fn a_bad_out_is_reported_before_the_work() {
+    let dir = scratch("site-index-bad-out");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let o = build(&file, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: --out {}: exists and is not a directory\n",
+            file.display()
+        )
+    );
+    // A folder that cannot be created (a path through a file).
+    let below = file.join("sub");
+    let o = build(&below, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "error: --out {}: cannot create the folder: ",
+            below.display()
+        )) && err.lines().count() == 1,
+        "{err}"
+    );
+    // A run that fails after creating --out (no text in the inputs) removes the empty folder.
+    let empty = dir.join("empty.txt");
+    std::fs::write(&empty, "\n\n").unwrap();
+    let out = dir.join("new-out");
+    let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&empty)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!out.exists(), "the created --out folder is removed again");
+}
+
+/// Issue 11, item 6: an unreadable file is skipped like an unreadable folder entry: warned
+/// about by name, the rest is indexed, and the exit code (4) says inputs were skipped.
+#[cfg(target_os = "linux")]
+#[test]
+fn unreadable_files_are_skipped_with_a_warning_and_exit_4() {
+    let dir = scratch("site-index-unreadable");
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("good.md"),
+        "# Compost\n\nGarden compost needs air and water.\n",
+    )
+    .unwrap();
+    // Reading /proc/self/mem at offset 0 fails with EIO, for root too (chmod 000 would not).
+    std::os::unix::fs::symlink("/proc/self/mem", site.join("bad.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.join("missing"), site.join("dangling.md")).unwrap();
+    let out = dir.join("out");
+    let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&site)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: skipping {}: cannot read: ",
+            site.join("bad.txt").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "warning: skipping {}",
+            site.join("dangling.md").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: 2 inputs skipped (named above); exit code 4"),
+        "{err}"
+    );
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["skipped"], 2);
+    assert_eq!(
+        ids(&search_json(&out, &[], "compost")),
+        ["good.md#compost:1"]
+    );
+    // The same file named on the command line: skipped too (was: the whole run aborted).
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&out),
+        s(&site.join("good.md")),
+        "/proc/self/mem",
+    ]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+}
+
+/// Issue 11, item 4: a closed stderr (`… 2>&1 | grep -q warning`) does not crash the indexer:
+/// the index is written and the exit code is the normal one.
+#[cfg(unix)]
+#[test]
+fn a_closed_stderr_is_not_a_crash() {
+    use std::process::Stdio;
+    let dir = scratch("site-index-closed-stderr");
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("good.md"),
+        "# Compost\n\nGarden compost needs air and water.\n",
+    )
+    .unwrap();
+    std::fs::write(site.join("blob.txt"), b"\0\0binary").unwrap(); // → a warning
+    let out = dir.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(["index", "--model", s(&model()), "--out", s(&out), s(&site)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take()); // the reader is gone before anything is written
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(out.join("index.bin").exists() && out.join("index.json").exists());
+    // The error path too: a failing search with a closed stderr exits 1, not 101.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(["search", "--index", s(&dir.join("nope")), "x"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+}
+
+/// Issue 11, item 7: the model is recorded relative to the index folder, so moving the project
+/// (index and model together) keeps `search` working without `--model`.
+#[test]
+fn a_moved_index_finds_its_model() {
+    let dir = scratch("site-index-moved");
+    let a = dir.join("a");
+    std::fs::create_dir_all(a.join("models")).unwrap();
+    std::fs::copy(model(), a.join("models/m.bin")).unwrap();
+    let out = a.join("site/index");
+    let site = root().join("tests/fixtures/site");
+    let o = run(&[
+        "index",
+        "--model",
+        s(&a.join("models/m.bin")),
+        "--out",
+        s(&out),
+        "--quiet",
+        s(&site),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["model"], "../../models/m.bin");
+    let b = dir.join("b");
+    std::fs::rename(&a, &b).unwrap();
+    let moved = b.join("site/index");
+    let got = search_json(&moved, &["-k", "1"], "compost");
+    assert_eq!(got["results"].as_array().unwrap().len(), 1);
+}
+
+/// Issue 11, item 8: `index.bin` and `index.json` are one unit. A run killed between the two
+/// renames (the debug-build kill point) leaves the new index.json, the old index.bin and the
+/// new index.bin.tmp; `search` completes the write and answers from the new index.
+#[test]
+fn a_kill_between_the_two_renames_is_completed_by_search() {
+    let out = scratch("site-index-kill");
+    assert!(build(&out, &["--quiet"]).status.success());
+    let old_bin = std::fs::read(out.join("index.bin")).unwrap();
+    assert_eq!(search_json(&out, &[], "compost")["dims"], 384);
+    // Rebuild at 128 dims and die between the renames.
+    let site = root().join("tests/fixtures/site");
+    let o = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args([
+            "index",
+            "--model",
+            s(&model()),
+            "--out",
+            s(&out),
+            "--dims",
+            "128",
+            "--quiet",
+            s(&site),
+        ])
+        .env("LIGHTEMBED_TEST_KILL_BETWEEN_RENAMES", "1")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the run was killed");
+    assert_eq!(
+        std::fs::read(out.join("index.bin")).unwrap(),
+        old_bin,
+        "old index.bin still there"
+    );
+    assert!(out.join("index.bin.tmp").exists());
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["dims"], 128, "the new index.json is in place");
+    // search: rolls forward, with a warning, and answers at 128 dims.
+    let o = run(&["search", "--index", s(&out), "--json", "compost"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("completed an interrupted index write"),
+        "{}",
+        stderr(&o)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dims"], 128);
+    assert!(!out.join("index.bin.tmp").exists());
+    let new_bin = std::fs::read(out.join("index.bin")).unwrap();
+    let hex: String = Sha256::digest(&new_bin)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(side["index_sha256"], hex.as_str());
+    // A mixed pair with no index.bin.tmp to finish: index.bin is trusted alone, with a warning,
+    // and its model is still found (by the SHA-256 in index.bin's manifest).
+    std::fs::write(out.join("index.bin"), &old_bin).unwrap();
+    let o = run(&["search", "--index", s(&out), "--json", "compost"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("does not describe"), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dims"], 384);
 }
