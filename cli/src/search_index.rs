@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::sources::{collect_inputs, read_file, IdSet, Passage};
+use crate::sources::{collect_inputs, read_file, IdSet, Passage, Sizer};
 
 /// File name of the index bytes inside an index directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -98,11 +98,12 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     // 1. Read and cut the inputs.
     let mut skipped = 0usize;
     let files = collect_inputs(&a.inputs, &mut skipped)?;
+    let sizer = Sizer::new(&model);
     let mut passages: Vec<Passage> = Vec::new();
     let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
     let mut documents = 0usize;
     for f in &files {
-        let added = read_file(f, &mut seen, &mut ids, &mut passages)?;
+        let added = read_file(f, &sizer, &mut seen, &mut ids, &mut passages)?;
         documents += added.documents;
         skipped += added.skipped;
     }

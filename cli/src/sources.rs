@@ -6,7 +6,7 @@
 //! recursively with `walkdir`, in sorted order, so the same inputs always give the same passages.
 
 use anyhow::{anyhow, bail, Context, Result};
-use lightembed_index::passages::split_passages;
+use lightembed_index::passages::split_passages_in_tokens;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -221,6 +221,38 @@ pub struct Added {
     pub skipped: usize,
 }
 
+/// Sizes passages in the model's own word pieces: each passage plus its heading fits the
+/// model's window (`max_seq_len`, including `[CLS]` and `[SEP]`), so no passage text is
+/// invisible to the vector side.
+pub struct Sizer<'m> {
+    tokenizer: &'m lightembed::tokenizer::Tokenizer,
+    /// Word pieces a passage and its heading may use: `max_seq_len − 2`.
+    window: usize,
+}
+
+impl<'m> Sizer<'m> {
+    /// The sizer for `model`'s tokenizer and window.
+    pub fn new(model: &'m lightembed::Model) -> Sizer<'m> {
+        Sizer {
+            tokenizer: model.tokenizer(),
+            window: (model.header().max_seq_len as usize)
+                .saturating_sub(2)
+                .max(1),
+        }
+    }
+
+    /// Passages of `text` under `heading`: the heading's pieces come off the budget, but a
+    /// heading never leaves less than half the window to the text.
+    fn passages(&self, heading: &str, text: &str) -> Vec<String> {
+        let count = |t: &str| self.tokenizer.count_pieces(t);
+        let budget = self
+            .window
+            .saturating_sub(count(heading))
+            .max(self.window / 2);
+        split_passages_in_tokens(text, budget, &count)
+    }
+}
+
 /// A run of text under one heading.
 #[derive(Debug, Default)]
 struct Section {
@@ -237,6 +269,7 @@ struct Section {
 /// unreadable folder).
 pub fn read_file(
     file: &InputFile,
+    sizer: &Sizer,
     seen: &mut HashSet<String>,
     ids: &mut IdSet,
     out: &mut Vec<Passage>,
@@ -302,7 +335,8 @@ pub fn read_file(
         } else {
             format!("{} — {page_title}", section.heading)
         };
-        for (n, text) in split_passages(&section.blocks.join("\n\n"))
+        for (n, text) in sizer
+            .passages(&section.heading, &section.blocks.join("\n\n"))
             .into_iter()
             .enumerate()
         {
@@ -668,6 +702,37 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 12 (passages fit the model): with the shipped static model (window 128), every
+    /// passage and its heading fit in `max_seq_len − 2` word pieces — the key sentence at piece
+    /// ~170 of a section is no longer cut off — and nothing is lost.
+    #[test]
+    fn passages_and_their_heading_fit_the_model_window() {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../public/models/lightembed-en-static.bin"
+        ))
+        .unwrap();
+        let model = lightembed::Model::from_bytes(&bytes).unwrap();
+        let sizer = Sizer::new(&model);
+        let tok = model.tokenizer();
+        let heading = "Reading a file line by line in a loop";
+        let text: String = (0..60)
+            .map(|i| format!("Sentence number {i} explains one more detail of the file reader. "))
+            .collect();
+        let ps = sizer.passages(heading, &text);
+        assert!(ps.len() >= 5, "{}", ps.len());
+        let window = model.header().max_seq_len as usize - 2;
+        for p in &ps {
+            let n = tok.count_pieces(&format!("{heading}\n{p}"));
+            assert!(n <= window, "{n} pieces > {window}: {p}");
+            assert!(p.ends_with("file reader."), "cut at a sentence end: {p}");
+        }
+        for i in 0..60 {
+            let s = format!("Sentence number {i} explains");
+            assert!(ps.iter().any(|p| p.contains(&s)), "lost: {s}");
+        }
+    }
+
     use super::*;
 
     #[test]

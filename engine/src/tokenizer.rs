@@ -146,6 +146,23 @@ impl Tokenizer {
         ids.push(self.config.sep_token_id);
     }
 
+    /// Number of word pieces `text` becomes, **without** truncation and without `[CLS]`/`[SEP]`
+    /// (so `min(count_pieces(t), max_seq_len − 2) + 2 == encode(t).len()`). WordPiece splits on
+    /// whitespace and punctuation first, so counts add up over whitespace-joined texts:
+    /// `count_pieces(a + " " + b) == count_pieces(a) + count_pieces(b)`. Used to size passages
+    /// to the model's window (see `lightembed_index::passages`).
+    pub fn count_pieces(&self, text: &str) -> usize {
+        let mut ids = Vec::new();
+        let mut n = 0usize;
+        self.for_each_word(text, |word, n_chars| {
+            ids.clear();
+            self.word_piece(word, n_chars, &mut ids);
+            n += ids.len();
+            ControlFlow::Continue(())
+        });
+        n
+    }
+
     /// [`encode`](Self::encode) with each id's token string, e.g. for a tokenizer playground:
     /// `[("[CLS]", 101), ("hello", 7592), ("!", 999), ("[SEP]", 102)]`.
     pub fn encode_with_tokens(&self, text: &str) -> Vec<(&str, u32)> {
