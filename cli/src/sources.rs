@@ -324,6 +324,7 @@ pub fn read_file(
         _ => text_sections(content),
     };
     let page_title = page_title.unwrap_or_else(|| file.url.clone());
+    let mut per_url: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for section in sections {
         let url = match &section.anchor {
             Some(a) => format!("{}#{a}", file.url),
@@ -335,15 +336,14 @@ pub fn read_file(
         } else {
             format!("{} — {page_title}", section.heading)
         };
-        for (n, text) in sizer
-            .passages(&section.heading, &section.blocks.join("\n\n"))
-            .into_iter()
-            .enumerate()
-        {
+        for text in sizer.passages(&section.heading, &section.blocks.join("\n\n")) {
             if !seen.insert(text.clone()) {
                 continue;
             }
-            let id = ids.unique(&format!("{url}:{}", n + 1));
+            // Passages are numbered per URL (sections without an anchor share the page's URL).
+            let n = per_url.entry(url.clone()).or_insert(0usize);
+            *n += 1;
+            let id = ids.unique(&format!("{url}:{n}"));
             let embed_text = if section.heading.is_empty() {
                 text.clone()
             } else {
@@ -542,16 +542,63 @@ fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
 /// HTML: the `<title>` (else the first `<h1>`) is the page title; each `h1`–`h6` starts a section
 /// whose anchor is the heading's `id` (or that of an element inside it, else the heading's slug);
 /// text in `p`, `li`, `pre`, `dd`, `dt`, `td`, `th`, `blockquote`, `figcaption` and `caption`
-/// becomes blocks (`<br>` and nested blocks separate words). `script`, `style`, `nav`, `header`,
-/// `footer`, `noscript`, `svg`, `template`, `form`, `button`, `aside` and `head` are skipped (site
-/// chrome, not content). Linear in the page size, whatever the nesting depth.
-fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
-    use ego_tree::NodeId;
-    use scraper::{Html, Node};
+/// becomes blocks (`<br>` and nested blocks separate words). Site chrome is skipped (see
+/// [`is_chrome`]): `script`, `style`, `nav`, `header`, `footer`, `noscript`, `svg`, `template`,
+/// `form`, `button`, `aside`, `head`, ARIA landmarks that are not content (`role="navigation"`,
+/// `search`, `banner`, `contentinfo`, `complementary`), hidden elements, and the navigation
+/// chrome of Sphinx, mdBook and rustdoc by class. Anchors link only to ids that exist in the
+/// page (the heading's own id, an id inside it, or the nearest enclosing element's id such as
+/// Sphinx's `<section id>`), percent-encoded; otherwise the section links to the page itself.
+/// Linear in the page size, whatever the nesting depth.
+/// Classes of navigation chrome in the documentation generators our users run: Sphinx
+/// (`sphinxsidebar`, `related` bars, `headerlink` ¶ marks, `footer`), mdBook (`menu-bar`,
+/// `sidebar`, `nav-chapters`, `nav-wrapper`), rustdoc (`sidebar`, `search-form`, `out-of-band`).
+const CHROME_CLASSES: [&str; 12] = [
+    "sphinxsidebar",
+    "related",
+    "headerlink",
+    "footer",
+    "menu-bar",
+    "sidebar",
+    "nav-chapters",
+    "nav-wrapper",
+    "mobile-nav-chapters",
+    "search-form",
+    "out-of-band",
+    "skip-link",
+];
+
+/// True for an element that is site chrome rather than page content (see [`html_sections`]).
+fn is_chrome(el: &scraper::node::Element) -> bool {
     const SKIP: [&str; 12] = [
         "script", "style", "nav", "header", "footer", "noscript", "svg", "template", "form",
         "button", "aside", "head",
     ];
+    if SKIP.contains(&el.name()) {
+        return true;
+    }
+    if let Some(role) = el.attr("role") {
+        if matches!(
+            role.trim().to_ascii_lowercase().as_str(),
+            "navigation" | "search" | "banner" | "contentinfo" | "complementary"
+        ) {
+            return true;
+        }
+    }
+    if el.attr("hidden").is_some() || el.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    el.classes().any(|c| CHROME_CLASSES.contains(&c))
+}
+
+/// An HTML id as a URL fragment: percent-encoded where it would break the URL.
+fn fragment(id: &str) -> String {
+    url_encode(id)
+}
+
+fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
+    use ego_tree::NodeId;
+    use scraper::{Html, Node};
     const BLOCK: [&str; 10] = [
         "p",
         "li",
@@ -618,7 +665,7 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
             match n.value() {
                 Node::Text(t) => out.push_str(t),
                 Node::Element(e) => {
-                    if SKIP.contains(&e.name()) {
+                    if is_chrome(e) {
                         continue;
                     }
                     if BREAKS.contains(&e.name()) {
@@ -634,7 +681,6 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
 
     let mut title = None;
     let mut first_h1 = None;
-    let mut anchors = Anchors::default();
     let mut sections = vec![Section::default()];
     let mut stack = vec![doc.tree.root()];
     while let Some(node) = stack.pop() {
@@ -660,7 +706,7 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
             title = (!t.is_empty()).then_some(t);
             continue;
         }
-        if SKIP.contains(&name) {
+        if is_chrome(el) {
             if name == "head" {
                 // Only the title matters in <head>.
                 stack.extend(node.children().rev());
@@ -672,14 +718,19 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
             if name == "h1" && first_h1.is_none() && !heading.is_empty() {
                 first_h1 = Some(heading.clone());
             }
-            let explicit = el.id().map(str::to_string).or_else(|| {
-                node.descendants().find_map(|d| match d.value() {
-                    Node::Element(e) => e.id().map(str::to_string),
-                    _ => None,
-                })
-            });
-            let base = explicit.unwrap_or_else(|| slug(&heading));
-            let anchor = (!base.is_empty()).then(|| anchors.unique(&base));
+            // An id that exists in the page: the heading's, one inside it, or the nearest
+            // enclosing element's (Sphinx wraps each section in <section id=…>).
+            let id_of = |n: ego_tree::NodeRef<Node>| match n.value() {
+                Node::Element(e) => e.id().filter(|i| !i.is_empty()).map(str::to_string),
+                _ => None,
+            };
+            let anchor = el
+                .id()
+                .filter(|i| !i.is_empty())
+                .map(str::to_string)
+                .or_else(|| node.descendants().skip(1).find_map(id_of))
+                .or_else(|| node.ancestors().find_map(id_of))
+                .map(|id| fragment(&id));
             sections.push(Section {
                 heading,
                 anchor,
@@ -702,6 +753,37 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 12 known failures: anchors only to ids that exist (`id="setup"` stays `#setup`, a
+    /// Sphinx `<section id>` is used, no invented slugs), percent-encoded; Sphinx/mdBook chrome
+    /// (`role="navigation"` sidebars, `related` bars, `headerlink` ¶) is not indexed.
+    #[test]
+    fn html_anchors_exist_in_the_page_and_chrome_is_skipped() {
+        let html = r##"<html><head><title>Guide</title></head><body>
+            <div class="related" role="navigation"><h3>Navigation</h3><ul><li>index</li><li>next</li></ul></div>
+            <h2>Setup</h2><p>No id here.</p>
+            <h2 id="setup">Setup again</h2><p>Has its own id.</p>
+            <section id="my-sec"><h2>Inside a section<a class="headerlink" href="#my-sec">¶</a></h2><p>Sphinx style.</p></section>
+            <h2 id="a b%c">Odd id</h2><p>Encoded.</p>
+            <div class="sphinxsidebar" role="navigation"><h3>Next topic</h3><p>Other page</p></div>
+            <div class="menu-bar"><p>mdBook bar</p></div>
+            </body></html>"##;
+        let (title, sections) = html_sections(html);
+        assert_eq!(title.as_deref(), Some("Guide"));
+        let got: Vec<(String, Option<String>, String)> = sections
+            .iter()
+            .map(|s| (s.heading.clone(), s.anchor.clone(), s.blocks.join(" | ")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Setup".into(), None, "No id here.".into()),
+                ("Setup again".into(), Some("setup".into()), "Has its own id.".into()),
+                ("Inside a section".into(), Some("my-sec".into()), "Sphinx style.".into()),
+                ("Odd id".into(), Some("a%20b%25c".into()), "Encoded.".into()),
+            ]
+        );
+    }
+
     /// Issue 12 (passages fit the model): with the shipped static model (window 128), every
     /// passage and its heading fit in `max_seq_len − 2` word pieces — the key sentence at piece
     /// ~170 of a section is no longer cut off — and nothing is lost.

@@ -1,7 +1,14 @@
 //! The HNSW graph (Malkov & Yashunin, "Efficient and robust approximate nearest neighbor search
 //! using Hierarchical Navigable Small World graphs", 2016/2018): layered proximity graphs, greedy
 //! descent through the upper layers, beam search (`ef`) on each layer, and the neighbour-selection
-//! heuristic (the paper's Algorithm 4, without `extendCandidates`/`keepPrunedConnections`).
+//! heuristic (the paper's Algorithm 4, without `extendCandidates`; `keepPrunedConnections` only
+//! for copies of the base point, see [`Graph::select`]).
+//!
+//! Duplicate vectors: two stored vectors whose cosine distance is at most [`COPY_EPS`] are
+//! *copies* of one point. The paper's heuristic has no answer for distance 0 (every copy ties
+//! with every other), so without special care a crowd of copies fills each other's lists and
+//! the links to anything inserted later are pruned away; `select` keeps one copy per list in the
+//! diversity pass and lets the other copies only fill the room that is left.
 //!
 //! Nodes are *slots* `0..n` (`u32`); their vectors live outside the graph in one flat
 //! `[f32; n·dims]` array owned by the index. Similarity is the inner product of L2-normalised
@@ -20,6 +27,20 @@ pub(crate) const MAX_LEVEL: u8 = 16;
 
 /// Sentinel for "no entry point" (empty graph) in the byte layout.
 pub(crate) const NO_ENTRY: u32 = u32::MAX;
+
+/// Largest cosine distance (`1 − similarity`, unit-free) at which two stored vectors count as
+/// copies of one point: `1e-5`, about 170 `f32` steps below 1 (an angle of ≈ 0.26°). Exact
+/// duplicates score 1 up to rounding (a few steps at hundreds of dimensions); vectors that
+/// differ only by float noise land in the same band, where `f32` can no longer order distances
+/// reliably. Distinct passages of real text are far outside it.
+pub(crate) const COPY_EPS: f32 = 1e-5;
+
+/// `true` when a similarity (inner product of two unit vectors) makes them copies (see
+/// [`COPY_EPS`]).
+#[inline]
+fn is_copy(similarity: f32) -> bool {
+    similarity >= 1.0 - COPY_EPS
+}
 
 /// Per-query "already visited" marks: one `u32` per slot holding the epoch of the last visit,
 /// so clearing is `epoch += 1` instead of a fill.
@@ -303,19 +324,68 @@ impl Graph {
         self.search_layer(vecs, q, &[cur], ef, 0, visited, skip)
     }
 
-    /// The neighbour-selection heuristic (Algorithm 4): walking `cands` best first, keep a
-    /// candidate only if it is closer to the base point than to every candidate kept so far;
-    /// stop at `m`. Spreads links over directions instead of piling them into one cluster.
-    fn select(&self, vecs: Vectors<'_>, cands: &[Scored], m: usize, out: &mut Vec<u32>) {
+    /// The neighbour-selection heuristic (Algorithm 4) for a base point `b`: walking `cands`
+    /// (scored against `b`, best first), keep a candidate only if it is closer to `b` than to
+    /// every candidate kept so far; stop at `m`. Spreads links over directions instead of piling
+    /// them into one cluster. Writes at most `m` slot ids to `out`; `spare` is scratch.
+    ///
+    /// Copies (cosine distance ≤ [`COPY_EPS`]) need two extra rules, because "closer" means
+    /// nothing at distance 0 and a crowd of copies would otherwise fill the whole list:
+    ///
+    /// * a candidate that is a copy of a kept neighbour adds no direction and is set aside, so
+    ///   the diversity pass keeps one copy of each point;
+    /// * a kept neighbour that is a copy of `b` itself hides no candidate (it is exactly as far
+    ///   from every candidate as `b` is; float noise must not decide).
+    ///
+    /// Set-aside copies *of `b`* then fill the room the diversity pass left, best first and,
+    /// among equal scores, newest (highest slot) first — the paper's `keepPrunedConnections`,
+    /// restricted to copies, so a node's copies stay linked to each other (and the newest copy
+    /// gets reverse links) without ever displacing a link to a distinct point.
+    ///
+    /// Unless some candidate is a copy of `b`, the result is exactly Algorithm 4's.
+    fn select(
+        &self,
+        vecs: Vectors<'_>,
+        cands: &[Scored],
+        m: usize,
+        out: &mut Vec<u32>,
+        spare: &mut Vec<Scored>,
+    ) {
         out.clear();
+        spare.clear();
+        // `out[..lead]` are copies of `b`: they score highest, so they are kept first.
+        let mut lead = 0;
         for c in cands {
             if out.len() >= m {
                 break;
             }
             let cv = vecs.get(c.id);
-            if out.iter().all(|&r| dot(cv, vecs.get(r)) <= c.score) {
+            let mut keep = true;
+            for (i, &r) in out.iter().enumerate() {
+                let sim = dot(cv, vecs.get(r));
+                if is_copy(sim) {
+                    if is_copy(c.score) {
+                        spare.push(*c);
+                    }
+                    keep = false;
+                    break;
+                }
+                if sim > c.score && i >= lead {
+                    keep = false;
+                    break;
+                }
+            }
+            if keep {
+                if is_copy(c.score) {
+                    lead += 1;
+                }
                 out.push(c.id);
             }
+        }
+        if out.len() < m && !spare.is_empty() {
+            spare.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(b.id.cmp(&a.id)));
+            let room = m - out.len();
+            out.extend(spare.iter().take(room).map(|s| s.id));
         }
     }
 
@@ -346,10 +416,11 @@ impl Graph {
         let mut selected = Vec::with_capacity(self.m0 + 1);
         let mut pruned = Vec::with_capacity(self.m0 + 1);
         let mut scratch: Vec<Scored> = Vec::with_capacity(self.m0 + 1);
+        let mut spare: Vec<Scored> = Vec::new();
         for layer in (0..=level.min(self.max_level)).rev() {
             visited.reset(self.len());
             let found = self.search_layer(vecs, q, &entries, ef_construction, layer, visited, None);
-            self.select(vecs, &found, self.m, &mut selected);
+            self.select(vecs, &found, self.m, &mut selected, &mut spare);
             self.set_neighbors(id, layer, &selected);
             for &n in &selected {
                 if self.try_push_neighbor(n, layer, id) {
@@ -368,7 +439,7 @@ impl Graph {
                         }),
                 );
                 sort_best_first(&mut scratch);
-                self.select(vecs, &scratch, self.cap(layer), &mut pruned);
+                self.select(vecs, &scratch, self.cap(layer), &mut pruned, &mut spare);
                 self.set_neighbors(n, layer, &pruned);
             }
             entries = found;
