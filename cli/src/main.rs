@@ -98,13 +98,14 @@ enum Command {
         input: String,
     },
     /// Build a semantic-search index from documents: JSONL records, Markdown / plain-text files,
-    /// or folders of HTML / Markdown pages. Files are cut at headings into passages of about 150
-    /// words (at most 300; the model reads the first max_seq_len tokens of each), embedded on all
-    /// cores, and inserted into an HNSW graph. Writes OUT/index.bin (the same bytes the browser app
-    /// stores) and OUT/index.json (manifest, model path, figures). A page passage whose text was
-    /// already indexed (e.g. from a book's print.html) is skipped.
+    /// or folders of HTML / Markdown pages. Pages are cut at headings into passages sized in the
+    /// model's own word pieces (heading + passage fit its max_seq_len window; cut at sentence
+    /// ends, short boundary sentences repeated), embedded on all cores, and inserted into an HNSW
+    /// graph. Writes OUT/index.bin (the same bytes the browser app stores) and OUT/index.json
+    /// (manifest, model path, figures) as one unit. A page passage whose text was already indexed
+    /// (e.g. from a book's print.html) is skipped.
     #[command(
-        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it)\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors from the heading's id; nav/header/footer/script skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER"
+        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it)\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors to ids that exist (heading, inside it, enclosing section); nav/header/footer/aside/script, role=navigation/search and Sphinx/mdBook/rustdoc chrome skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER\n\nLeft out by default (--no-default-excludes to keep): _sources/ folders, NAME.txt beside NAME.html.\nExit code 4: done, but unreadable files or folders were skipped (named on stderr)."
     )]
     Index {
         /// The `.bin` model file.
@@ -135,6 +136,14 @@ enum Command {
         /// No progress bars or file summary on stderr (the final summary line still prints).
         #[arg(long, short)]
         quiet: bool,
+        /// Leave out files whose path (relative to the folder given) matches GLOB; repeatable.
+        /// `*` stays within a folder, `**` crosses folders: `--exclude '**/print.html'`.
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
+        /// Also index what the default rules leave out: folders named `_sources` (Sphinx's copy
+        /// of every page's source) and `NAME.txt` beside `NAME.html` (e.g. AsciiDoc sources).
+        #[arg(long)]
+        no_default_excludes: bool,
         /// Files and folders to index.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
@@ -267,6 +276,8 @@ fn run(command: Command) -> Result<ExitCode> {
             ef_search,
             snippet_chars,
             quiet,
+            exclude,
+            no_default_excludes,
             inputs,
         } => search_index::index(search_index::IndexArgs {
             model,
@@ -278,6 +289,8 @@ fn run(command: Command) -> Result<ExitCode> {
             ef_search: ef_search as usize,
             snippet_chars,
             quiet,
+            exclude,
+            default_excludes: !no_default_excludes,
         }),
         Command::Search {
             index,

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::sources::{collect_inputs, read_file, IdSet, Passage, Sizer};
+use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Passage, Sizer};
 
 /// File name of the index bytes inside an index directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -43,6 +43,8 @@ pub struct IndexArgs {
     pub ef_search: usize,
     pub snippet_chars: usize,
     pub quiet: bool,
+    pub exclude: Vec<String>,
+    pub default_excludes: bool,
 }
 
 fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
@@ -96,8 +98,9 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
 
     // 1. Read and cut the inputs.
-    let mut skipped = 0usize;
-    let files = collect_inputs(&a.inputs, &mut skipped)?;
+    let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
+    let (mut skipped, mut excluded) = (0usize, 0usize);
+    let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
     let sizer = Sizer::new(&model);
     let mut passages: Vec<Passage> = Vec::new();
     let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
@@ -113,8 +116,9 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let t_read = t0.elapsed().as_secs_f64();
     if !a.quiet {
         crate::warn(&format!(
-            "{} files → {} documents, {} passages; model {} v{}, {} dims, {} threads",
+            "{} files ({} excluded) → {} documents, {} passages; model {} v{}, {} dims, {} threads",
             files.len(),
+            excluded,
             documents,
             passages.len(),
             identity.model_id,
@@ -188,6 +192,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         "inputs": a.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
         "files": files.len(),
         "skipped": skipped,
+        "excluded": excluded,
         "documents": documents,
         "bytes": bytes.len(),
         "seconds": {"read": round3(t_read), "embed": round3(t_embed), "graph": round3(t_graph)},

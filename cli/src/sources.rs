@@ -65,13 +65,68 @@ pub struct InputFile {
     pub kind: Kind,
 }
 
+/// Which files `collect_inputs` leaves out.
+pub struct Excludes {
+    /// `--exclude GLOB` patterns, matched against the path relative to the folder given on the
+    /// command line (`/`-separated; for a file given directly, the path as given).
+    globs: globset::GlobSet,
+    /// The default rules (off with `--no-default-excludes`): a folder named `_sources` (Sphinx
+    /// copies every page's source there), and a `.txt` file with an `.html`/`.htm` page of the
+    /// same name beside it (`git-add.txt` next to `git-add.html`: the AsciiDoc source of that
+    /// page). Both would index every page twice, once as raw markup.
+    defaults: bool,
+}
+
+impl Excludes {
+    /// Compiles the `--exclude` globs (`*` does not cross `/`; `**` does).
+    pub fn new(globs: &[String], defaults: bool) -> Result<Excludes> {
+        let mut b = globset::GlobSetBuilder::new();
+        for g in globs {
+            let glob = globset::GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .with_context(|| format!("--exclude {g:?}: not a valid glob"))?;
+            b.add(glob);
+        }
+        Ok(Excludes {
+            globs: b.build().context("--exclude")?,
+            defaults,
+        })
+    }
+
+    /// True when the file at `path` (`rel` relative to its input root) is left out.
+    fn excludes(&self, path: &Path, rel: &Path) -> bool {
+        if self.globs.is_match(rel) {
+            return true;
+        }
+        if !self.defaults {
+            return false;
+        }
+        if rel.components().any(|c| c.as_os_str() == "_sources") {
+            return true;
+        }
+        let is_txt = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("txt"));
+        is_txt
+            && ["html", "htm"]
+                .iter()
+                .any(|e| path.with_extension(e).is_file())
+    }
+}
+
 /// Expands the command-line inputs: files as given (format by extension, plain text when
 /// unknown), folders walked recursively for `.html`, `.htm`, `.md`, `.markdown`, `.txt` and
 /// `.jsonl` files, sorted by path, skipping hidden entries (`.git/`, `.cache`, …). A file reached
 /// twice is read once. Unreadable entries inside a folder (a dangling symlink, a loop) are
-/// skipped with a warning on stderr and counted in `skipped`. Errors on a missing input or a
-/// folder with nothing to read.
-pub fn collect_inputs(inputs: &[PathBuf], skipped: &mut usize) -> Result<Vec<InputFile>> {
+/// skipped with a warning on stderr and counted in `skipped`; files left out by `excludes` are
+/// counted in `excluded`. Errors on a missing input or a folder with nothing to read.
+pub fn collect_inputs(
+    inputs: &[PathBuf],
+    excludes: &Excludes,
+    skipped: &mut usize,
+    excluded: &mut usize,
+) -> Result<Vec<InputFile>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut push = |file: InputFile, out: &mut Vec<InputFile>| {
@@ -116,6 +171,10 @@ pub fn collect_inputs(inputs: &[PathBuf], skipped: &mut usize) -> Result<Vec<Inp
                     continue;
                 };
                 let rel = entry.path().strip_prefix(input).unwrap_or(entry.path());
+                if excludes.excludes(entry.path(), rel) {
+                    *excluded += 1;
+                    continue;
+                }
                 let url = rel
                     .components()
                     .map(|c| url_encode(&c.as_os_str().to_string_lossy()))
@@ -137,6 +196,10 @@ pub fn collect_inputs(inputs: &[PathBuf], skipped: &mut usize) -> Result<Vec<Inp
                 );
             }
         } else {
+            if excludes.excludes(input, input) {
+                *excluded += 1;
+                continue;
+            }
             let url = input
                 .file_name()
                 .map(|n| url_encode(&n.to_string_lossy()))
@@ -777,8 +840,16 @@ mod tests {
             got,
             [
                 ("Setup".into(), None, "No id here.".into()),
-                ("Setup again".into(), Some("setup".into()), "Has its own id.".into()),
-                ("Inside a section".into(), Some("my-sec".into()), "Sphinx style.".into()),
+                (
+                    "Setup again".into(),
+                    Some("setup".into()),
+                    "Has its own id.".into()
+                ),
+                (
+                    "Inside a section".into(),
+                    Some("my-sec".into()),
+                    "Sphinx style.".into()
+                ),
                 ("Odd id".into(), Some("a%20b%25c".into()), "Encoded.".into()),
             ]
         );

@@ -732,3 +732,95 @@ fn a_kill_between_the_two_renames_is_completed_by_search() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["dims"], 384);
 }
+
+/// Issue 12: `--exclude GLOB` (repeatable) and the default rules — a `_sources/` folder and a
+/// `NAME.txt` beside `NAME.html` (raw sources of a page) are not indexed unless
+/// `--no-default-excludes`.
+#[test]
+fn excludes_and_default_source_rules() {
+    let dir = scratch("site-index-excludes");
+    let site = dir.join("site");
+    std::fs::create_dir_all(site.join("_sources")).unwrap();
+    std::fs::create_dir_all(site.join("deep/er")).unwrap();
+    std::fs::write(
+        site.join("page.html"),
+        "<h1 id=\"p\">Page</h1><p>Compost needs air.</p>",
+    )
+    .unwrap();
+    std::fs::write(site.join("page.txt"), "Page\n====\n\nCompost needs air.").unwrap();
+    std::fs::write(
+        site.join("_sources/page.rst.txt"),
+        "Page\n====\n\nCompost needs air, raw.",
+    )
+    .unwrap();
+    std::fs::write(site.join("notes.txt"), "Loose notes about mulch.").unwrap();
+    std::fs::write(
+        site.join("print.html"),
+        "<p>Everything again, about mulch and compost.</p>",
+    )
+    .unwrap();
+    std::fs::write(site.join("deep/er/print.html"), "<p>Deep print page.</p>").unwrap();
+    let out = dir.join("out");
+    let m = model();
+    let files = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["index", "--model", s(&m), "--out", s(&out), "-q"];
+        args.extend_from_slice(extra);
+        args.push(s(&site));
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut urls: Vec<String> = search_json(&out, &["-k", "50"], "compost mulch")["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["url"]
+                    .as_str()
+                    .unwrap()
+                    .split('#')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        urls.sort();
+        urls.dedup();
+        urls
+    };
+    assert_eq!(
+        files(&["--exclude", "print.html"]),
+        ["deep/er/print.html", "notes.txt", "page.html"],
+        "`*`-free glob matches the top-level file only"
+    );
+    assert_eq!(
+        files(&["--exclude", "**/print.html", "--exclude", "notes.*"]),
+        ["page.html"]
+    );
+    assert_eq!(
+        files(&["--no-default-excludes", "--exclude", "**/print.html"]),
+        [
+            "_sources/page.rst.txt",
+            "notes.txt",
+            "page.html",
+            "page.txt"
+        ]
+    );
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["excluded"], 2);
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&out),
+        "--exclude",
+        "[",
+        s(&site),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: --exclude \"[\": not a valid glob"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -450,3 +450,110 @@ impl Graph {
         }
     }
 }
+
+#[cfg(test)]
+mod debug_tests {
+    use crate::index::{Document, Index, Params};
+    use crate::manifest::{ManifestFields, Metric, ModelVersion};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn uniform(&mut self) -> f32 {
+            (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+        }
+        fn normal(&mut self) -> f32 {
+            (0..12).map(|_| self.uniform()).sum::<f32>() - 6.0
+        }
+    }
+
+    #[test]
+    fn debug_dups_random() {
+        const DIMS: usize = 8;
+        let mut rng = Rng(42);
+        let fields = ManifestFields {
+            model_id: "x".into(),
+            model_version: ModelVersion::new(1, 0, 0),
+            dims: DIMS,
+            metric: Metric::Cosine,
+            model_sha256: [0; 32],
+        };
+        let mut index = Index::new(fields, Params::default()).unwrap();
+        let dup = [1.0f32; DIMS];
+        let d = |s: String| Document::new(s, "", "", "");
+        for i in 0..100 {
+            index.insert(d(format!("dup-{i}")), &dup).unwrap();
+        }
+        for i in 0..300 {
+            let v: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
+            index.insert(d(format!("rnd-{i}")), &v).unwrap();
+            if i % 3 == 0 {
+                index.insert(d(format!("dup-x{i}")), &dup).unwrap();
+            }
+        }
+        let g = &index.graph;
+        let n = g.len();
+        let name = |s: u32| index.docs[s as usize].id.clone();
+        let mut indeg = vec![0; n];
+        for s in 0..n as u32 {
+            for &t in g.neighbors(s, 0) {
+                indeg[t as usize] += 1;
+            }
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![g.entry];
+        seen[g.entry as usize] = true;
+        while let Some(s) = stack.pop() {
+            for &t in g.neighbors(s, 0) {
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    stack.push(t);
+                }
+            }
+        }
+        let unreach: Vec<String> = (0..n as u32)
+            .filter(|&s| !seen[s as usize])
+            .map(name)
+            .collect();
+        eprintln!(
+            "entry {} max_level {} unreachable {}: {:?}",
+            name(g.entry),
+            g.max_level,
+            unreach.len(),
+            unreach
+        );
+        let zero: Vec<String> = (0..n as u32)
+            .filter(|&s| indeg[s as usize] == 0)
+            .map(name)
+            .collect();
+        eprintln!("in-degree 0: {}", zero.len());
+        for id in [
+            "rnd-23", "rnd-65", "rnd-258", "rnd-2", "dup-0", "dup-5", "dup-x3",
+        ] {
+            let s = index.ids[id];
+            let l: Vec<String> = g.neighbors(s, 0).iter().map(|&t| name(t)).collect();
+            eprintln!(
+                "{id} (level {}, indeg {}): {:?}",
+                g.levels[s as usize], indeg[s as usize], l
+            );
+        }
+        // how many rnd nodes link to a copy; how many copies link to rnd nodes
+        let is_dup = |s: u32| name(s).starts_with("dup");
+        let copies_with_rnd = (0..n as u32)
+            .filter(|&s| is_dup(s) && g.neighbors(s, 0).iter().any(|&t| !is_dup(t)))
+            .count();
+        eprintln!("copies with a rnd neighbour: {copies_with_rnd}");
+        let avg_rnd_deg: f64 = (0..n as u32)
+            .filter(|&s| !is_dup(s))
+            .map(|s| g.neighbors(s, 0).len() as f64)
+            .sum::<f64>()
+            / 300.0;
+        eprintln!("avg rnd out-degree {avg_rnd_deg}");
+    }
+}

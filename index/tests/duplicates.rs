@@ -204,10 +204,24 @@ fn duplicates_among_random_vectors_keep_recall_and_determinism() {
         let got = ids(&index.search(&q, 10).unwrap());
         let f = got.intersection(&truth).count();
         if f < 10 {
-            let t: Vec<(String, f32)> = index.exact_search(&q, 12).unwrap().into_iter().map(|h| (h.id, h.score)).collect();
-            let g: Vec<(String, f32)> = index.search(&q, 10).unwrap().into_iter().map(|h| (h.id, h.score)).collect();
-            let g2 = ids(&index.search_with_ef(&q, 10, 200).unwrap()).intersection(&truth).count();
-            let g3 = ids(&index.search_with_ef(&q, 10, 400).unwrap()).intersection(&truth).count();
+            let t: Vec<(String, f32)> = index
+                .exact_search(&q, 12)
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.id, h.score))
+                .collect();
+            let g: Vec<(String, f32)> = index
+                .search(&q, 10)
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.id, h.score))
+                .collect();
+            let g2 = ids(&index.search_with_ef(&q, 10, 200).unwrap())
+                .intersection(&truth)
+                .count();
+            let g3 = ids(&index.search_with_ef(&q, 10, 400).unwrap())
+                .intersection(&truth)
+                .count();
             eprintln!("miss {f} (ef200 {g2}, ef400 {g3}): truth {t:?}\n got {g:?}");
         }
         found += f;
