@@ -167,8 +167,13 @@ enum Command {
         /// snippet).
         #[arg(long)]
         json: bool,
-        /// The query text.
-        query: String,
+        /// Batch mode: read `{"id": …, "query": …}` lines from FILE (`-` = stdin) and write one
+        /// `{"id": …, "hits": [{"id", "url", "title", "score"}, …]}` line per query, in input order.
+        #[arg(long, value_name = "FILE", conflicts_with = "query")]
+        jsonl: Option<String>,
+        /// The query text (or use --jsonl).
+        #[arg(required_unless_present = "jsonl")]
+        query: Option<String>,
     },
     /// Customer fingerprints (spec §7): detect which license a suspect model was issued to.
     #[command(subcommand)]
@@ -298,6 +303,7 @@ fn run(command: Command) -> Result<ExitCode> {
             k,
             ef_search,
             json,
+            jsonl,
             query,
         } => search_index::search(search_index::SearchArgs {
             index,
@@ -305,7 +311,8 @@ fn run(command: Command) -> Result<ExitCode> {
             k: k as usize,
             ef_search: ef_search.map(|e| e as usize),
             json,
-            query,
+            jsonl,
+            query: query.unwrap_or_default(),
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }

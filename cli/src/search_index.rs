@@ -443,6 +443,8 @@ pub struct SearchArgs {
     pub k: usize,
     pub ef_search: Option<usize>,
     pub json: bool,
+    /// Batch mode: a JSONL file (`-` = stdin) of `{"id", "query"}` lines.
+    pub jsonl: Option<String>,
     pub query: String,
 }
 
@@ -482,6 +484,9 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         index
             .set_ef_search(ef)
             .map_err(|e| anyhow!("--ef-search: {e}"))?;
+    }
+    if let Some(input) = &a.jsonl {
+        return batch_search(&index, &model, input, a.k);
     }
     if a.query.trim().is_empty() {
         bail!("the query is empty");
@@ -524,6 +529,55 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
                 snippet(&h.payload.snippet, 200)
             )?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `search --jsonl`: one `{"id", "hits"}` line per `{"id", "query"}` input line, in input order,
+/// each written as soon as it is answered. A bad line (invalid JSON, no string "query", an empty
+/// query) stops the run with an error naming it, after every line before it has been written.
+fn batch_search(
+    index: &Index,
+    model: &lightembed::Model,
+    input: &str,
+    k: usize,
+) -> Result<ExitCode> {
+    use std::io::BufRead;
+    let reader: Box<dyn BufRead> = if input == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(input).with_context(|| format!("cannot read {input}"))?,
+        ))
+    };
+    for (i, line) in reader.lines().enumerate() {
+        let n = i + 1;
+        let line = line.with_context(|| format!("{input}: line {n}: cannot read"))?;
+        let line = if n == 1 {
+            line.trim_start_matches('\u{feff}').to_string()
+        } else {
+            line
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .map_err(|e| anyhow!("{input}: line {n}: invalid JSON: {e}"))?;
+        let query = match v.get("query") {
+            Some(serde_json::Value::String(q)) if !q.trim().is_empty() => q,
+            Some(serde_json::Value::String(_)) => bail!("{input}: line {n}: the query is empty"),
+            _ => bail!("{input}: line {n}: expected a JSON object with a string \"query\" field"),
+        };
+        let q = model
+            .embed(query, index.dims())
+            .map_err(|e| anyhow!("{input}: line {n}: {e}"))?;
+        let hits = index.search(&q, k).map_err(|e| anyhow!("{e}"))?;
+        let hits: Vec<_> = hits
+            .iter()
+            .map(|h| json!({"id": h.id, "url": h.payload.url, "title": h.payload.title, "score": h.score}))
+            .collect();
+        let id = v.get("id").cloned().unwrap_or(serde_json::Value::Null);
+        outln!("{}", json!({"id": id, "hits": hits}))?;
     }
     Ok(ExitCode::SUCCESS)
 }

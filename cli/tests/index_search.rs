@@ -824,3 +824,53 @@ fn excludes_and_default_source_rules() {
         stderr(&o)
     );
 }
+
+/// Issue 12, item 5: batch search — one `{"id", "hits"}` line per `{"id", "query"}` line, in
+/// input order, the same hits as a single search; a bad line is named after the good ones.
+#[test]
+fn batch_search_answers_each_line_in_order() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let out = scratch("site-index-batch");
+    assert!(build(&out, &["--quiet"]).status.success());
+    let single = search_json(&out, &["-k", "3"], "compost");
+    let input = "\u{feff}{\"id\":\"q1\",\"query\":\"compost\"}\n\n{\"id\":2,\"query\":\"garden tools\"}\n{\"id\":3}\n{\"id\":4,\"query\":\"x\"}\n";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(["search", "--index", s(&out), "-k", "3", "--jsonl", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: -: line 4: expected a JSON object with a string \"query\" field\n"
+    );
+    let lines: Vec<Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], "q1");
+    assert_eq!(lines[1]["id"], 2);
+    let hit_ids: Vec<&str> = lines[0]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(hit_ids, ids(&single));
+    let h = &lines[0]["hits"][0];
+    assert!(h["url"].is_string() && h["title"].is_string() && h["score"].is_number());
+    // QUERY and --jsonl are exclusive; one of them is required.
+    assert_eq!(run(&["search", "--index", s(&out)]).status.code(), Some(2));
+}
