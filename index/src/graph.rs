@@ -1,14 +1,7 @@
 //! The HNSW graph (Malkov & Yashunin, "Efficient and robust approximate nearest neighbor search
 //! using Hierarchical Navigable Small World graphs", 2016/2018): layered proximity graphs, greedy
 //! descent through the upper layers, beam search (`ef`) on each layer, and the neighbour-selection
-//! heuristic (the paper's Algorithm 4, without `extendCandidates`; `keepPrunedConnections` only
-//! for copies of the base point, see [`Graph::select`]).
-//!
-//! Duplicate vectors: two stored vectors whose cosine distance is at most [`COPY_EPS`] are
-//! *copies* of one point. The paper's heuristic has no answer for distance 0 (every copy ties
-//! with every other), so without special care a crowd of copies fills each other's lists and
-//! the links to anything inserted later are pruned away; `select` keeps one copy per list in the
-//! diversity pass and lets the other copies only fill the room that is left.
+//! heuristic (the paper's Algorithm 4, without `extendCandidates`/`keepPrunedConnections`).
 //!
 //! Nodes are *slots* `0..n` (`u32`); their vectors live outside the graph in one flat
 //! `[f32; n·dims]` array owned by the index. Similarity is the inner product of L2-normalised
@@ -27,20 +20,6 @@ pub(crate) const MAX_LEVEL: u8 = 16;
 
 /// Sentinel for "no entry point" (empty graph) in the byte layout.
 pub(crate) const NO_ENTRY: u32 = u32::MAX;
-
-/// Largest cosine distance (`1 − similarity`, unit-free) at which two stored vectors count as
-/// copies of one point: `1e-5`, about 170 `f32` steps below 1 (an angle of ≈ 0.26°). Exact
-/// duplicates score 1 up to rounding (a few steps at hundreds of dimensions); vectors that
-/// differ only by float noise land in the same band, where `f32` can no longer order distances
-/// reliably. Distinct passages of real text are far outside it.
-pub(crate) const COPY_EPS: f32 = 1e-5;
-
-/// `true` when a similarity (inner product of two unit vectors) makes them copies (see
-/// [`COPY_EPS`]).
-#[inline]
-fn is_copy(similarity: f32) -> bool {
-    similarity >= 1.0 - COPY_EPS
-}
 
 /// Per-query "already visited" marks: one `u32` per slot holding the epoch of the last visit,
 /// so clearing is `epoch += 1` instead of a fill.
@@ -324,68 +303,19 @@ impl Graph {
         self.search_layer(vecs, q, &[cur], ef, 0, visited, skip)
     }
 
-    /// The neighbour-selection heuristic (Algorithm 4) for a base point `b`: walking `cands`
-    /// (scored against `b`, best first), keep a candidate only if it is closer to `b` than to
-    /// every candidate kept so far; stop at `m`. Spreads links over directions instead of piling
-    /// them into one cluster. Writes at most `m` slot ids to `out`; `spare` is scratch.
-    ///
-    /// Copies (cosine distance ≤ [`COPY_EPS`]) need two extra rules, because "closer" means
-    /// nothing at distance 0 and a crowd of copies would otherwise fill the whole list:
-    ///
-    /// * a candidate that is a copy of a kept neighbour adds no direction and is set aside, so
-    ///   the diversity pass keeps one copy of each point;
-    /// * a kept neighbour that is a copy of `b` itself hides no candidate (it is exactly as far
-    ///   from every candidate as `b` is; float noise must not decide).
-    ///
-    /// Set-aside copies *of `b`* then fill the room the diversity pass left, best first and,
-    /// among equal scores, newest (highest slot) first — the paper's `keepPrunedConnections`,
-    /// restricted to copies, so a node's copies stay linked to each other (and the newest copy
-    /// gets reverse links) without ever displacing a link to a distinct point.
-    ///
-    /// Unless some candidate is a copy of `b`, the result is exactly Algorithm 4's.
-    fn select(
-        &self,
-        vecs: Vectors<'_>,
-        cands: &[Scored],
-        m: usize,
-        out: &mut Vec<u32>,
-        spare: &mut Vec<Scored>,
-    ) {
+    /// The neighbour-selection heuristic (Algorithm 4): walking `cands` best first, keep a
+    /// candidate only if it is closer to the base point than to every candidate kept so far;
+    /// stop at `m`. Spreads links over directions instead of piling them into one cluster.
+    fn select(&self, vecs: Vectors<'_>, cands: &[Scored], m: usize, out: &mut Vec<u32>) {
         out.clear();
-        spare.clear();
-        // `out[..lead]` are copies of `b`: they score highest, so they are kept first.
-        let mut lead = 0;
         for c in cands {
             if out.len() >= m {
                 break;
             }
             let cv = vecs.get(c.id);
-            let mut keep = true;
-            for (i, &r) in out.iter().enumerate() {
-                let sim = dot(cv, vecs.get(r));
-                if is_copy(sim) {
-                    if is_copy(c.score) {
-                        spare.push(*c);
-                    }
-                    keep = false;
-                    break;
-                }
-                if sim > c.score && i >= lead {
-                    keep = false;
-                    break;
-                }
-            }
-            if keep {
-                if is_copy(c.score) {
-                    lead += 1;
-                }
+            if out.iter().all(|&r| dot(cv, vecs.get(r)) <= c.score) {
                 out.push(c.id);
             }
-        }
-        if out.len() < m && !spare.is_empty() {
-            spare.sort_unstable_by(|a, b| b.score.total_cmp(&a.score).then(b.id.cmp(&a.id)));
-            let room = m - out.len();
-            out.extend(spare.iter().take(room).map(|s| s.id));
         }
     }
 
@@ -416,11 +346,10 @@ impl Graph {
         let mut selected = Vec::with_capacity(self.m0 + 1);
         let mut pruned = Vec::with_capacity(self.m0 + 1);
         let mut scratch: Vec<Scored> = Vec::with_capacity(self.m0 + 1);
-        let mut spare: Vec<Scored> = Vec::new();
         for layer in (0..=level.min(self.max_level)).rev() {
             visited.reset(self.len());
             let found = self.search_layer(vecs, q, &entries, ef_construction, layer, visited, None);
-            self.select(vecs, &found, self.m, &mut selected, &mut spare);
+            self.select(vecs, &found, self.m, &mut selected);
             self.set_neighbors(id, layer, &selected);
             for &n in &selected {
                 if self.try_push_neighbor(n, layer, id) {
@@ -439,7 +368,7 @@ impl Graph {
                         }),
                 );
                 sort_best_first(&mut scratch);
-                self.select(vecs, &scratch, self.cap(layer), &mut pruned, &mut spare);
+                self.select(vecs, &scratch, self.cap(layer), &mut pruned);
                 self.set_neighbors(n, layer, &pruned);
             }
             entries = found;
@@ -448,112 +377,5 @@ impl Graph {
             self.entry = id;
             self.max_level = level;
         }
-    }
-}
-
-#[cfg(test)]
-mod debug_tests {
-    use crate::index::{Document, Index, Params};
-    use crate::manifest::{ManifestFields, Metric, ModelVersion};
-
-    struct Rng(u64);
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn uniform(&mut self) -> f32 {
-            (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-        }
-        fn normal(&mut self) -> f32 {
-            (0..12).map(|_| self.uniform()).sum::<f32>() - 6.0
-        }
-    }
-
-    #[test]
-    fn debug_dups_random() {
-        const DIMS: usize = 8;
-        let mut rng = Rng(42);
-        let fields = ManifestFields {
-            model_id: "x".into(),
-            model_version: ModelVersion::new(1, 0, 0),
-            dims: DIMS,
-            metric: Metric::Cosine,
-            model_sha256: [0; 32],
-        };
-        let mut index = Index::new(fields, Params::default()).unwrap();
-        let dup = [1.0f32; DIMS];
-        let d = |s: String| Document::new(s, "", "", "");
-        for i in 0..100 {
-            index.insert(d(format!("dup-{i}")), &dup).unwrap();
-        }
-        for i in 0..300 {
-            let v: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
-            index.insert(d(format!("rnd-{i}")), &v).unwrap();
-            if i % 3 == 0 {
-                index.insert(d(format!("dup-x{i}")), &dup).unwrap();
-            }
-        }
-        let g = &index.graph;
-        let n = g.len();
-        let name = |s: u32| index.docs[s as usize].id.clone();
-        let mut indeg = vec![0; n];
-        for s in 0..n as u32 {
-            for &t in g.neighbors(s, 0) {
-                indeg[t as usize] += 1;
-            }
-        }
-        let mut seen = vec![false; n];
-        let mut stack = vec![g.entry];
-        seen[g.entry as usize] = true;
-        while let Some(s) = stack.pop() {
-            for &t in g.neighbors(s, 0) {
-                if !seen[t as usize] {
-                    seen[t as usize] = true;
-                    stack.push(t);
-                }
-            }
-        }
-        let unreach: Vec<String> = (0..n as u32)
-            .filter(|&s| !seen[s as usize])
-            .map(name)
-            .collect();
-        eprintln!(
-            "entry {} max_level {} unreachable {}: {:?}",
-            name(g.entry),
-            g.max_level,
-            unreach.len(),
-            unreach
-        );
-        let zero: Vec<String> = (0..n as u32)
-            .filter(|&s| indeg[s as usize] == 0)
-            .map(name)
-            .collect();
-        eprintln!("in-degree 0: {}", zero.len());
-        for id in [
-            "rnd-23", "rnd-65", "rnd-258", "rnd-2", "dup-0", "dup-5", "dup-x3",
-        ] {
-            let s = index.ids[id];
-            let l: Vec<String> = g.neighbors(s, 0).iter().map(|&t| name(t)).collect();
-            eprintln!(
-                "{id} (level {}, indeg {}): {:?}",
-                g.levels[s as usize], indeg[s as usize], l
-            );
-        }
-        // how many rnd nodes link to a copy; how many copies link to rnd nodes
-        let is_dup = |s: u32| name(s).starts_with("dup");
-        let copies_with_rnd = (0..n as u32)
-            .filter(|&s| is_dup(s) && g.neighbors(s, 0).iter().any(|&t| !is_dup(t)))
-            .count();
-        eprintln!("copies with a rnd neighbour: {copies_with_rnd}");
-        let avg_rnd_deg: f64 = (0..n as u32)
-            .filter(|&s| !is_dup(s))
-            .map(|s| g.neighbors(s, 0).len() as f64)
-            .sum::<f64>()
-            / 300.0;
-        eprintln!("avg rnd out-degree {avg_rnd_deg}");
     }
 }
