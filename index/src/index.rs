@@ -336,7 +336,9 @@ impl Index {
     }
 
     /// Adds `doc` with its embedding `vector` (any length-`dims` finite vector; it is
-    /// L2-normalised on the way in). Works at any time, before or after a load.
+    /// L2-normalised on the way in). Works at any time, before or after a load. Any number of
+    /// documents may share one vector (boilerplate passages, repeated text): copies are linked
+    /// so that they never cut the documents around them off from search.
     ///
     /// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`],
     /// [`IndexError::DuplicateId`] when a live document already has `doc.id`, [`IndexError::Full`].
