@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import List
+import os
+from typing import Callable, List, Optional
 
 import numpy as np
 
@@ -118,3 +119,30 @@ def compare_text_json(want: bytes, have: bytes, *, atol: float, rtol: float = 0.
         return compare_json(json.loads(want), json.loads(have), atol=atol, rtol=rtol)
     except ValueError as e:
         return [f"not JSON: {e}"]
+
+
+def compare_dir(files: dict, out_dir: str, json_atol: Callable[[str], Optional[float]],
+                limit: int = 5) -> List[str]:
+    """Differences between freshly generated `files` ({relative path: bytes}) and the files in
+    `out_dir`, each prefixed with its path (at most `limit` per file): `.bin` by `compare_bin`;
+    JSON by `compare_json` where `json_atol(path)` gives a tolerance; everything else (text,
+    JSON without floats) byte for byte. A file missing on disk is reported as `missing`."""
+    problems = []
+    for rel, data in files.items():
+        path = os.path.join(out_dir, rel)
+        if not os.path.exists(path):
+            problems.append(f"{rel}: missing")
+            continue
+        with open(path, "rb") as f:
+            disk = f.read()
+        if disk == data:
+            continue
+        atol = json_atol(rel)
+        if rel.endswith(".bin"):
+            diffs = compare_bin(data, disk)
+        elif atol is not None:
+            diffs = compare_text_json(data, disk, atol=atol)
+        else:
+            diffs = ["differs"]
+        problems += [f"{rel}: {d}" for d in diffs[:limit]]
+    return problems

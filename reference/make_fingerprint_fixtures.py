@@ -195,24 +195,9 @@ def check(files: dict) -> list:
     """Differences between the freshly generated `files` and the committed fixtures, compared
     machine-independently (`fixture_compare`): text files exactly, JSON floats within the
     tolerances above, `.bin` models exactly except float32 sections (a few ulps)."""
-    bad = []
-    for name, data in files.items():
-        p = os.path.join(OUT, name)
-        if not os.path.exists(p):
-            bad.append(f"{name}: missing")
-            continue
-        with open(p, "rb") as f:
-            disk = f.read()
-        if name.endswith(".bin"):
-            diffs = fixture_compare.compare_bin(data, disk)
-        elif name == "rotations.json":
-            diffs = fixture_compare.compare_text_json(data, disk, atol=ROTATION_ATOL)
-        elif name == "expected.json":
-            diffs = fixture_compare.compare_text_json(data, disk, atol=DISTANCE_ATOL)
-        else:  # probes.txt, registry.json: text and integers only
-            diffs = [] if data == disk else ["differs"]
-        bad += [f"{name}: {d}" for d in diffs[:5]]
-    return bad
+    # probes.txt and registry.json hold text and integers only: compared byte for byte.
+    json_atol = {"rotations.json": ROTATION_ATOL, "expected.json": DISTANCE_ATOL}.get
+    return fixture_compare.compare_dir(files, OUT, json_atol)
 
 
 def main(argv=None) -> int:

@@ -624,22 +624,8 @@ def compare(files: dict, out_dir: str, tol: float = GOLDEN_TOL) -> list:
     within a few float32 ulps on float sections; golden JSON must agree exactly on everything but
     embedding values, which may differ by `tol` (BLAS summation order varies between machines);
     cases.json exactly (it holds no floats)."""
-    problems = []
-    for rel, data in files.items():
-        path = os.path.join(out_dir, rel)
-        if not os.path.exists(path):
-            problems.append(f"{rel}: missing")
-            continue
-        with open(path, "rb") as f:
-            disk = f.read()
-        if disk == data:
-            continue
-        if rel.endswith(".bin"):
-            problems += [f"{rel}: {d}" for d in fixture_compare.compare_bin(data, disk)]
-        elif rel.startswith("models/") and rel.endswith(".json"):
-            problems += [f"{rel}: {d}" for d in fixture_compare.compare_text_json(data, disk, atol=tol)]
-        else:
-            problems.append(f"{rel}: differs")
+    golden_json = lambda rel: tol if rel.startswith("models/") and rel.endswith(".json") else None  # noqa: E731
+    problems = fixture_compare.compare_dir(files, out_dir, golden_json)
     for sub in ("models", "malformed"):
         d = os.path.join(out_dir, sub)
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:

@@ -418,11 +418,11 @@ impl Sidecar {
                 }
             }
         }
-        let want: String = manifest_sha256.iter().map(|b| format!("{b:02x}")).collect();
         for c in &candidates {
-            if std::fs::read(c)
-                .is_ok_and(|b| b.len() >= 32 && sha256_hex(&b[..b.len() - 32]) == want)
-            {
+            let hashes_to_manifest = |b: Vec<u8>| {
+                b.len() >= 32 && Sha256::digest(&b[..b.len() - 32]).as_slice() == manifest_sha256
+            };
+            if std::fs::read(c).is_ok_and(hashes_to_manifest) {
                 return Ok(c.clone());
             }
         }

@@ -654,11 +654,6 @@ fn is_chrome(el: &scraper::node::Element) -> bool {
     el.classes().any(|c| CHROME_CLASSES.contains(&c))
 }
 
-/// An HTML id as a URL fragment: percent-encoded where it would break the URL.
-fn fragment(id: &str) -> String {
-    url_encode(id)
-}
-
 fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
     use ego_tree::NodeId;
     use scraper::{Html, Node};
@@ -793,7 +788,7 @@ fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
                 .map(str::to_string)
                 .or_else(|| node.descendants().skip(1).find_map(id_of))
                 .or_else(|| node.ancestors().find_map(id_of))
-                .map(|id| fragment(&id));
+                .map(|id| url_encode(&id));
             sections.push(Section {
                 heading,
                 anchor,

@@ -63,6 +63,19 @@ fn probes() -> Vec<String> {
         .collect()
 }
 
+/// The best, runner-up and identity distances of a `detect --json` result are within 1e-4 of
+/// the reference's values in an `expected.json` case.
+fn assert_distances_match(case: &Value, got: &Value, label: &str) {
+    for (k, g) in [
+        ("best_distance", &got["best"]["distance"]),
+        ("runner_up_distance", &got["runner_up"]["distance"]),
+        ("identity_distance", &got["identity_distance"]),
+    ] {
+        let (w, g) = (case[k].as_f64().unwrap(), g.as_f64().unwrap());
+        assert!((w - g).abs() <= 1e-4, "{label} {k}: rust {g} vs python {w}");
+    }
+}
+
 #[test]
 fn detect_matches_the_python_reference_at_every_dims() {
     let expected: Value =
@@ -87,17 +100,7 @@ fn detect_matches_the_python_reference_at_every_dims() {
             got["best"]["license_id"], case["best_license_id"],
             "{file}@{dims}"
         );
-        for (k, g) in [
-            ("best_distance", &got["best"]["distance"]),
-            ("runner_up_distance", &got["runner_up"]["distance"]),
-            ("identity_distance", &got["identity_distance"]),
-        ] {
-            let (w, g) = (case[k].as_f64().unwrap(), g.as_f64().unwrap());
-            assert!(
-                (w - g).abs() <= 1e-4,
-                "{file}@{dims} {k}: rust {g} vs python {w}"
-            );
-        }
+        assert_distances_match(case, &got, &format!("{file}@{dims}"));
         assert_eq!(got["n_probes"], 334);
     }
 }
@@ -132,17 +135,7 @@ fn detect_with_one_two_three_probes_matches_the_python_reference() {
             got["best"]["license_id"], case["best_license_id"],
             "{file} n={n}"
         );
-        for (k, g) in [
-            ("best_distance", &got["best"]["distance"]),
-            ("runner_up_distance", &got["runner_up"]["distance"]),
-            ("identity_distance", &got["identity_distance"]),
-        ] {
-            let (w, g) = (case[k].as_f64().unwrap(), g.as_f64().unwrap());
-            assert!(
-                (w - g).abs() <= 1e-4,
-                "{file} n={n} {k}: rust {g} vs python {w}"
-            );
-        }
+        assert_distances_match(case, &got, &format!("{file} n={n}"));
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -545,12 +545,8 @@ fn a_bad_out_is_reported_before_the_work() {
     assert!(!out.exists(), "the created --out folder is removed again");
 }
 
-/// Issue 11, item 6: an unreadable file is skipped like an unreadable folder entry: warned
-/// about by name, the rest is indexed, and the exit code (4) says inputs were skipped.
-#[cfg(target_os = "linux")]
-#[test]
-fn unreadable_files_are_skipped_with_a_warning_and_exit_4() {
-    let dir = scratch("site-index-unreadable");
+/// `DIR/site/` holding one page, `good.md` ("# Compost" and one sentence).
+fn compost_site(dir: &Path) -> PathBuf {
     let site = dir.join("site");
     std::fs::create_dir_all(&site).unwrap();
     std::fs::write(
@@ -558,6 +554,16 @@ fn unreadable_files_are_skipped_with_a_warning_and_exit_4() {
         "# Compost\n\nGarden compost needs air and water.\n",
     )
     .unwrap();
+    site
+}
+
+/// Issue 11, item 6: an unreadable file is skipped like an unreadable folder entry: warned
+/// about by name, the rest is indexed, and the exit code (4) says inputs were skipped.
+#[cfg(target_os = "linux")]
+#[test]
+fn unreadable_files_are_skipped_with_a_warning_and_exit_4() {
+    let dir = scratch("site-index-unreadable");
+    let site = compost_site(&dir);
     // Reading /proc/self/mem at offset 0 fails with EIO, for root too (chmod 000 would not).
     std::os::unix::fs::symlink("/proc/self/mem", site.join("bad.txt")).unwrap();
     std::os::unix::fs::symlink(dir.join("missing"), site.join("dangling.md")).unwrap();
@@ -610,13 +616,7 @@ fn unreadable_files_are_skipped_with_a_warning_and_exit_4() {
 fn a_closed_stderr_is_not_a_crash() {
     use std::process::Stdio;
     let dir = scratch("site-index-closed-stderr");
-    let site = dir.join("site");
-    std::fs::create_dir_all(&site).unwrap();
-    std::fs::write(
-        site.join("good.md"),
-        "# Compost\n\nGarden compost needs air and water.\n",
-    )
-    .unwrap();
+    let site = compost_site(&dir);
     std::fs::write(site.join("blob.txt"), b"\0\0binary").unwrap(); // → a warning
     let out = dir.join("out");
     let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))

@@ -156,7 +156,8 @@ pub fn split_passages_in_tokens(
 }
 
 /// Cuts a sentence of more than `budget` pieces into runs of whole words (or, for a word that
-/// alone exceeds the budget, runs of characters), each ≤ `budget` pieces.
+/// alone exceeds the budget, runs of characters), each ≤ `budget` pieces. The first run keeps the
+/// sentence's `glue`; a run that starts a word is glued with a space, one inside a word with "".
 fn cut_long_sentence(
     sentence: &str,
     glue: &'static str,
@@ -164,80 +165,48 @@ fn cut_long_sentence(
     count: &dyn Fn(&str) -> usize,
     units: &mut Vec<Unit>,
 ) {
-    let mut run = String::new();
-    let mut run_tokens = 0usize;
-    let mut first = true;
-    let flush =
-        |run: &mut String, run_tokens: &mut usize, units: &mut Vec<Unit>, first: &mut bool| {
-            if !run.is_empty() {
-                let g = if *first { glue } else { " " };
-                units.push(Unit {
-                    text: std::mem::take(run),
-                    tokens: *run_tokens,
-                    glue: g,
-                });
-                *run_tokens = 0;
-                *first = false;
-            }
+    let start = units.len();
+    let push = |units: &mut Vec<Unit>, text: String, tokens: usize, mid_word: bool| {
+        let glue = match (units.len() == start, mid_word) {
+            (true, _) => glue,
+            (false, true) => "",
+            (false, false) => " ",
         };
+        units.push(Unit { text, tokens, glue });
+    };
+    let (mut run, mut run_tokens) = (String::new(), 0usize);
     for word in sentence.split(' ') {
         let w = count(word);
-        if w > budget {
-            flush(&mut run, &mut run_tokens, units, &mut first);
-            // Characters: the sum of per-character counts bounds the count of the run from
-            // above (a piece covers at least one character), so a run never exceeds the budget.
-            let mut piece = String::new();
-            let mut piece_tokens = 0usize;
-            let mut piece_first = true;
-            for c in word.chars() {
-                let t = count(c.encode_utf8(&mut [0u8; 4])).max(1);
-                if piece_tokens + t > budget && !piece.is_empty() {
-                    let g = if first {
-                        glue
-                    } else if piece_first {
-                        " "
-                    } else {
-                        ""
-                    };
-                    units.push(Unit {
-                        text: std::mem::take(&mut piece),
-                        tokens: piece_tokens,
-                        glue: g,
-                    });
-                    piece_tokens = 0;
-                    first = false;
-                    piece_first = false;
-                }
-                piece.push(c);
-                piece_tokens += t;
+        if !run.is_empty() && run_tokens + w > budget {
+            push(units, std::mem::take(&mut run), run_tokens, false);
+            run_tokens = 0;
+        }
+        if w <= budget {
+            if !run.is_empty() {
+                run.push(' ');
             }
-            if !piece.is_empty() {
-                let g = if first {
-                    glue
-                } else if piece_first {
-                    " "
-                } else {
-                    ""
-                };
-                units.push(Unit {
-                    text: piece,
-                    tokens: piece_tokens,
-                    glue: g,
-                });
-                first = false;
-            }
+            run.push_str(word);
+            run_tokens += w;
             continue;
         }
-        if run_tokens + w > budget {
-            flush(&mut run, &mut run_tokens, units, &mut first);
+        // Characters: the sum of per-character counts bounds the count of the run from above
+        // (a piece covers at least one character), so a run never exceeds the budget.
+        let (mut piece, mut piece_tokens, mut mid_word) = (String::new(), 0usize, false);
+        for c in word.chars() {
+            let t = count(c.encode_utf8(&mut [0u8; 4])).max(1);
+            if piece_tokens + t > budget && !piece.is_empty() {
+                push(units, std::mem::take(&mut piece), piece_tokens, mid_word);
+                piece_tokens = 0;
+                mid_word = true;
+            }
+            piece.push(c);
+            piece_tokens += t;
         }
-        if !run.is_empty() {
-            run.push(' ');
-        }
-        run.push_str(word);
-        run_tokens += w;
+        push(units, piece, piece_tokens, mid_word); // non-empty: w > budget ≥ 1
     }
-    flush(&mut run, &mut run_tokens, units, &mut first);
+    if !run.is_empty() {
+        push(units, run, run_tokens, false);
+    }
 }
 
 /// Greedy packing of units into passages of ≤ `budget` pieces, with a one-unit overlap when the
