@@ -8,49 +8,19 @@ Writes train/data/eval/
   parity.json     {"sentences": [...]}   1,000 held-out sentences for the engine parity check
 The three sets come from disjoint packages.
 """
-import glob
 import json
 import os
 import random
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import DATA  # noqa: E402
+from debian_text import descriptions  # noqa: E402
 
 OUT = os.path.join(DATA, "eval")
 N_DOCS, N_QUERIES, N_PAIR_SENTS, N_PAIRS, N_PARITY = 2000, 1000, 3000, 10000, 1000
 SENT_SPLIT = re.compile(r'(?<=[.!?])\s+(?=[A-Z"\'(\[])')
-
-
-def descriptions():
-    seen_long, seen_syn = set(), set()
-    out = []
-    for f in sorted(glob.glob("/var/lib/apt/lists/*_main_i18n_Translation-en*")):
-        txt = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", f], capture_output=True, text=True,
-                             check=True).stdout
-        for block in txt.split("\n\n"):
-            pkg, syn, body = None, None, []
-            for line in block.split("\n"):
-                if line.startswith("Package:"):
-                    pkg = line.split(":", 1)[1].strip()
-                elif line.startswith("Description-en:"):
-                    syn = line.split(":", 1)[1].strip()
-                elif line.startswith(" ") and syn is not None:
-                    body.append(line[1:])
-            if not pkg or not syn or not body:
-                continue
-            paras = [" ".join(l.strip() for l in p.split("\n") if l.strip())
-                     for p in "\n".join(body).split("\n.\n")]
-            paras = [p for p in paras if p and p != "."]
-            long = " ".join(paras)
-            if len(long.split()) < 15 or long in seen_long or syn.lower() in seen_syn:
-                continue
-            seen_long.add(long)
-            seen_syn.add(syn.lower())
-            out.append((pkg, syn, paras))
-    return out
 
 
 def main():
