@@ -12,7 +12,9 @@
 //   restore      reload → index restored from IndexedDB (read + validate), no embedding
 // And the bytes shipped (gzip -9) and where SIMD128 shows up in the built worker wasm.
 //
-// Env: DIST, LIMIT (passages to index; default all), QUERIES (default 50).
+// Env: DIST, LIMIT (passages to index; default all), QUERIES (default 50), QUERY_FILE (JSONL with
+// a "query" field per line instead of the built-in Rust-book questions), MODELS (comma-separated
+// model file names to measure; default all in the manifest).
 
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -34,7 +36,9 @@ const manifest = JSON.parse(fs.readFileSync(path.join(dist, 'models', 'manifest.
 const corpus = fs.readFileSync(path.join(dist, 'corpus', 'rust-book.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const LIMIT = Number(process.env.LIMIT || corpus.length);
 
-const QUERIES = [
+const QUERIES = process.env.QUERY_FILE
+  ? fs.readFileSync(process.env.QUERY_FILE, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).query)
+  : [
   'what is ownership', 'difference between stack and heap', 'how do I read a file', 'borrowing rules for references',
   'mutable reference', 'lifetimes in function signatures', 'pattern matching on enums', 'Option and None',
   'error handling with Result', 'the question mark operator', 'unrecoverable errors with panic', 'generic types',
@@ -119,7 +123,8 @@ async function measure(model) {
 }
 
 const rows = [];
-for (const m of manifest.models) {
+const only = process.env.MODELS ? process.env.MODELS.split(',') : null;
+for (const m of manifest.models.filter((m) => !only || only.includes(m.file))) {
   process.stderr.write(`measuring ${m.file}…\n`);
   rows.push(await measure(m));
 }
@@ -155,7 +160,7 @@ const cpu = os.cpus()[0]?.model || 'unknown CPU';
 let md = `## App (headless Chromium)\n\n`;
 md += `Measured by \`node bench/app_figures.mjs\` on the release build (\`trunk build --release=true\`), headless \`/usr/bin/chromium\` `
   + `(${execFileSync('/usr/bin/chromium', ['--version']).toString().trim()}), ${os.cpus().length} cores (${cpu}), served from localhost; `
-  + `fresh browser profile per model; corpus = ${rows[0]?.passages} passages of the Rust book; ${N_QUERIES} queries.\n\n`;
+  + `fresh browser profile per model; corpus = ${rows[0]?.passages} passages (${dist}/corpus/rust-book.jsonl); ${N_QUERIES} queries${process.env.QUERY_FILE ? ` from ${process.env.QUERY_FILE}` : ''}; hybrid ranking (the default).\n\n`;
 md += `| model | size | cold start → ready (of which verify) | warm start (cache) → ready (verify) | indexing in the worker | query p50 (embed + search) | query p50 / p95 UI round trip | restore from IndexedDB |\n`;
 md += `|---|---:|---:|---:|---:|---:|---:|---:|\n`;
 for (const r of rows) {

@@ -1,16 +1,24 @@
-//! User documents → passages: plain text from `.txt`, `.md` and `.html`, split into passages of
-//! about [`TARGET_WORDS`] words (never more than [`MAX_WORDS`] unless one sentence is longer) on
-//! paragraph, then sentence boundaries — the same shape as the bundled corpus
-//! (`scripts/make_corpus.py`).
+//! Documents → passages, in the worker (which has the model): dropped files and pasted text go
+//! through [`lightembed_index::ingest::page_passages`] — the pipeline `lightembed index` runs —
+//! so they are cut, sized in the model's word pieces and embedded ([`Passage::embed_text`]) exactly
+//! as the CLI does. The bundled corpus is written by `lightembed passages`
+//! (`scripts/make_corpus.sh`), one [`CorpusRecord`] per line.
+//!
+//! Ids: `{doc_id}#{local}`, where `local` is the CLI id without its page URL (`anchor:N`, or `N`
+//! for a section without an anchor), so [`crate::protocol::doc_id_of`] gives the document back.
+
+use std::collections::HashSet;
+
+use lightembed::Model;
+use lightembed_index::ingest::{self, page_passages, Sizer};
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::Passage;
 
-pub use lightembed_index::passages::{split_passages, MAX_WORDS, TARGET_WORDS};
-
-/// The format of a dropped file, from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The format of a user document (sent with [`crate::protocol::Request::IndexDocument`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Format {
-    /// Plain text.
+    /// Plain text (pasted text, `.txt`, unknown extensions).
     Text,
     /// Markdown (`.md`, `.markdown`).
     Markdown,
@@ -19,220 +27,35 @@ pub enum Format {
 }
 
 impl Format {
-    /// Guesses the format from a file name's extension (plain text when unknown).
+    /// The format of a file from its name's extension (plain text when unknown), as the CLI
+    /// chooses it ([`ingest::Format::from_name`]).
     pub fn from_name(name: &str) -> Format {
-        let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".md") || lower.ends_with(".markdown") {
-            Format::Markdown
-        } else if lower.ends_with(".html") || lower.ends_with(".htm") {
-            Format::Html
-        } else {
-            Format::Text
+        ingest::Format::from_name(name).into()
+    }
+}
+
+impl From<ingest::Format> for Format {
+    fn from(f: ingest::Format) -> Format {
+        match f {
+            ingest::Format::Text => Format::Text,
+            ingest::Format::Markdown => Format::Markdown,
+            ingest::Format::Html => Format::Html,
         }
     }
 }
 
-/// Visible text of an HTML document: tags removed, `<script>`/`<style>`/`<head>` content dropped,
-/// block elements turned into paragraph breaks, the common entities decoded. Also returns the
-/// `<title>` (or first `<h1>`) if any.
-pub fn html_to_text(html: &str) -> (String, Option<String>) {
-    const BLOCKS: [&str; 16] = [
-        "p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section",
-        "article", "pre",
-    ];
-    let mut out = String::with_capacity(html.len() / 2);
-    let mut title: Option<String> = None;
-    let mut h1: Option<String> = None;
-    let mut skip_until: Option<&'static str> = None;
-    let mut capture: Option<(&'static str, String)> = None;
-    let mut rest = html;
-    while let Some(lt) = rest.find('<') {
-        let text = &rest[..lt];
-        if skip_until.is_none() {
-            let decoded = decode_entities(text);
-            if let Some((_, buf)) = capture.as_mut() {
-                buf.push_str(&decoded);
-            }
-            out.push_str(&decoded);
-        }
-        let after = &rest[lt + 1..];
-        let Some(gt) = after.find('>') else {
-            rest = "";
-            break;
-        };
-        let tag = &after[..gt];
-        rest = &after[gt + 1..];
-        if tag.starts_with("!--") {
-            // Comment: skip to its end.
-            if let Some(end) = rest.find("-->").map(|i| i + 3) {
-                if !tag.ends_with("--") {
-                    rest = &rest[end..];
-                }
-            }
-            continue;
-        }
-        let closing = tag.starts_with('/');
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        if let Some(stop) = skip_until {
-            if closing && name == stop {
-                skip_until = None;
-            }
-            continue;
-        }
-        match (closing, name.as_str()) {
-            (false, "script") => skip_until = Some("script"),
-            (false, "style") => skip_until = Some("style"),
-            (false, "title") => capture = Some(("title", String::new())),
-            (false, "h1") if h1.is_none() => capture = Some(("h1", String::new())),
-            (true, "title") | (true, "h1") => {
-                if let Some((which, buf)) = capture.take() {
-                    let t = collapse_ws(&buf);
-                    if which == "title" && title.is_none() && !t.is_empty() {
-                        title = Some(t);
-                    } else if which == "h1" && h1.is_none() && !t.is_empty() {
-                        h1 = Some(t);
-                    }
-                }
-                if name == "title" {
-                    // The title is not body text.
-                    if let Some(pos) = out.rfind(title.as_deref().unwrap_or("\u{0}")) {
-                        out.truncate(pos);
-                    }
-                }
-                out.push_str("\n\n");
-            }
-            _ => {}
-        }
-        if BLOCKS.contains(&name.as_str()) {
-            out.push_str("\n\n");
+impl From<Format> for ingest::Format {
+    fn from(f: Format) -> ingest::Format {
+        match f {
+            Format::Text => ingest::Format::Text,
+            Format::Markdown => ingest::Format::Markdown,
+            Format::Html => ingest::Format::Html,
         }
     }
-    if skip_until.is_none() {
-        out.push_str(&decode_entities(rest));
-    }
-    (out, title.or(h1))
 }
 
-fn decode_entities(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        let after = &rest[amp..];
-        let Some(semi) = after[..after.len().min(12)].find(';') else {
-            out.push('&');
-            rest = &after[1..];
-            continue;
-        };
-        let ent = &after[1..semi];
-        let ch = match ent {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" | "#39" => Some('\''),
-            "nbsp" => Some(' '),
-            _ if ent.starts_with("#x") || ent.starts_with("#X") => {
-                u32::from_str_radix(&ent[2..], 16)
-                    .ok()
-                    .and_then(char::from_u32)
-            }
-            _ if ent.starts_with('#') => ent[1..].parse::<u32>().ok().and_then(char::from_u32),
-            _ => None,
-        };
-        match ch {
-            Some(c) => {
-                out.push(c);
-                rest = &after[semi + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &after[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Readable text of a Markdown document: heading markers, emphasis, inline code ticks, images and
-/// link targets removed (`[text](url)` → `text`); fenced code kept as text. Also returns the first
-/// `# heading` if any.
-pub fn markdown_to_text(md: &str) -> (String, Option<String>) {
-    let mut title = None;
-    let mut out = String::with_capacity(md.len());
-    for line in md.lines() {
-        let trimmed = line.trim_start();
-        let body = if trimmed.starts_with('#') {
-            let h = trimmed.trim_start_matches('#').trim();
-            if title.is_none() && trimmed.starts_with("# ") {
-                title = Some(h.to_string());
-            }
-            // A heading is its own paragraph.
-            out.push('\n');
-            h.to_string()
-        } else if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            String::new()
-        } else {
-            let t = trimmed
-                .trim_start_matches(['>', ' '])
-                .trim_start_matches("- ")
-                .trim_start_matches("* ")
-                .trim_start_matches("+ ");
-            t.to_string()
-        };
-        out.push_str(&strip_inline_markdown(&body));
-        out.push('\n');
-    }
-    (out, title)
-}
-
-fn strip_inline_markdown(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '!' if chars.get(i + 1) == Some(&'[') => i += 1,
-            '[' => {
-                // [text](url) → text
-                if let Some(close) = chars[i + 1..].iter().position(|&x| x == ']') {
-                    let close = i + 1 + close;
-                    if chars.get(close + 1) == Some(&'(') {
-                        if let Some(end) = chars[close + 2..].iter().position(|&x| x == ')') {
-                            out.extend(&chars[i + 1..close]);
-                            i = close + 2 + end + 1;
-                            continue;
-                        }
-                    }
-                }
-                out.push(c);
-                i += 1;
-            }
-            '*' | '_' | '`' => i += 1,
-            _ => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Makes a document id from a name: `user/` + the name with `#` and whitespace runs replaced.
+/// Makes a document id from a name: `user/` + the name with `#` and whitespace replaced by `-`
+/// (at most 80 characters).
 pub fn user_doc_id(name: &str) -> String {
     let clean: String = name
         .trim()
@@ -256,61 +79,236 @@ pub fn user_doc_id(name: &str) -> String {
     )
 }
 
-/// Passages of one user document. `name` is the file name (or a title for pasted text); the
-/// format decides how `content` is turned into text.
-pub fn document_passages(name: &str, content: &str, format: Format) -> Vec<Passage> {
-    let (text, found_title) = match format {
-        Format::Text => (content.to_string(), None),
-        Format::Markdown => markdown_to_text(content),
-        Format::Html => html_to_text(content),
+/// The app id of a passage the pipeline gave the id `id` on page `page`: `{doc_id}#{local}`,
+/// `local` being `id` without the page URL and the `#` or `:` after it (`anchor:N` or `N`).
+fn app_id(doc_id: &str, page: &str, id: &str) -> String {
+    let local = match id.strip_prefix(page) {
+        Some(rest) => rest
+            .strip_prefix('#')
+            .or_else(|| rest.strip_prefix(':'))
+            .unwrap_or(rest),
+        None => id,
     };
-    let title = found_title.unwrap_or_else(|| name.to_string());
+    format!("{doc_id}#{local}")
+}
+
+/// Passages of one user document: `name` is the file name (or the title given to pasted text;
+/// it is also the title of a document that has none), `format` how `content` is read. Cut by
+/// [`ingest::page_passages`] with `model`'s tokenizer and window, exactly as `lightembed index`
+/// cuts a file of that name (text repeated inside the document is kept once). Passages have no
+/// URL (a user document is not served anywhere); the title is the document's title and
+/// `heading` the section heading, so [`Passage::embed_text`] is the CLI's `embed_text`.
+pub fn document_passages(name: &str, content: &str, format: Format, model: &Model) -> Vec<Passage> {
     let doc_id = user_doc_id(name);
-    split_passages(&text)
+    let sizer = Sizer::new(model);
+    page_passages(content, format.into(), name, &sizer, &mut HashSet::new())
         .into_iter()
-        .enumerate()
-        .map(|(i, t)| Passage {
-            id: format!("{doc_id}#{i}"),
+        .map(|p| Passage {
+            id: app_id(&doc_id, name, &p.id),
             doc_id: doc_id.clone(),
-            title: title.clone(),
-            heading: String::new(),
+            title: p.page_title,
+            heading: p.heading,
             url: String::new(),
-            text: t,
+            text: p.text,
         })
         .collect()
+}
+
+/// Document id prefix of the bundled corpus.
+pub const CORPUS_DOC_PREFIX: &str = "rust-book/";
+
+/// One line of the bundled corpus, as `lightembed passages` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CorpusRecord {
+    /// The CLI's passage id (`page#anchor:N` or `page:N`).
+    pub id: String,
+    /// The page's URL relative to the book (`ch04-01-what-is-ownership.html`).
+    pub page: String,
+    /// The page title.
+    pub page_title: String,
+    /// The section heading.
+    #[serde(default)]
+    pub heading: String,
+    /// Absolute URL with anchor.
+    #[serde(default)]
+    pub url: String,
+    /// Passage text.
+    pub text: String,
+}
+
+impl CorpusRecord {
+    /// The passage: document `rust-book/{page}`, id `rust-book/{page}#{anchor:N or N}`.
+    pub fn into_passage(self) -> Passage {
+        let doc_id = format!("{CORPUS_DOC_PREFIX}{}", self.page);
+        Passage {
+            id: app_id(&doc_id, &self.page, &self.id),
+            doc_id,
+            title: self.page_title,
+            heading: self.heading,
+            url: self.url,
+            text: self.text,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::doc_id_of;
 
+    fn model() -> Model {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../public/models/lightembed-en-static.bin"
+        ))
+        .unwrap();
+        Model::from_bytes(&bytes).unwrap()
+    }
+
+    /// The worker's path for a dropped file is the CLI's pipeline: same texts, headings, titles
+    /// and embedded text as `ingest::page_passages` for the same content (the CLI test
+    /// `cli/tests/passages.rs` checks `lightembed passages` against that same function).
     #[test]
-    fn html_text_drops_scripts_and_keeps_title() {
-        let (t, title) = html_to_text(
-            "<html><head><title>My Page</title><style>p{}</style></head><body><h1>Head</h1>\
-             <p>Hello &amp; welcome&#33;</p><script>var x = 1;</script><p>Bye</p></body></html>",
+    fn document_passages_are_the_cli_pipeline_output() {
+        let model = model();
+        let html = "<html><head><title>Pots - Kitchen</title><script>if (a < b) {}</script></head><body>\
+            <p>Loose text.</p><h1 id=\"pots\">Pots</h1><p>Cast iron keeps heat. Don&rsquo;t soak it.</p>\
+            <table><tr><th>Name</th><th>Price</th></tr><tr><td>Skillet</td><td>24.50</td></tr></table>\
+            <h2>No id</h2><p>Café &amp; crème.</p></body></html>";
+        let long = format!(
+            "# Notes\n\n{}\n\n```\n# not a heading\n```\n\n## Salt & pepper 🌶\n\nTom & ジェリー\n",
+            "A sentence about the garden and its many plants. ".repeat(40)
         );
-        assert_eq!(title.as_deref(), Some("My Page"));
-        let flat = collapse_ws(&t);
-        assert_eq!(flat, "Head Hello & welcome! Bye");
-    }
-
-    #[test]
-    fn markdown_links_and_marks_are_stripped() {
-        let (t, title) =
-            markdown_to_text("# Title\n\nSome *bold* and [a link](http://x) `code`.\n");
-        assert_eq!(title.as_deref(), Some("Title"));
-        assert!(t.contains("Some bold and a link code."), "{t}");
-    }
-
-    #[test]
-    fn document_passages_get_unique_ids() {
-        let ps = document_passages("notes #1.txt", "a b c\n\nd e f", Format::Text);
+        for (name, content, format) in [
+            ("kitchen.html", html.to_string(), Format::Html),
+            ("my notes #2.md", long, Format::Markdown),
+            ("pasted", "one\n\ntwo".to_string(), Format::Text),
+        ] {
+            let app = document_passages(name, &content, format, &model);
+            let sizer = Sizer::new(&model);
+            let cli = page_passages(&content, format.into(), name, &sizer, &mut HashSet::new());
+            assert_eq!(app.len(), cli.len(), "{name}");
+            assert!(!app.is_empty());
+            let doc_id = user_doc_id(name);
+            let mut ids = HashSet::new();
+            for (a, c) in app.iter().zip(&cli) {
+                assert_eq!(a.text, c.text);
+                assert_eq!(a.heading, c.heading);
+                assert_eq!(a.title, c.page_title);
+                assert_eq!(
+                    a.embed_text(),
+                    c.embed_text,
+                    "the app embeds what the CLI embeds"
+                );
+                assert_eq!(a.doc_id, doc_id);
+                assert_eq!(doc_id_of(&a.id), doc_id);
+                assert!(ids.insert(a.id.clone()), "unique id {}", a.id);
+            }
+        }
+        let ps = document_passages("kitchen.html", html, Format::Html, &model);
+        let got: Vec<(&str, &str, &str)> = ps
+            .iter()
+            .map(|p| (p.id.as_str(), p.title.as_str(), p.text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("user/kitchen.html#1", "Pots - Kitchen", "Loose text."),
+                (
+                    "user/kitchen.html#pots:1",
+                    "Pots - Kitchen",
+                    "Cast iron keeps heat. Don’t soak it. Name Price Skillet 24.50"
+                ),
+                ("user/kitchen.html#2", "Pots - Kitchen", "Café & crème."),
+            ]
+        );
+        assert_eq!(
+            ps[1].embed_text(),
+            "Pots\nCast iron keeps heat. Don’t soak it. Name Price Skillet 24.50"
+        );
+        // Plain text: the name is the title; no heading, so the text alone is embedded.
+        let ps = document_passages("notes #1.txt", "a b c\n\nd e f", Format::Text, &model);
         assert_eq!(ps.len(), 1);
-        assert_eq!(ps[0].doc_id, "user/notes--1.txt");
-        assert_eq!(ps[0].id, "user/notes--1.txt#0");
-        assert_eq!(crate::protocol::doc_id_of(&ps[0].id), ps[0].doc_id);
+        assert_eq!(
+            (
+                ps[0].id.as_str(),
+                ps[0].doc_id.as_str(),
+                ps[0].title.as_str()
+            ),
+            ("user/notes--1.txt#1", "user/notes--1.txt", "notes #1.txt")
+        );
+        assert_eq!(ps[0].embed_text(), "a b c d e f");
+        assert!(document_passages("empty.html", "<p> </p>", Format::Html, &model).is_empty());
         assert_eq!(Format::from_name("A.MD"), Format::Markdown);
         assert_eq!(Format::from_name("x.htm"), Format::Html);
+        assert_eq!(Format::from_name("x.csv"), Format::Text);
+    }
+
+    /// Every line of the bundled corpus reads as a passage of its page, with an id unique in the
+    /// corpus, and is what `lightembed passages` gives for that page today (the first pages are
+    /// re-cut from Debian's rust-doc when it is installed).
+    #[test]
+    fn bundled_corpus_lines_are_passages_of_their_pages() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../public/corpus/rust-book.jsonl"
+        ))
+        .unwrap();
+        let records: Vec<CorpusRecord> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(records.len() > 1000, "{}", records.len());
+        let mut ids = HashSet::new();
+        for r in &records {
+            let p = r.clone().into_passage();
+            assert_eq!(doc_id_of(&p.id), p.doc_id);
+            assert_eq!(p.doc_id, format!("rust-book/{}", r.page));
+            assert!(
+                p.url.starts_with("https://doc.rust-lang.org/book/"),
+                "{}",
+                p.url
+            );
+            assert!(ids.insert(p.id.clone()), "duplicate {}", p.id);
+        }
+        let r = records
+            .iter()
+            .find(|r| r.heading == "The Stack and the Heap")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            r.clone().into_passage().id,
+            format!("rust-book/{}", r.id),
+            "with an anchor, the app id is the CLI id under rust-book/"
+        );
+
+        let book = std::path::Path::new("/usr/share/doc/rust-doc/html/book");
+        if !book.is_dir() {
+            eprintln!("rust-doc not installed: corpus not re-cut");
+            return;
+        }
+        let model = model();
+        let sizer = Sizer::new(&model);
+        let mut seen = HashSet::new();
+        let pages: Vec<&str> = {
+            let mut v: Vec<&str> = records.iter().map(|r| r.page.as_str()).collect();
+            v.dedup();
+            v
+        };
+        let mut at = 0;
+        for page in pages.iter().take(12) {
+            let html = std::fs::read(book.join(page)).unwrap();
+            let (html, _) = ingest::decode(&html, ingest::Format::Html);
+            for c in page_passages(&html, ingest::Format::Html, page, &sizer, &mut seen) {
+                let r = &records[at];
+                at += 1;
+                assert_eq!((&r.id, &r.heading, &r.text), (&c.id, &c.heading, &c.text));
+                assert_eq!(
+                    r.clone().into_passage().embed_text(),
+                    c.embed_text,
+                    "the app embeds the corpus as the CLI does"
+                );
+            }
+        }
     }
 }

@@ -3,15 +3,20 @@
 //! is unit-tested natively; the worker shell ([`crate::worker`]) adds fetch, storage and timing.
 
 use lightembed::Model;
-use lightembed_index::{Document, Index, IndexError, ModelIdentity, Params};
+use lightembed_index::snippet::excerpt;
+use lightembed_index::{Document, Index, IndexError, ModelIdentity, Params, SearchOptions};
 
 use crate::pca::Pca;
 use crate::protocol::{
-    doc_id_of, DocSummary, HitOut, IndexState, ModelInfo, Passage, Point, TokenOut,
+    doc_id_of, DocSummary, HitOut, IndexState, ModelInfo, Passage, Point, SearchMode, TokenOut,
 };
 
-/// Characters of a passage kept as the search-result snippet (stored in the index payload).
-pub const SNIPPET_CHARS: usize = 320;
+/// Characters of a passage kept as the search-result snippet (stored in the index payload):
+/// enough for a whole passage of the model's window, so the excerpt can show any part of it.
+pub const SNIPPET_CHARS: usize = 1200;
+
+/// Characters of the snippet shown under a result: the excerpt around the query's words.
+pub const EXCERPT_CHARS: usize = 240;
 
 /// Why a stored index could not be attached to the loaded model.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,8 +123,9 @@ impl Core {
             .ok_or_else(|| AttachError::Corrupt("no model is loaded".into()))?;
         let id = identity(model);
         // Check the manifest first: a mismatching index is not worth validating in full.
-        let manifest = lightembed_index::read_manifest_prefix(bytes)
-            .map_err(|e| AttachError::Corrupt(e.to_string()))?;
+        // An index of another layout version is a mismatch (rebuild from the stored passages),
+        // not damage.
+        let manifest = lightembed_index::read_manifest_prefix(bytes).map_err(compat_error)?;
         manifest.check_compatible(&id).map_err(compat_error)?;
         let index = Index::from_bytes(bytes).map_err(|e| AttachError::Corrupt(e.to_string()))?;
         let notes = index
@@ -171,14 +177,16 @@ impl Core {
             .or_else(|| self.model.as_ref().map(|m| m.output_dim()))
     }
 
-    /// Embeds passages at the index dims (one batched forward pass).
+    /// Embeds passages at the index dims (one batched forward pass). What is embedded is
+    /// [`Passage::embed_text`] (heading + text), as `lightembed index` does.
     ///
     /// # Errors
     /// No model or no index.
     pub fn embed_passages(&self, passages: &[Passage]) -> Result<Vec<Vec<f32>>, String> {
         let model = self.model_or_err()?;
         let dims = self.index.as_ref().ok_or("no index")?.dims();
-        let texts: Vec<&str> = passages.iter().map(|p| p.text.as_str()).collect();
+        let owned: Vec<String> = passages.iter().map(Passage::embed_text).collect();
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
         model.embed_batch(&texts, dims).map_err(|e| e.to_string())
     }
 
@@ -191,16 +199,19 @@ impl Core {
         if index.contains(&p.id) {
             index.delete(&p.id);
         }
-        let title = if p.heading.is_empty() || p.heading == p.title {
+        // The document title alone when the heading is empty or starts it (the CLI's rule).
+        let title = if p.heading.is_empty() || p.title.starts_with(&p.heading) {
             p.title.clone()
         } else {
             format!("{} › {}", p.title, p.heading)
         };
         let snippet: String = p.text.chars().take(SNIPPET_CHARS).collect();
+        // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
         index
-            .insert(
+            .insert_with_text(
                 Document::new(p.id.clone(), title, p.url.clone(), snippet),
                 vector,
+                &p.embed_text(),
             )
             .map_err(|e| e.to_string())
     }
@@ -219,21 +230,40 @@ impl Core {
         model.embed(query, dims).map_err(|e| e.to_string())
     }
 
-    /// The `k` nearest passages to an embedded query.
+    /// The `k` best passages for `query` in `mode` (one per section), with excerpts that mark
+    /// the query's words. `vector` is the embedded query ([`Core::embed_query`]); keyword mode
+    /// needs none.
     ///
     /// # Errors
-    /// No index.
-    pub fn search_vector(&self, v: &[f32], k: usize) -> Result<Vec<HitOut>, String> {
+    /// No index, or a vector is missing for hybrid / vector mode.
+    pub fn search(
+        &self,
+        vector: Option<&[f32]>,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<HitOut>, String> {
         let index = self.index.as_ref().ok_or("no index")?;
-        let hits = index.search(v, k).map_err(|e| e.to_string())?;
+        let opts = SearchOptions {
+            mode: mode.into(),
+            ..SearchOptions::default()
+        };
+        let hits = index
+            .query(vector, query, k, &opts)
+            .map_err(|e| e.to_string())?;
+        let stem = index.keyword_stemming();
         Ok(hits
             .into_iter()
-            .map(|h| HitOut {
-                id: h.id,
-                title: h.payload.title,
-                url: h.payload.url,
-                snippet: h.payload.snippet,
-                score: h.score,
+            .map(|h| {
+                let e = excerpt(&h.payload.snippet, query, stem, EXCERPT_CHARS);
+                HitOut {
+                    id: h.id,
+                    title: h.payload.title,
+                    url: h.payload.url,
+                    snippet: e.text,
+                    highlights: e.highlights,
+                    score: h.score,
+                }
             })
             .collect())
     }
@@ -246,6 +276,25 @@ impl Core {
         let ids: Vec<String> = index
             .documents()
             .filter(|d| doc_id_of(&d.id) == doc_id)
+            .map(|d| d.id.clone())
+            .collect();
+        for id in &ids {
+            index.delete(id);
+        }
+        ids
+    }
+
+    /// Deletes the passages of `doc_id` whose ids are not in `keep` — before a new version of a
+    /// document is indexed, so an edited, shorter document loses its old higher-numbered
+    /// passages. Returns the deleted ids (to delete from storage too).
+    pub fn delete_stale(&mut self, doc_id: &str, keep: &[Passage]) -> Vec<String> {
+        let Some(index) = self.index.as_mut() else {
+            return Vec::new();
+        };
+        let keep: std::collections::HashSet<&str> = keep.iter().map(|p| p.id.as_str()).collect();
+        let ids: Vec<String> = index
+            .documents()
+            .filter(|d| doc_id_of(&d.id) == doc_id && !keep.contains(d.id.as_str()))
             .map(|d| d.id.clone())
             .collect();
         for id in &ids {
@@ -448,9 +497,9 @@ mod tests {
         assert_eq!(st.count, 12);
         assert_eq!(st.docs.len(), 3);
         assert_eq!(st.docs[0].passages, 4);
-        // The exact text of a passage finds it first.
-        let q = c.embed_query(&ps[5].text).unwrap();
-        let hits = c.search_vector(&q, 3).unwrap();
+        // The exact embedded text of a passage (heading + text) finds it first.
+        let q = c.embed_query(&ps[5].embed_text()).unwrap();
+        let hits = c.search(Some(&q), "", 3, SearchMode::Vector).unwrap();
         assert_eq!(hits[0].id, ps[5].id);
         assert!((hits[0].score - 1.0).abs() < 1e-4);
         // Restore from bytes into a fresh core with the same model: no embedding needed.
@@ -458,7 +507,10 @@ mod tests {
         let mut c2 = loaded("static_fp32_uncased.bin");
         assert!(c2.attach_index(&bytes).unwrap().is_empty());
         assert_eq!(c2.state().count, 12);
-        assert_eq!(c2.search_vector(&q, 1).unwrap()[0].id, ps[5].id);
+        assert_eq!(
+            c2.search(Some(&q), "", 1, SearchMode::Vector).unwrap()[0].id,
+            ps[5].id
+        );
         // Delete a document.
         assert_eq!(c2.delete_doc("doc1").len(), 4);
         assert_eq!(c2.state().count, 8);
@@ -503,6 +555,53 @@ mod tests {
         ));
     }
 
+    /// Issue 12: the app ranks like the CLI (hybrid by default, keyword mode without an
+    /// embedding), one hit per section, and marks the query's words in the excerpt; an index of
+    /// the old layout (v1) is a mismatch to rebuild from, not "damaged".
+    #[test]
+    fn hybrid_and_keyword_search_with_marked_excerpts() {
+        let mut c = loaded("static_fp32_uncased.bin");
+        c.ensure_index(None).unwrap();
+        let mut ps = passages(6);
+        ps[4].text = "Borrowing rules: a mutable reference excludes every other reference.".into();
+        ps[4].url = "book.html#refs".into();
+        ps[5].text = "More about references and borrowing in loops.".into();
+        ps[5].url = "book.html#refs".into();
+        let vs = c.embed_passages(&ps).unwrap();
+        for (p, v) in ps.iter().zip(&vs) {
+            c.insert(p, v).unwrap();
+        }
+        let kw = c
+            .search(None, "mutable references", 10, SearchMode::Keyword)
+            .unwrap();
+        // Both passages of the section match; one hit per section is shown.
+        assert_eq!(kw.len(), 1);
+        assert_eq!(kw[0].id, ps[4].id);
+        let marks: Vec<&str> = kw[0]
+            .highlights
+            .iter()
+            .map(|&(a, b)| &kw[0].snippet[a..b])
+            .collect();
+        assert_eq!(marks, ["mutable", "reference", "reference"]);
+        let q = c.embed_query("mutable references").unwrap();
+        let hy = c
+            .search(Some(&q), "mutable references", 3, SearchMode::Hybrid)
+            .unwrap();
+        assert_eq!(hy[0].id, ps[4].id);
+        assert!(c.search(None, "x", 3, SearchMode::Hybrid).is_err());
+
+        let mut v1 = c.index_bytes().unwrap();
+        v1[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let mut c2 = loaded("static_fp32_uncased.bin");
+        match c2.attach_index(&v1) {
+            Err(AttachError::Mismatch(msg)) => assert_eq!(
+                msg,
+                "Index was built with index format v1 but this lightembed reads index format v2. Re-run `lightembed index`."
+            ),
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+    }
+
     #[test]
     fn corrupted_model_is_rejected_with_a_reason() {
         let mut bytes = fixture("static_int8_uncased_keep_accents.bin");
@@ -536,5 +635,121 @@ mod tests {
         assert_eq!(points.len(), 5);
         assert!(q.is_some());
         assert!((0.0..=1.0).contains(&explained));
+    }
+
+    /// What is embedded is heading + "\n" + text, as in the CLI: the query equal to that text
+    /// scores 1, the text alone less.
+    #[test]
+    fn passages_are_embedded_with_their_heading() {
+        let mut c = loaded("static_fp32_uncased.bin");
+        c.ensure_index(None).unwrap();
+        let ps = passages(3);
+        let vs = c.embed_passages(&ps).unwrap();
+        assert_eq!(ps[1].embed_text(), format!("H1\n{}", ps[1].text));
+        let model = c.model().unwrap();
+        let want = model.embed(&ps[1].embed_text(), c.dims().unwrap()).unwrap();
+        assert_eq!(vs[1], want);
+        let text_only = model.embed(&ps[1].text, c.dims().unwrap()).unwrap();
+        assert_ne!(vs[1], text_only);
+    }
+
+    /// The stale-passages bug: dropping an edited, shorter version of a document removes its old
+    /// higher-numbered passages from the index — also from the index bytes that are stored and
+    /// restored on reload — and leaves other documents alone.
+    #[test]
+    fn a_shorter_new_version_of_a_document_drops_its_old_passages() {
+        use crate::chunk::{document_passages, Format};
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../public/models/lightembed-en-static.bin"
+        ))
+        .unwrap();
+        let (m, info) = load_model(&bytes, "static").unwrap();
+        let mut c = Core::new();
+        c.set_model(m, info);
+        c.ensure_index(None).unwrap();
+        let index_doc = |c: &mut Core, content: &str| -> Vec<String> {
+            let ps = document_passages("notes.md", content, Format::Markdown, c.model().unwrap());
+            let stale = c.delete_stale("user/notes.md", &ps);
+            let vs = c.embed_passages(&ps).unwrap();
+            for (p, v) in ps.iter().zip(&vs) {
+                c.insert(p, v).unwrap();
+            }
+            stale
+        };
+        let other = document_passages(
+            "other.txt",
+            "Another document.",
+            Format::Text,
+            c.model().unwrap(),
+        );
+        let v = c.embed_passages(&other).unwrap();
+        c.insert(&other[0], &v[0]).unwrap();
+
+        let sentence = "The garden needs water every morning in the summer months. ";
+        let body: String = (0..30)
+            .map(|i| format!("Bed number {i} needs water every morning in summer. "))
+            .collect();
+        let long = format!("# Notes\n\n{body}\n\n## Pests\n\nSlugs eat lettuce.\n");
+        assert!(index_doc(&mut c, &long).is_empty());
+        let before: Vec<String> = c
+            .index()
+            .unwrap()
+            .documents()
+            .filter(|d| d.id.starts_with("user/notes.md#"))
+            .map(|d| d.id.clone())
+            .collect();
+        assert!(before.len() >= 4, "{before:?}");
+        assert!(
+            before.contains(&"user/notes.md#notes:3".to_string()),
+            "{before:?}"
+        );
+
+        // The edited file: one short section left.
+        let short = format!("# Notes\n\n{sentence}\n");
+        let mut stale = index_doc(&mut c, &short);
+        stale.sort();
+        let mut want: Vec<String> = before
+            .iter()
+            .filter(|id| id.as_str() != "user/notes.md#notes:1")
+            .cloned()
+            .collect();
+        want.sort();
+        assert_eq!(
+            stale, want,
+            "every old passage but the one still there is deleted"
+        );
+        let st = c.state();
+        assert_eq!(st.count, 2);
+        let notes = st
+            .docs
+            .iter()
+            .find(|d| d.doc_id == "user/notes.md")
+            .unwrap();
+        assert_eq!((notes.title.as_str(), notes.passages), ("Notes", 1));
+        assert!(st.docs.iter().any(|d| d.doc_id == "user/other.txt"));
+        // "Reload": the stored bytes restore the index without the stale passages.
+        let mut c2 = Core::new();
+        let (m, info) = load_model(&bytes, "static").unwrap();
+        c2.set_model(m, info);
+        c2.attach_index(&c.index_bytes().unwrap()).unwrap();
+        let ids: Vec<String> = c2
+            .index()
+            .unwrap()
+            .documents()
+            .map(|d| d.id.clone())
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert!(
+            ids.contains(&"user/notes.md#notes:1".to_string()),
+            "{ids:?}"
+        );
+        // A search for the deleted section's text finds nothing of it.
+        let q = c2.embed_query("Pests\nSlugs eat lettuce.").unwrap();
+        assert!(c2
+            .search(Some(&q), "", 5, SearchMode::Vector)
+            .unwrap()
+            .iter()
+            .all(|h| !h.id.contains("pests")));
     }
 }

@@ -13,7 +13,8 @@
 //! Modules:
 //! - [`protocol`]: the messages between the UI and the worker (serde JSON strings);
 //! - [`core`]: the worker's state and every computation on it — pure Rust, unit-tested natively;
-//! - [`chunk`]: turning pasted / dropped documents into passages;
+//! - [`chunk`]: pasted / dropped documents and the bundled corpus → passages (in the worker, with
+//!   the CLI's pipeline [`lightembed_index::ingest`]);
 //! - [`pca`]: the 2-D projection of the playground;
 //! - [`storage`]: IndexedDB (models, passages, index bytes) with in-memory fallback;
 //! - [`web`]: fetch with progress, timers and other browser glue;

@@ -24,8 +24,17 @@ pub struct Passage {
     /// Where the passage lives (URL with anchor), or empty.
     #[serde(default)]
     pub url: String,
-    /// The passage text, what is embedded.
+    /// The passage text (what a result's snippet shows).
     pub text: String,
+}
+
+impl Passage {
+    /// What is embedded: the heading, a newline, the text (the text alone without a heading) —
+    /// exactly what `lightembed index` embeds for the same passage
+    /// ([`lightembed_index::ingest::embed_text`]).
+    pub fn embed_text(&self) -> String {
+        lightembed_index::ingest::embed_text(&self.heading, &self.text)
+    }
 }
 
 /// The document id of a passage id: everything before the first `#` (the whole id if none).
@@ -49,7 +58,8 @@ pub enum Request {
         /// Do not use IndexedDB at all (test hook `?nostore`): everything stays in memory.
         no_store: bool,
     },
-    /// Fetch the bundled corpus (JSON lines of [`Passage`]-like records) and index it.
+    /// Fetch the bundled corpus (JSON lines of [`crate::chunk::CorpusRecord`], written by
+    /// `lightembed passages`) and index it.
     IndexCorpus {
         /// URL of the `.jsonl` file.
         url: String,
@@ -58,7 +68,22 @@ pub enum Request {
         /// Index dims if a new index is created (ignored when an index exists).
         dims: Option<usize>,
     },
-    /// Index passages supplied by the UI (pasted text, dropped files).
+    /// Index a user document (a dropped file, pasted text): the worker cuts it into passages with
+    /// the loaded model ([`crate::chunk::document_passages`], the CLI's pipeline), deletes the
+    /// document's passages that the new version no longer has (an edited, shorter file), then
+    /// embeds and indexes the new ones.
+    IndexDocument {
+        /// File name (or the title of pasted text): the document id is made from it
+        /// ([`crate::chunk::user_doc_id`]).
+        name: String,
+        /// The document's text.
+        content: String,
+        /// How `content` is read (from the file name; plain text for pasted text).
+        format: crate::chunk::Format,
+        /// Index dims if a new index is created.
+        dims: Option<usize>,
+    },
+    /// Index passages supplied as they are (tests; ids already in the index are replaced).
     IndexPassages {
         /// The passages; ids already in the index are replaced.
         passages: Vec<Passage>,
@@ -81,6 +106,9 @@ pub enum Request {
         query: String,
         /// Number of results.
         k: usize,
+        /// Which side(s) rank (default hybrid).
+        #[serde(default)]
+        mode: SearchMode,
     },
     /// Delete every passage of a document (index and storage).
     DeleteDoc {
@@ -198,10 +226,37 @@ pub struct HitOut {
     pub title: String,
     /// URL with anchor.
     pub url: String,
-    /// Start of the passage.
+    /// The part of the passage that best shows the match (`…` where it was cut): plain text.
     pub snippet: String,
-    /// Cosine similarity.
+    /// Byte ranges `(start, end)` of the query's words in `snippet`, to be marked — as text
+    /// nodes inside `<mark>`, never as HTML.
+    #[serde(default)]
+    pub highlights: Vec<(usize, usize)>,
+    /// The ranking score: fused score (hybrid, `[0, 1]`), cosine (vector) or BM25 (keyword).
     pub score: f32,
+}
+
+/// Which side(s) of the index rank search results ([`lightembed_index::Mode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// BM25 + vector similarity, fused. The default.
+    #[default]
+    Hybrid,
+    /// Vector similarity only ("by meaning").
+    Vector,
+    /// BM25 only ("by keywords"); no embedding needed.
+    Keyword,
+}
+
+impl From<SearchMode> for lightembed_index::Mode {
+    fn from(m: SearchMode) -> Self {
+        match m {
+            SearchMode::Hybrid => lightembed_index::Mode::Hybrid,
+            SearchMode::Vector => lightembed_index::Mode::Vector,
+            SearchMode::Keyword => lightembed_index::Mode::Keyword,
+        }
+    }
 }
 
 /// One token of the tokenizer playground.
@@ -394,6 +449,7 @@ mod tests {
                 id: 7,
                 query: "ownership".into(),
                 k: 5,
+                mode: SearchMode::Keyword,
             },
             Request::IndexPassages {
                 passages: vec![Passage {
@@ -406,11 +462,37 @@ mod tests {
                 }],
                 dims: Some(64),
             },
+            Request::IndexDocument {
+                name: "notes.md".into(),
+                content: "# Notes\n\nText.".into(),
+                format: crate::chunk::Format::Markdown,
+                dims: None,
+            },
             Request::Cancel,
         ];
         for r in reqs {
             assert_eq!(Request::from_json(&r.to_json()).unwrap(), r);
         }
+        // The mode is optional on the wire (hybrid) and spelled in lower case.
+        let r = Request::from_json(r#"{"type":"Search","id":1,"query":"q","k":3}"#);
+        assert!(
+            matches!(
+                r,
+                Ok(Request::Search {
+                    mode: SearchMode::Hybrid,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+        assert!(Request::Search {
+            id: 1,
+            query: "q".into(),
+            k: 3,
+            mode: SearchMode::Vector
+        }
+        .to_json()
+        .contains(r#""mode":"vector""#));
     }
 
     #[test]

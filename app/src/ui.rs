@@ -5,16 +5,17 @@ use std::time::Duration;
 
 use leptos::ev;
 use leptos::prelude::*;
-use lightembed_app::chunk::{document_passages, Format};
+use lightembed_app::chunk::Format;
 use lightembed_app::protocol::{
-    DocSummary, Event, HitOut, IndexState, ModelInfo, Point, Request, StorageKind, TokenOut,
+    DocSummary, Event, HitOut, IndexState, ModelInfo, Point, Request, SearchMode, StorageKind,
+    TokenOut,
 };
 use lightembed_app::web::{fetch_text, now_ms, query_param};
 use wasm_bindgen::JsCast;
 
 use crate::conn::{self, ConnEvent};
 
-/// The bundled corpus (written by `scripts/make_corpus.py`, copied by trunk).
+/// The bundled corpus (written by `lightembed passages`, `scripts/make_corpus.sh`; copied by trunk).
 const CORPUS_URL: &str = "corpus/rust-book.jsonl";
 /// The model list (written at build time by `scripts/models_manifest.py`).
 const MODELS_MANIFEST: &str = "models/manifest.json";
@@ -79,6 +80,7 @@ struct St {
     indexing: RwSignal<bool>,
     embed_count: RwSignal<u64>,
     query: RwSignal<String>,
+    mode: RwSignal<SearchMode>,
     results: RwSignal<Vec<HitOut>>,
     latency: RwSignal<Option<Latency>>,
     search_id: RwSignal<u64>,
@@ -109,6 +111,7 @@ impl St {
             indexing: RwSignal::new(false),
             embed_count: RwSignal::new(0),
             query: RwSignal::new(String::new()),
+            mode: RwSignal::new(SearchMode::default()),
             results: RwSignal::new(Vec::new()),
             latency: RwSignal::new(None),
             search_id: RwSignal::new(0),
@@ -176,6 +179,7 @@ impl St {
             id,
             query: q,
             k: TOP_K,
+            mode: self.mode.get_untracked(),
         });
     }
 
@@ -576,12 +580,14 @@ fn IndexPanel(st: St) -> impl IntoView {
         } else {
             name
         };
-        let passages = document_passages(&name, &body, Format::Text);
-        conn::send(&Request::IndexPassages {
-            passages,
+        // The worker cuts it (with the model's tokenizer, as the CLI does); its progress events
+        // set `indexing`.
+        conn::send(&Request::IndexDocument {
+            name,
+            content: body,
+            format: Format::Text,
             dims: st.index_dims(),
         });
-        st.indexing.set(true);
         text.set(String::new());
         title.set(String::new());
     };
@@ -599,16 +605,13 @@ fn IndexPanel(st: St) -> impl IntoView {
                 match wasm_bindgen_futures::JsFuture::from(file.text()).await {
                     Ok(t) => {
                         let content = t.as_string().unwrap_or_default();
-                        let passages = document_passages(&name, &content, Format::from_name(&name));
-                        if passages.is_empty() {
-                            st.push_error(format!("{name}: no text found"));
-                        } else {
-                            conn::send(&Request::IndexPassages {
-                                passages,
-                                dims: st.index_dims(),
-                            });
-                            st.indexing.set(true);
-                        }
+                        // Cut in the worker (it answers "no text found" for an empty file).
+                        conn::send(&Request::IndexDocument {
+                            format: Format::from_name(&name),
+                            name,
+                            content,
+                            dims: st.index_dims(),
+                        });
                     }
                     Err(e) => {
                         st.push_error(format!("{name}: {}", lightembed_app::web::js_error(&e)))
@@ -767,6 +770,21 @@ fn SearchPanel(st: St) -> impl IntoView {
                 on:input=on_input
                 disabled=move || st.status.get() != "ready"
             />
+            <label class="mode">"Rank by "
+                <select data-testid="search-mode"
+                    on:change=move |ev| {
+                        st.mode.set(match event_target_value(&ev).as_str() {
+                            "vector" => SearchMode::Vector,
+                            "keyword" => SearchMode::Keyword,
+                            _ => SearchMode::Hybrid,
+                        });
+                        st.search_now();
+                    }>
+                    <option value="hybrid" selected>"meaning + keywords (hybrid)"</option>
+                    <option value="vector">"meaning only (vector)"</option>
+                    <option value="keyword">"keywords only (BM25)"</option>
+                </select>
+            </label>
             <p class="latency" data-testid="latency"
                 data-query=move || st.latency.get().map(|l| l.query).unwrap_or_default()
                 data-total-ms=move || st.latency.get().map(|l| format!("{:.3}", l.total_ms)).unwrap_or_default()
@@ -778,7 +796,7 @@ fn SearchPanel(st: St) -> impl IntoView {
                 ))}
             </p>
             <ol class="results">
-                <For each=move || st.results.get() key=|h| h.id.clone() let:h>
+                <For each=move || st.results.get() key=result_key let:h>
                     <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
                         <div class="title">
                             {if h.url.is_empty() {
@@ -788,12 +806,51 @@ fn SearchPanel(st: St) -> impl IntoView {
                             }}
                             <span class="score">{format!("{:.3}", h.score)}</span>
                         </div>
-                        <div class="snippet">{h.snippet.clone()}"…"</div>
+                        <div class="snippet" data-testid="snippet">{marked(&h.snippet, &h.highlights)}</div>
                     </li>
                 </For>
             </ol>
         </section>
     }
+}
+
+/// A result row's identity for `<For>`: the passage *and* what the row shows. Keying by the
+/// passage id alone would keep a row rendered for an earlier query (its score and marks) when
+/// the same passage comes back for a new one.
+fn result_key(h: &HitOut) -> (String, u32, String, Vec<(usize, usize)>) {
+    (
+        h.id.clone(),
+        h.score.to_bits(),
+        h.snippet.clone(),
+        h.highlights.clone(),
+    )
+}
+
+/// The snippet as text nodes, the query's words inside `<mark>` elements. Document text is
+/// never parsed as HTML: each piece is a Leptos text node. Ranges that are out of order, out of
+/// bounds or off a character boundary are ignored.
+fn marked(text: &str, highlights: &[(usize, usize)]) -> Vec<AnyView> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &(a, b) in highlights {
+        if a < at
+            || b <= a
+            || b > text.len()
+            || !text.is_char_boundary(a)
+            || !text.is_char_boundary(b)
+        {
+            continue;
+        }
+        if a > at {
+            out.push(text[at..a].to_string().into_any());
+        }
+        out.push(view! { <mark>{text[a..b].to_string()}</mark> }.into_any());
+        at = b;
+    }
+    if at < text.len() {
+        out.push(text[at..].to_string().into_any());
+    }
+    out
 }
 
 #[component]

@@ -13,8 +13,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+use crate::chunk::{document_passages, user_doc_id, CorpusRecord};
 use crate::core::{load_model, AttachError, Core};
-use crate::protocol::{doc_id_of, Event, Passage, Request, StorageKind};
+use crate::protocol::{Event, Passage, Request, SearchMode, StorageKind};
 use crate::storage::{Storage, DB_NAME};
 use crate::web::{fetch_bytes, fetch_text, head_validator, now_ms, sleep_ms};
 
@@ -127,16 +128,43 @@ impl WorkerApp {
                     me.index_corpus(url, limit, dims).await
                 });
             }
+            Request::IndexDocument {
+                name,
+                content,
+                format,
+                dims,
+            } => {
+                // Cut with the loaded model's tokenizer, exactly as `lightembed index` does.
+                let passages = match me.core.borrow().model() {
+                    Some(model) => document_passages(&name, &content, format, model),
+                    None => {
+                        post(&Event::Error {
+                            message: format!("{name}: no model is loaded"),
+                        });
+                        return;
+                    }
+                };
+                if passages.is_empty() {
+                    post(&Event::Error {
+                        message: format!("{name}: no text found"),
+                    });
+                    return;
+                }
+                let doc_id = user_doc_id(&name);
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.index_job(passages, dims, false, Some(doc_id)).await
+                });
+            }
             Request::IndexPassages { passages, dims } => {
                 wasm_bindgen_futures::spawn_local(async move {
-                    me.index_job(passages, dims, false).await
+                    me.index_job(passages, dims, false, None).await
                 });
             }
             Request::Reindex { dims } => {
                 wasm_bindgen_futures::spawn_local(async move { me.reindex(dims).await });
             }
             Request::Cancel => me.cancel.set(true),
-            Request::Search { id, query, k } => me.search(id, &query, k),
+            Request::Search { id, query, k, mode } => me.search(id, &query, k, mode),
             Request::DeleteDoc { doc_id } => {
                 wasm_bindgen_futures::spawn_local(async move { me.delete_doc(doc_id).await });
             }
@@ -366,17 +394,7 @@ impl WorkerApp {
                 break;
             }
             match serde_json::from_str::<CorpusRecord>(line) {
-                Ok(r) => {
-                    let id = format!("rust-book/{}", r.id);
-                    passages.push(Passage {
-                        doc_id: doc_id_of(&id).to_string(),
-                        id,
-                        title: r.title,
-                        heading: r.heading,
-                        url: r.url,
-                        text: r.text,
-                    });
-                }
+                Ok(r) => passages.push(r.into_passage()),
                 Err(e) => {
                     post(&Event::Error {
                         message: format!("corpus line {} is not a passage: {e}", n + 1),
@@ -393,7 +411,7 @@ impl WorkerApp {
                 .filter(|p| !core.index().is_some_and(|i| i.contains(&p.id)))
                 .collect()
         };
-        self.index_job(fresh, dims, false).await;
+        self.index_job(fresh, dims, false, None).await;
     }
 
     async fn reindex(self: Rc<Self>, dims: Option<usize>) {
@@ -413,12 +431,21 @@ impl WorkerApp {
         }
         let mut passages: Vec<Passage> = by_id.into_values().collect();
         passages.sort_by(|a, b| a.id.cmp(&b.id));
-        self.index_job(passages, dims, true).await;
+        self.index_job(passages, dims, true, None).await;
     }
 
     /// Embeds and inserts `passages`, reporting progress, then persists passages + index.
-    /// `fresh`: start a new index (re-index) instead of adding to the current one.
-    async fn index_job(self: Rc<Self>, passages: Vec<Passage>, dims: Option<usize>, fresh: bool) {
+    /// `fresh`: start a new index (re-index) instead of adding to the current one. `replaces`:
+    /// the passages are a new version of this document — its passages that are not among them
+    /// are deleted first (index, session and storage), so an edited, shorter document leaves no
+    /// stale passages behind, also after a reload.
+    async fn index_job(
+        self: Rc<Self>,
+        passages: Vec<Passage>,
+        dims: Option<usize>,
+        fresh: bool,
+        replaces: Option<String>,
+    ) {
         if self.busy.get() {
             post(&Event::Error {
                 message: "Indexing is already running; cancel it first.".into(),
@@ -437,6 +464,16 @@ impl WorkerApp {
         if let Err(message) = prepared {
             post(&Event::Error { message });
             return;
+        }
+        let stale = match &replaces {
+            Some(doc_id) => self.core.borrow_mut().delete_stale(doc_id, &passages),
+            None => Vec::new(),
+        };
+        {
+            let mut session = self.session_passages.borrow_mut();
+            for id in &stale {
+                session.remove(id);
+            }
         }
         self.busy.set(true);
         self.cancel.set(false);
@@ -520,7 +557,7 @@ impl WorkerApp {
             state: self.core.borrow().state(),
         });
         let bytes = self.core.borrow().index_bytes();
-        self.persist(&passages[..done], &[], bytes).await;
+        self.persist(&passages[..done], &stale, bytes).await;
     }
 
     async fn persist(&self, put: &[Passage], delete: &[String], index: Option<Vec<u8>>) {
@@ -535,18 +572,23 @@ impl WorkerApp {
         }
     }
 
-    fn search(&self, id: u64, query: &str, k: usize) {
+    fn search(&self, id: u64, query: &str, k: usize, mode: SearchMode) {
         let core = self.core.borrow();
         let t0 = now_ms();
-        let v = match core.embed_query(query) {
-            Ok(v) => v,
-            Err(message) => {
-                post(&Event::Error { message });
-                return;
+        // Keyword mode ranks by BM25 alone: nothing to embed.
+        let v = if mode == SearchMode::Keyword {
+            None
+        } else {
+            match core.embed_query(query) {
+                Ok(v) => Some(v),
+                Err(message) => {
+                    post(&Event::Error { message });
+                    return;
+                }
             }
         };
         let t1 = now_ms();
-        match core.search_vector(&v, k) {
+        match core.search(v.as_deref(), query, k, mode) {
             Ok(hits) => post(&Event::Results {
                 id,
                 hits,
@@ -616,16 +658,4 @@ fn storage_event(s: &Storage) -> Event {
             message: s.unavailable_reason().map(str::to_string),
         }
     }
-}
-
-/// One line of the bundled corpus (`scripts/make_corpus.py`).
-#[derive(serde::Deserialize)]
-struct CorpusRecord {
-    id: String,
-    title: String,
-    #[serde(default)]
-    heading: String,
-    #[serde(default)]
-    url: String,
-    text: String,
 }

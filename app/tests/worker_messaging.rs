@@ -8,6 +8,7 @@
 mod common;
 
 use common::{blob_url, passages, sha_hex, unique_db, with_major, Events, MODEL};
+use lightembed_app::chunk::Format;
 use lightembed_app::protocol::{Event, Request, StorageKind};
 use lightembed_app::worker::WorkerApp;
 use wasm_bindgen_test::*;
@@ -405,6 +406,96 @@ async fn playground_requests() {
     ev.wait(
         "bad request",
         |e| matches!(e, Event::Error { message } if message.starts_with("bad request")),
+    )
+    .await;
+    lightembed_app::worker::set_sink(None);
+}
+
+/// The stale-passages bug, end to end: a dropped document is cut in the worker; dropping an
+/// edited, shorter version removes its old higher-numbered passages from the index and from
+/// IndexedDB, so a reload restores only the new version. An empty document is an error.
+#[wasm_bindgen_test]
+async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
+    let ev = Events::install();
+    let db = unique_db("edited-doc");
+    let url = blob_url(MODEL);
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
+
+    let body: String = (0..40)
+        .map(|i| format!("Bed number {i} needs water every morning in summer. "))
+        .collect();
+    let doc = |content: String| Request::IndexDocument {
+        name: "notes.md".into(),
+        content,
+        format: Format::Markdown,
+        dims: None,
+    };
+    ev.clear();
+    send(
+        &app,
+        doc(format!(
+            "# Notes\n\n{body}\n\n## Pests\n\nSlugs eat lettuce.\n"
+        )),
+    );
+    let Event::IndexDone { done: long, .. } = ev
+        .wait("IndexDone", |e| matches!(e, Event::IndexDone { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert!(long >= 3, "{long} passages");
+    lightembed_app::web::sleep_ms(300).await;
+
+    ev.clear();
+    send(&app, doc("# Notes\n\nShort now.\n".into()));
+    ev.wait(
+        "one passage left",
+        |e| matches!(e, Event::Index { state } if state.count == 1 && state.docs[0].passages == 1),
+    )
+    .await;
+    lightembed_app::web::sleep_ms(300).await;
+
+    // "Reload": a fresh worker state on the same database.
+    ev.clear();
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    let Event::Index { state } = ev
+        .wait(
+            "restored",
+            |e| matches!(e, Event::Index { state } if state.restored),
+        )
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(state.count, 1);
+    assert_eq!(state.docs[0].doc_id, "user/notes.md");
+    let storage = lightembed_app::storage::Storage::open(&db).await;
+    let stored = storage.all_passages().await.unwrap();
+    assert_eq!(
+        stored.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        ["user/notes.md#notes:1"]
+    );
+    assert_eq!(stored[0].text, "Short now.");
+
+    send(
+        &app,
+        Request::IndexDocument {
+            name: "empty.html".into(),
+            content: "<html><body><p> </p></body></html>".into(),
+            format: Format::Html,
+            dims: None,
+        },
+    );
+    ev.wait(
+        "no text",
+        |e| matches!(e, Event::Error { message } if message == "empty.html: no text found"),
     )
     .await;
     lightembed_app::worker::set_sink(None);

@@ -12,6 +12,8 @@ Writes bench/search/data/ (not in git; this script regenerates it, deterministic
   docs.jsonl   {"id": package, "title": package, "url": …, "text": description}   10,000 lines
   dev.jsonl    {"id": package, "query": synopsis}   300 queries — for choosing the fusion
   test.jsonl   {"id": package, "query": synopsis}   1,000 queries — for the reported figures
+  corpus-app.jsonl   the 10,000 docs as the app's bundled-corpus records (`lightembed passages`
+               fields), to time the browser worker on 10k passages (bench/app_figures.mjs)
 
 Needs apt's English translations: apt-get -o Acquire::Languages=en update
 Usage: python3 bench/search/make_set.py
@@ -51,6 +53,12 @@ def main():
             f.write(json.dumps({"id": pkg, "title": pkg,
                                 "url": f"https://packages.debian.org/bookworm/{pkg}",
                                 "text": "\n\n".join(paras)}, ensure_ascii=False) + "\n")
+    with open(os.path.join(OUT, "corpus-app.jsonl"), "w") as f:
+        for pkg, _, paras in docs:
+            f.write(json.dumps({"id": f"{pkg}:1", "page": pkg, "title": pkg, "page_title": pkg,
+                                "heading": "",
+                                "url": f"https://packages.debian.org/bookworm/{pkg}",
+                                "text": " ".join(paras)}, ensure_ascii=False) + "\n")
     for name, part in (("dev", docs[:N_DEV]), ("test", docs[N_DEV:N_DEV + N_TEST])):
         with open(os.path.join(OUT, f"{name}.jsonl"), "w") as f:
             for pkg, syn, _ in part:

@@ -1,5 +1,6 @@
 //! `lightembed` — the command-line tool: inspect, verify, tokenize and embed with `.bin` v1 models;
-//! build and query semantic-search indexes (`index`, `search`); fingerprint tools.
+//! build and query semantic-search indexes (`index`, `search`), list the passages of pages
+//! (`passages`); fingerprint tools.
 //!
 //! Exit codes: 0 success; 1 a model, input or I/O error (one line on stderr); 2 bad usage;
 //! 3 `fingerprint detect` found no match; 4 done, but some inputs were skipped (`index`: an
@@ -22,12 +23,13 @@ macro_rules! out {
 mod fingerprint;
 mod inspect;
 mod jsonl;
+mod passages;
 mod search_index;
 mod sources;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use lightembed_index::{Params, MAX_EF};
+use lightembed_index::{Fusion, Params, SearchOptions, MAX_EF};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -144,7 +146,45 @@ enum Command {
         /// of every page's source) and `NAME.txt` beside `NAME.html` (e.g. AsciiDoc sources).
         #[arg(long)]
         no_default_excludes: bool,
+        /// Stemming of the keyword (BM25) side, stored in the index: `english` (Snowball;
+        /// "running" matches "run") or `none` (words match as written, after lower-casing and
+        /// accent folding).
+        #[arg(long, value_name = "english|none", default_value = "english",
+              value_parser = ["english", "none"])]
+        keyword_stemming: String,
         /// Files and folders to index.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Write the passages `lightembed index` would embed as JSON lines on stdout, without
+    /// embedding: one {"id","page","title","page_title","heading","url","text"} object per
+    /// passage, in input order. Pages are read and cut exactly as by `index` (and by the browser
+    /// app); the model is needed for its tokenizer and window (passage sizes).
+    #[command(
+        after_help = "The app's bundled corpus is written with it (scripts/make_corpus.sh):\n  lightembed passages --model public/models/lightembed-en-static.bin --url-prefix https://doc.rust-lang.org/book/ /usr/share/doc/rust-doc/html/book/ch*.html /usr/share/doc/rust-doc/html/book/appendix*.html > public/corpus/rust-book.jsonl\n\nThe text that is embedded is heading + \"\\n\" + text (text alone without a heading); --embed-text writes it too.\nExit code 4: done, but unreadable files or folders were skipped (named on stderr)."
+    )]
+    Passages {
+        /// The `.bin` model file (its tokenizer and max_seq_len size the passages).
+        #[arg(long)]
+        model: PathBuf,
+        /// Put URL in front of every page URL (`https://doc.rust-lang.org/book/`); ids stay
+        /// relative, as `index` makes them.
+        #[arg(long, value_name = "URL", default_value = "")]
+        url_prefix: String,
+        /// Also write the text that is embedded (`"embed_text"`).
+        #[arg(long)]
+        embed_text: bool,
+        /// No summary line on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Leave out files whose path (relative to the folder given) matches GLOB; repeatable.
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
+        /// Also read what the default rules leave out (`_sources` folders, `NAME.txt` beside
+        /// `NAME.html`).
+        #[arg(long)]
+        no_default_excludes: bool,
+        /// Files and folders to read.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
@@ -167,6 +207,28 @@ enum Command {
         /// snippet).
         #[arg(long)]
         json: bool,
+        /// Ranking: `hybrid` fuses BM25 keyword scores with vector similarity (see --fusion);
+        /// `vector` ranks by cosine similarity of the embeddings only; `keyword` by BM25 only.
+        #[arg(long, default_value = "hybrid", value_parser = ["hybrid", "vector", "keyword"])]
+        mode: String,
+        /// How hybrid mode fuses the two scores: `convex` (weighted sum of min–max normalised
+        /// scores, see --vector-weight) or `rrf` (reciprocal rank fusion, see --rrf-k). Default:
+        /// the fusion chosen on our dev set (docs/search.md).
+        #[arg(long, value_parser = ["convex", "rrf"])]
+        fusion: Option<String>,
+        /// Weight of the vector side in convex fusion, 0–1.
+        #[arg(long, value_name = "W")]
+        vector_weight: Option<f32>,
+        /// Rank constant of RRF.
+        #[arg(long, value_name = "K", default_value_t = 60.0)]
+        rrf_k: f32,
+        /// Candidates taken from each side before fusing (at least 4·k are taken).
+        #[arg(long, default_value_t = SearchOptions::default().candidates)]
+        candidates: usize,
+        /// Show every matching passage, also several of one section (default: the best passage
+        /// per section, i.e. per URL with its #anchor).
+        #[arg(long)]
+        all_passages: bool,
         /// Batch mode: read `{"id": …, "query": …}` lines from FILE (`-` = stdin) and write one
         /// `{"id": …, "hits": [{"id", "url", "title", "score"}, …]}` line per query, in input order.
         #[arg(long, value_name = "FILE", conflicts_with = "query")]
@@ -283,8 +345,10 @@ fn run(command: Command) -> Result<ExitCode> {
             quiet,
             exclude,
             no_default_excludes,
+            keyword_stemming,
             inputs,
         } => search_index::index(search_index::IndexArgs {
+            keyword_stemming: keyword_stemming == "english",
             model,
             out,
             dims,
@@ -297,6 +361,23 @@ fn run(command: Command) -> Result<ExitCode> {
             exclude,
             default_excludes: !no_default_excludes,
         }),
+        Command::Passages {
+            model,
+            url_prefix,
+            embed_text,
+            quiet,
+            exclude,
+            no_default_excludes,
+            inputs,
+        } => passages::run(passages::PassagesArgs {
+            model,
+            inputs,
+            exclude,
+            default_excludes: !no_default_excludes,
+            url_prefix,
+            embed_text,
+            quiet,
+        }),
         Command::Search {
             index,
             model,
@@ -305,7 +386,21 @@ fn run(command: Command) -> Result<ExitCode> {
             json,
             jsonl,
             query,
+            mode,
+            fusion,
+            vector_weight,
+            rrf_k,
+            candidates,
+            all_passages,
         } => search_index::search(search_index::SearchArgs {
+            options: search_options(
+                &mode,
+                fusion.as_deref(),
+                vector_weight,
+                rrf_k,
+                candidates,
+                all_passages,
+            )?,
             index,
             model,
             k: k as usize,
@@ -316,6 +411,40 @@ fn run(command: Command) -> Result<ExitCode> {
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }
+}
+
+/// `lightembed search`'s ranking flags → [`SearchOptions`]. `--vector-weight` needs convex
+/// fusion; a weight outside 0–1 is refused.
+fn search_options(
+    mode: &str,
+    fusion: Option<&str>,
+    vector_weight: Option<f32>,
+    rrf_k: f32,
+    candidates: usize,
+    all_passages: bool,
+) -> Result<SearchOptions> {
+    let fusion = match (fusion, vector_weight) {
+        (Some("rrf"), Some(_)) => {
+            anyhow::bail!("--vector-weight applies to --fusion convex, not rrf")
+        }
+        (Some("rrf"), None) => Fusion::Rrf { k: rrf_k },
+        (_, Some(w)) if !(0.0..=1.0).contains(&w) => {
+            anyhow::bail!("--vector-weight {w} is outside 0–1")
+        }
+        (_, Some(w)) => Fusion::Convex { vector_weight: w },
+        (Some(_), None) => match Fusion::DEFAULT {
+            f @ Fusion::Convex { .. } => f,
+            Fusion::Rrf { .. } => Fusion::Convex { vector_weight: 0.5 },
+        },
+        (None, None) => Fusion::DEFAULT,
+    };
+    Ok(SearchOptions {
+        mode: mode.parse().map_err(anyhow::Error::msg)?,
+        fusion,
+        candidates,
+        ef_search: None,
+        collapse_sections: !all_passages,
+    })
 }
 
 /// Exit code 0, or [`EXIT_SKIPPED`] with a summary warning when `skipped` inputs were skipped.

@@ -16,7 +16,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
-use lightembed_index::{Document, Index, ModelIdentity, Params};
+use lightembed_index::snippet::excerpt;
+use lightembed_index::{Document, Index, ModelIdentity, Params, SearchOptions};
 use rayon::prelude::*;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -25,7 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Passage, Sizer};
+use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Passage};
+use lightembed_index::ingest::Sizer;
 
 /// File name of the index bytes inside an index directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -45,6 +47,8 @@ pub struct IndexArgs {
     pub quiet: bool,
     pub exclude: Vec<String>,
     pub default_excludes: bool,
+    /// English stemming on the keyword side (stored in the index).
+    pub keyword_stemming: bool,
 }
 
 fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
@@ -96,6 +100,9 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         ..Params::default()
     };
     let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
+    index
+        .set_keyword_stemming(a.keyword_stemming)
+        .map_err(|e| anyhow!("{e}"))?;
 
     // 1. Read and cut the inputs.
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
@@ -159,8 +166,9 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
             p.url.clone(),
             snippet(&p.text, a.snippet_chars),
         );
+        // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
         index
-            .insert(doc, v)
+            .insert_with_text(doc, v, &p.embed_text)
             .map_err(|e| anyhow!("passage {}: {e}", p.id))?;
         if i % 64 == 63 {
             pb.inc(64);
@@ -446,6 +454,8 @@ pub struct SearchArgs {
     /// Batch mode: a JSONL file (`-` = stdin) of `{"id", "query"}` lines.
     pub jsonl: Option<String>,
     pub query: String,
+    /// Mode, fusion, candidates, collapsing (`ef_search` is set from [`SearchArgs::ef_search`]).
+    pub options: SearchOptions,
 }
 
 /// Runs `lightembed search`: see the command's `--help`.
@@ -485,48 +495,55 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
             .set_ef_search(ef)
             .map_err(|e| anyhow!("--ef-search: {e}"))?;
     }
+    let opts = SearchOptions {
+        ef_search: a.ef_search,
+        ..a.options
+    };
     if let Some(input) = &a.jsonl {
-        return batch_search(&index, &model, input, a.k);
+        return batch_search(&index, &model, input, a.k, &opts);
     }
     if a.query.trim().is_empty() {
         bail!("the query is empty");
     }
     let t = Instant::now();
-    let q = model
-        .embed(&a.query, index.dims())
-        .map_err(|e| anyhow!("query: {e}"))?;
-    let hits = index.search(&q, a.k).map_err(|e| anyhow!("{e}"))?;
+    let hits = run_query(&index, &model, &a.query, a.k, &opts)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
+    let stem = index.keyword_stemming();
     if a.json {
         let results: Vec<_> = hits
             .iter()
             .enumerate()
             .map(|(i, h)| {
+                let e = excerpt(&h.payload.snippet, &a.query, stem, 0);
                 json!({"rank": i + 1, "score": h.score, "id": h.id, "title": h.payload.title,
-                       "url": h.payload.url, "snippet": h.payload.snippet})
+                       "url": h.payload.url, "snippet": e.text, "highlights": e.highlights})
             })
             .collect();
         outln!(
             "{}",
-            json!({"query": a.query, "dims": index.dims(), "ms": round3(ms), "results": results})
+            json!({"query": a.query, "mode": opts.mode.as_str(), "dims": index.dims(),
+                   "ms": round3(ms), "results": results})
         )?;
     } else {
         outln!(
-            "{} results for {:?} ({} passages, {} dims, {:.1} ms)",
+            "{} results for {:?} ({} mode, {} passages, {} dims, {:.1} ms)",
             hits.len(),
             a.query,
+            opts.mode.as_str(),
             index.len(),
             index.dims(),
             ms
         )?;
+        let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
         for (i, h) in hits.iter().enumerate() {
+            let e = excerpt(&h.payload.snippet, &a.query, stem, 200);
             outln!(
                 "\n{:>2}. {:.3}  {}\n    {}\n    {}",
                 i + 1,
                 h.score,
                 h.payload.title,
                 h.payload.url,
-                snippet(&h.payload.snippet, 200)
+                marked(&e, bold)
             )?;
         }
     }
@@ -541,6 +558,7 @@ fn batch_search(
     model: &lightembed::Model,
     input: &str,
     k: usize,
+    opts: &SearchOptions,
 ) -> Result<ExitCode> {
     use std::io::BufRead;
     let reader: Box<dyn BufRead> = if input == "-" {
@@ -568,10 +586,8 @@ fn batch_search(
             Some(serde_json::Value::String(_)) => bail!("{input}: line {n}: the query is empty"),
             _ => bail!("{input}: line {n}: expected a JSON object with a string \"query\" field"),
         };
-        let q = model
-            .embed(query, index.dims())
-            .map_err(|e| anyhow!("{input}: line {n}: {e}"))?;
-        let hits = index.search(&q, k).map_err(|e| anyhow!("{e}"))?;
+        let hits = run_query(index, model, query, k, opts)
+            .map_err(|e| anyhow!("{input}: line {n}: {e:#}"))?;
         let hits: Vec<_> = hits
             .iter()
             .map(|h| json!({"id": h.id, "url": h.payload.url, "title": h.payload.title, "score": h.score}))
@@ -580,4 +596,43 @@ fn batch_search(
         outln!("{}", json!({"id": id, "hits": hits}))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One query in `opts.mode`: the query is embedded unless the mode is keyword-only.
+fn run_query(
+    index: &Index,
+    model: &lightembed::Model,
+    query: &str,
+    k: usize,
+    opts: &SearchOptions,
+) -> Result<Vec<lightembed_index::Hit>> {
+    let vector = match opts.mode {
+        lightembed_index::Mode::Keyword => None,
+        _ => Some(
+            model
+                .embed(query, index.dims())
+                .map_err(|e| anyhow!("query: {e}"))?,
+        ),
+    };
+    index
+        .query(vector.as_deref(), query, k, opts)
+        .map_err(|e| anyhow!("{e}"))
+}
+
+/// The excerpt's text with its highlights in bold (ANSI, for a terminal) or as it is.
+fn marked(e: &lightembed_index::snippet::Excerpt, bold: bool) -> String {
+    if !bold {
+        return e.text.clone();
+    }
+    let mut s = String::with_capacity(e.text.len() + 8 * e.highlights.len());
+    let mut at = 0;
+    for &(a, b) in &e.highlights {
+        s.push_str(&e.text[at..a]);
+        s.push_str("\x1b[1m");
+        s.push_str(&e.text[a..b]);
+        s.push_str("\x1b[0m");
+        at = b;
+    }
+    s.push_str(&e.text[at..]);
+    s
 }

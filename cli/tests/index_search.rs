@@ -154,10 +154,11 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     let o = run(&["search", "--index", s(&out), "-k", "1", "compost heap"]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.starts_with("1 results for \"compost heap\" (8 passages, 384 dims, "),
+        text.starts_with("1 results for \"compost heap\" (hybrid mode, 8 passages, 384 dims, "),
         "{text}"
     );
-    assert!(text.contains(" 1. 0."), "{text}");
+    // Best on both sides: the fused (min–max normalised) score is 1.
+    assert!(text.contains(" 1. 1.000  Compost — Soil\n"), "{text}");
 }
 
 #[test]
@@ -410,7 +411,12 @@ fn awkward_pages_are_cut_cleanly() {
             src.join("blob.txt").display()
         )
     );
-    let all = search_json(&out, &["-k", "100"], "text");
+    // Every passage: vector mode ranks all of them, --all-passages keeps several per section.
+    let all = search_json(
+        &out,
+        &["-k", "100", "--mode", "vector", "--all-passages"],
+        "text",
+    );
     let mut got: Vec<(String, String)> = all["results"]
         .as_array()
         .unwrap()
@@ -873,4 +879,68 @@ fn batch_search_answers_each_line_in_order() {
     assert!(h["url"].is_string() && h["title"].is_string() && h["score"].is_number());
     // QUERY and --jsonl are exclusive; one of them is required.
     assert_eq!(run(&["search", "--index", s(&out)]).status.code(), Some(2));
+}
+
+/// Issue 12: `--mode hybrid|vector|keyword`, hybrid the default; the keyword side ranks by BM25
+/// (stemmed: "pruning" finds "prune"); JSON results carry highlight ranges into the snippet
+/// text; bad fusion flags are usage errors with a clear message.
+#[test]
+fn search_modes_fusion_flags_and_highlights() {
+    let out = scratch("site-index-modes");
+    assert!(build(&out, &["--quiet"]).status.success());
+    let v = search_json(&out, &["-k", "3"], "sharpen pruning shears");
+    assert_eq!(v["mode"], "hybrid");
+    assert_eq!(ids(&v)[0], "tools/shears");
+    let kw = search_json(
+        &out,
+        &["-k", "3", "--mode", "keyword"],
+        "sharpen pruning shears",
+    );
+    assert_eq!(kw["mode"], "keyword");
+    assert_eq!(ids(&kw)[0], "tools/shears");
+    // Every keyword hit contains a query term; highlights are those words in the snippet.
+    for r in kw["results"].as_array().unwrap() {
+        let snippet = r["snippet"].as_str().unwrap();
+        let marks: Vec<&str> = r["highlights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| &snippet[h[0].as_u64().unwrap() as usize..h[1].as_u64().unwrap() as usize])
+            .collect();
+        assert!(!marks.is_empty(), "{r}");
+        for m in marks {
+            let m = m.to_lowercase();
+            assert!(
+                m.starts_with("sharpen") || m.starts_with("prun") || m.starts_with("shear"),
+                "{m}"
+            );
+        }
+    }
+    // A word in no passage: keyword mode finds nothing, hybrid still answers by meaning.
+    let none = search_json(&out, &["--mode", "keyword"], "xylophone");
+    assert_eq!(none["results"].as_array().unwrap().len(), 0);
+    let hy = search_json(&out, &["-k", "1"], "xylophone tomato watering");
+    assert_eq!(ids(&hy)[0], "index.html#watering:1");
+    // RRF scores: at most 2/(k+1).
+    let rrf = search_json(&out, &["-k", "1", "--fusion", "rrf"], "compost heap");
+    assert!(rrf["results"][0]["score"].as_f64().unwrap() <= 2.0 / 61.0 + 1e-6);
+    for (args, msg) in [
+        (
+            vec!["--fusion", "rrf", "--vector-weight", "0.3"],
+            "error: --vector-weight applies to --fusion convex, not rrf\n",
+        ),
+        (
+            vec!["--vector-weight", "1.5"],
+            "error: --vector-weight 1.5 is outside 0–1\n",
+        ),
+    ] {
+        let mut a = vec!["search", "--index", s(&out)];
+        a.extend(args);
+        a.push("x");
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(stderr(&o), msg);
+    }
+    let o = run(&["search", "--index", s(&out), "--mode", "both", "x"]);
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -39,20 +39,29 @@ pub enum IndexError {
     ChecksumMismatch,
     /// A field holds a value the layout does not allow (reserved bits set, an out-of-range id, a
     /// neighbour list longer than `2·M`, invalid UTF-8, a non-finite vector component, …).
+    ///
+    /// In the keywords section `what` is one of `"keyword flags"` (reserved bits set),
+    /// `"keyword term"` (empty, not UTF-8, or listed twice), `"keyword term count"` (more terms
+    /// than the vocabulary holds), `"keyword term id"` (not strictly increasing, or ≥ the
+    /// vocabulary size), `"keyword term frequency"` (0, or a slot longer than `u32::MAX`
+    /// tokens), or the field whose varint is not in its shortest form or exceeds `u32::MAX`.
     Malformed {
         /// The field or section.
         what: &'static str,
         /// What is wrong with it.
         detail: String,
     },
-    /// Bytes are left over between the end of the payloads and the checksum trailer.
+    /// Bytes are left over between the end of the keywords section (the last section) and the
+    /// checksum trailer.
     TrailingBytes {
         /// How many bytes are left over.
         count: usize,
     },
 
     // ---- compatibility (spec §8) ---------------------------------------------------------------
-    /// The index bytes (or manifest) use an `index_version` this crate cannot read.
+    /// The index bytes (or manifest) use an `index_version` this crate cannot read — e.g. 1, an
+    /// index written before keyword search: rebuild it with `lightembed index`. Checked right
+    /// after the magic, so such bytes are never parsed as the current layout.
     UnsupportedIndexVersion {
         /// `index_version` found in the index.
         found: u16,
@@ -141,7 +150,7 @@ impl fmt::Display for IndexError {
             }
             IndexError::TrailingBytes { count } => write!(
                 f,
-                "index bytes are malformed: {count} unexpected bytes after the payloads"
+                "index bytes are malformed: {count} unexpected bytes after the keywords section"
             ),
             IndexError::UnsupportedIndexVersion { found, supported } => write!(
                 f,

@@ -8,6 +8,7 @@ use core::fmt;
 
 use crate::error::IndexError;
 use crate::graph::{Graph, Vectors, Visited, MAX_LEVEL};
+use crate::keywords::Keywords;
 use crate::manifest::{CompatWarning, Manifest, ManifestFields, ModelIdentity};
 use crate::util::{dot, normalize_into, sort_best_first, Scored, SplitMix64};
 
@@ -119,7 +120,8 @@ impl Document {
 pub struct Hit {
     /// The document's id.
     pub id: String,
-    /// Cosine similarity to the query, in `[-1, 1]`; higher is better.
+    /// Higher is better. From [`Index::search`] and [`Index::exact_search`]: cosine similarity
+    /// to the query, in `[-1, 1]`. From [`Index::keyword_search`]: the BM25 score, `> 0`.
     pub score: f32,
     /// The document's title, URL and snippet.
     pub payload: Payload,
@@ -133,17 +135,28 @@ pub struct Hit {
 /// navigable) but it is never returned. When tombstones exceed
 /// [`Params::compaction_threshold`] of all slots the graph is rebuilt from the live documents.
 ///
-/// Costs (n live documents, d = dims, M, ef = beam width; expected, as in the HNSW paper):
+/// Every slot also carries its keyword terms for BM25 ([`Index::keyword_search`], tokenised as
+/// described in [`crate::keywords`]), maintained by insert, delete and compaction like the graph.
+///
+/// Costs (n live documents, d = dims, M, ef = beam width, T = tokens of a document's keyword
+/// text, t = its distinct terms, P = Σ postings lengths of the query's terms ≤ n per term;
+/// expected, as in the HNSW paper):
 ///
 /// | operation | time | notes |
 /// |---|---|---|
-/// | [`Index::insert`] | O(log n · ef_construction · M · d) | |
+/// | [`Index::insert`] / [`Index::insert_with_text`] | O(log n · ef_construction · M · d + T log T) | |
 /// | [`Index::search`] | O(log n · M · d + ef · M · d) | exact scan when n ≤ ef |
 /// | [`Index::exact_search`] | O(n · d + n log k) | ground truth |
-/// | [`Index::delete`] | O(1); a compaction is n inserts | amortised O(insert) |
-/// | [`Index::to_bytes`] / [`Index::from_bytes`] | O(bytes) | plus full validation on load |
+/// | [`Index::keyword_search`] | O(query length + P + k log k) | one pass over the query terms' postings into a reused dense score buffer |
+/// | [`Index::delete`] | O(t); a compaction is n inserts | amortised O(insert) |
+/// | [`Index::to_bytes`] / [`Index::from_bytes`] | O(bytes) | plus full validation on load; postings are rebuilt on load |
 ///
-/// Memory ≈ `4·d + 8·M + 8` bytes per slot plus payloads (layer 0 reserves `2·M` links).
+/// Memory ≈ `4·d + 8·M + 8` bytes per slot for vectors and graph (layer 0 reserves `2·M` links),
+/// plus payloads, plus for keywords: 16 bytes per distinct term of each slot (its `(term, tf)`
+/// pair and the posting), 12 bytes per slot (offset and length), about `2·len + 70` bytes per
+/// vocabulary term (the term twice, in the list and the lookup table, with their overheads), and
+/// while a keyword query runs 4 bytes per slot of scratch (kept for reuse). Deleted slots keep
+/// their terms until compaction.
 pub struct Index {
     pub(crate) manifest: Manifest,
     pub(crate) params: Params,
@@ -156,6 +169,8 @@ pub struct Index {
     /// Live ids → slot.
     pub(crate) ids: HashMap<String, u32>,
     pub(crate) graph: Graph,
+    /// Keyword terms per slot, postings and BM25 statistics.
+    pub(crate) keywords: Keywords,
     /// Scratch "visited" arrays reused across searches (`search` takes `&self`).
     pub(crate) pool: Mutex<Vec<Visited>>,
 }
@@ -172,6 +187,7 @@ impl Clone for Index {
             n_deleted: self.n_deleted,
             ids: self.ids.clone(),
             graph: self.graph.clone(),
+            keywords: self.keywords.clone(),
             pool: Mutex::new(Vec::new()),
         }
     }
@@ -185,6 +201,8 @@ impl fmt::Debug for Index {
             .field("slots", &self.docs.len())
             .field("deleted", &self.n_deleted)
             .field("max_level", &self.graph.max_level)
+            .field("keyword_terms", &self.keywords.vocab.len())
+            .field("keyword_stemming", &self.keywords.stem)
             .finish()
     }
 }
@@ -208,8 +226,38 @@ impl Index {
             deleted: Vec::new(),
             n_deleted: 0,
             ids: HashMap::new(),
+            keywords: Keywords::new(true),
             pool: Mutex::new(Vec::new()),
         })
+    }
+
+    /// `true` when keyword text is stemmed with the English Snowball stemmer (the default; see
+    /// [`crate::keywords`]). Recorded in the index bytes: queries are tokenised the same way.
+    pub fn keyword_stemming(&self) -> bool {
+        self.keywords.stem
+    }
+
+    /// Turns English stemming of keyword text on or off. Only while the index has never held a
+    /// document (stored terms cannot be re-tokenised); setting the current value always succeeds.
+    ///
+    /// Errors: [`IndexError::InvalidArgument`] when documents were already inserted.
+    pub fn set_keyword_stemming(&mut self, stem: bool) -> Result<(), IndexError> {
+        if stem == self.keywords.stem {
+            return Ok(());
+        }
+        if !self.docs.is_empty() {
+            return Err(IndexError::InvalidArgument {
+                what: "keyword stemming",
+                detail: format!(
+                    "the index already holds {} slots tokenised with stemming {}; choose it \
+                     before the first insert",
+                    self.docs.len(),
+                    if self.keywords.stem { "on" } else { "off" }
+                ),
+            });
+        }
+        self.keywords = Keywords::new(stem);
+        Ok(())
     }
 
     /// The manifest (spec §8); `count` is the number of live documents.
@@ -290,14 +338,16 @@ impl Index {
         self.manifest.check_compatible(model)
     }
 
-    fn vecs(&self) -> Vectors<'_> {
+    pub(crate) fn vecs(&self) -> Vectors<'_> {
         Vectors {
             data: &self.vectors,
             dims: self.manifest.dims,
         }
     }
 
-    fn checked_query(&self, v: &[f32]) -> Result<Vec<f32>, IndexError> {
+    /// `v` checked (length `dims`, finite) and L2-normalised: the query form [`Index::cosine`]
+    /// expects.
+    pub(crate) fn checked_query(&self, v: &[f32]) -> Result<Vec<f32>, IndexError> {
         if v.len() != self.dims() {
             return Err(IndexError::VectorDims {
                 expected: self.dims(),
@@ -323,12 +373,12 @@ impl Index {
         level
     }
 
-    fn take_visited(&self) -> Visited {
+    pub(crate) fn take_visited(&self) -> Visited {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.pop().unwrap_or_default()
     }
 
-    fn put_visited(&self, v: Visited) {
+    pub(crate) fn put_visited(&self, v: Visited) {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
         if pool.len() < 64 {
             pool.push(v);
@@ -340,9 +390,27 @@ impl Index {
     /// documents may share one vector (boilerplate passages, repeated text): copies are linked
     /// so that they never cut the documents around them off from search.
     ///
+    /// The keyword side indexes `title + "\n" + snippet`; use [`Index::insert_with_text`] to
+    /// index the full passage text when the stored snippet is shortened.
+    ///
     /// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`],
     /// [`IndexError::DuplicateId`] when a live document already has `doc.id`, [`IndexError::Full`].
     pub fn insert(&mut self, doc: Document, vector: &[f32]) -> Result<(), IndexError> {
+        let text = format!("{}\n{}", doc.payload.title, doc.payload.snippet);
+        self.insert_with_text(doc, vector, &text)
+    }
+
+    /// [`Index::insert`] with the text BM25 indexes for this document given explicitly
+    /// (typically heading + the full passage text, while the stored snippet may be truncated).
+    /// Only the terms of `keyword_text` are kept, not the text.
+    ///
+    /// Errors: as [`Index::insert`]; nothing is changed on error.
+    pub fn insert_with_text(
+        &mut self,
+        doc: Document,
+        vector: &[f32],
+        keyword_text: &str,
+    ) -> Result<(), IndexError> {
         let v = self.checked_query(vector)?;
         if self.ids.contains_key(&doc.id) {
             return Err(IndexError::DuplicateId(doc.id));
@@ -356,6 +424,7 @@ impl Index {
         self.ids.insert(doc.id.clone(), slot);
         self.docs.push(doc);
         self.deleted.push(false);
+        self.keywords.push_text(keyword_text);
         self.graph.push_node(level);
         let mut visited = self.take_visited();
         let vecs = Vectors {
@@ -378,6 +447,7 @@ impl Index {
         };
         self.deleted[slot as usize] = true;
         self.n_deleted += 1;
+        self.keywords.delete(slot);
         self.manifest.count = self.len() as u64;
         if self.n_deleted as f64 > self.params.compaction_threshold as f64 * self.docs.len() as f64
         {
@@ -406,6 +476,7 @@ impl Index {
             }
         }
         self.vectors = vectors;
+        self.keywords = self.keywords.compacted(&self.deleted);
         self.deleted = vec![false; live];
         self.n_deleted = 0;
         self.ids = docs
@@ -428,19 +499,70 @@ impl Index {
         self.put_visited(visited);
     }
 
+    /// The [`Hit`] for `slot` with `score`.
+    pub(crate) fn hit(&self, slot: u32, score: f32) -> Hit {
+        let doc = &self.docs[slot as usize];
+        Hit {
+            id: doc.id.clone(),
+            score,
+            payload: doc.payload.clone(),
+        }
+    }
+
     fn hits(&self, found: Vec<Scored>, k: usize) -> Vec<Hit> {
         found
             .into_iter()
             .take(k)
-            .map(|s| {
-                let doc = &self.docs[s.id as usize];
-                Hit {
-                    id: doc.id.clone(),
-                    score: s.score,
-                    payload: doc.payload.clone(),
-                }
-            })
+            .map(|s| self.hit(s.id, s.score))
             .collect()
+    }
+
+    /// `true` when `slot` exists and is not deleted.
+    #[cfg(test)]
+    pub(crate) fn is_live(&self, slot: u32) -> bool {
+        self.deleted.get(slot as usize) == Some(&false)
+    }
+
+    /// The `k` live documents with the highest BM25 score for `query` (see [`crate::keywords`]),
+    /// best first, ties broken by insertion order. Only documents containing at least one query
+    /// term are returned; a query without known terms returns nothing.
+    pub fn keyword_search(&self, query: &str, k: usize) -> Vec<Hit> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let terms = self.query_terms(query);
+        let found = self.keywords.top(&terms, k, &self.deleted, self.len());
+        self.hits(found, k)
+    }
+
+    /// The query's term ids, tokenised like the documents ([`Index::keyword_stemming`]), in order
+    /// of first appearance, without duplicates and without terms outside the vocabulary. Compute
+    /// once per query and pass to [`Index::bm25_top`] / [`Index::bm25_score`].
+    pub(crate) fn query_terms(&self, query: &str) -> Vec<u32> {
+        self.keywords.query_terms(query)
+    }
+
+    /// The `n` best live slots by BM25 for `terms` (from [`Index::query_terms`]), best first,
+    /// ties by slot; slots without any query term are left out.
+    pub(crate) fn bm25_top(&self, terms: &[u32], n: usize) -> Vec<(u32, f32)> {
+        self.keywords
+            .top(terms, n, &self.deleted, self.len())
+            .into_iter()
+            .map(|s| (s.id, s.score))
+            .collect()
+    }
+
+    /// BM25 of one slot for `terms`: bit-identical to that slot's score in
+    /// [`Index::bm25_top`]; 0 for a slot without query terms, a deleted slot or one out of
+    /// range. O(|terms| · log t) (binary search in the slot's sorted term list).
+    pub(crate) fn bm25_score(&self, terms: &[u32], slot: u32) -> f32 {
+        self.keywords.score(terms, slot, &self.deleted, self.len())
+    }
+
+    /// Inner product of `q` (already L2-normalised, length `dims`) with `slot`'s stored vector:
+    /// the cosine similarity [`Index::search`] scores with. Panics if `slot` is out of range.
+    pub(crate) fn cosine(&self, q: &[f32], slot: u32) -> f32 {
+        dot(q, self.vecs().get(slot))
     }
 
     /// The (approximately) `k` most similar live documents to `query`, best first, with the
@@ -476,7 +598,7 @@ impl Index {
         Ok(self.hits(found, k))
     }
 
-    fn exact(&self, q: &[f32], k: usize) -> Vec<Scored> {
+    pub(crate) fn exact(&self, q: &[f32], k: usize) -> Vec<Scored> {
         let vecs = self.vecs();
         let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
         for slot in 0..self.docs.len() {

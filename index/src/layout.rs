@@ -1,12 +1,14 @@
-//! The index byte layout, `index_version` 1. One layout, written and read natively and in the
+//! The index byte layout, `index_version` 2. One layout, written and read natively and in the
 //! browser. All integers little-endian, floats IEEE-754 fp32 little-endian, strings UTF-8 with a
-//! length prefix. Sections follow each other without padding:
+//! length prefix. In the keywords section, integers marked `varint` are unsigned LEB128 (7 bits
+//! per byte, low first, high bit = more follows), at most 5 bytes, value ≤ `u32::MAX`, in the
+//! shortest form (no trailing `0x80 … 0x00` padding). Sections follow each other without padding:
 //!
 //! ```text
 //! off  size            field
 //! ---- header ----------------------------------------------------------------------------
 //!   0  4               magic "LEIX"
-//!   4  2               index_version u16 (= 1)
+//!   4  2               index_version u16 (= 2; 1 had no keywords section)
 //!   6  2               flags u16, reserved, must be 0
 //! ---- manifest (spec §8) ----------------------------------------------------------------
 //!   8  1               model_id length L (1..=16)
@@ -38,14 +40,30 @@
 //! ---- payloads ---------------------------------------------------------------------------
 //!      per slot: id, title, url, snippet — each u32 byte length + UTF-8
 //!                (ids of live slots distinct)
+//! ---- keywords (BM25, see crate::keywords) -----------------------------------------------
+//!      1               flags u8: bit 0 = English stemming; other bits 0
+//!      varint          vocabulary size V
+//!      per term:       varint byte length (≥ 1) + UTF-8; terms distinct; term id = position
+//!      per slot:       varint term count T (≤ V)
+//!                      T × (varint term id delta, varint tf ≥ 1): the first delta is the term
+//!                          id, each later one ≥ 1 (ids strictly increasing), every id < V;
+//!                          Σ tf ≤ u32::MAX is the slot's length |d| (not stored)
+//!                      (deleted slots keep their lists; they count in no statistic)
 //! ---- trailer ----------------------------------------------------------------------------
 //!      32              SHA-256 of every preceding byte
 //! ```
 //!
 //! Loading trusts no length: each is checked against the bytes that remain before anything is
-//! allocated or sliced, and every cross-reference (neighbour ids, levels, entry point, count) is
-//! validated, so any byte string either loads into an index that searches safely or is rejected
-//! with an [`IndexError`].
+//! allocated or sliced (a vocabulary of V terms needs ≥ 2·V bytes, a list of T pairs ≥ 2·T), and
+//! every cross-reference (neighbour ids, levels, entry point, count, term ids) is validated, so
+//! any byte string either loads into an index that searches safely or is rejected with an
+//! [`IndexError`]. Keyword postings, document frequencies and lengths are derived on load, never
+//! read. Every value has exactly one encoding, so `to_bytes(from_bytes(b)) == b` for every `b`
+//! that loads.
+//!
+//! An index of another `index_version` (such as 1, written before keyword search) is refused
+//! with [`IndexError::UnsupportedIndexVersion`] before anything past the header is read; it is
+//! rebuilt with `lightembed index`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -55,6 +73,7 @@ use sha2::{Digest, Sha256};
 use crate::error::IndexError;
 use crate::graph::{Graph, Visited, MAX_LEVEL, NO_ENTRY};
 use crate::index::{Document, Index, Params, Payload};
+use crate::keywords::Keywords;
 use crate::manifest::{Manifest, ManifestFields, Metric, ModelVersion};
 use crate::util::SplitMix64;
 use crate::INDEX_VERSION;
@@ -88,6 +107,14 @@ impl Writer {
     fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
         self.buf.extend_from_slice(s.as_bytes());
+    }
+    /// Unsigned LEB128, shortest form.
+    fn varint(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.buf.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
     }
 }
 
@@ -149,6 +176,30 @@ impl<'a> Reader<'a> {
         core::str::from_utf8(bytes)
             .map(str::to_owned)
             .map_err(|e| malformed(what, format!("not UTF-8 ({e})")))
+    }
+    /// Unsigned LEB128 of at most 5 bytes, value ≤ `u32::MAX`, in its shortest form.
+    fn varint(&mut self, what: &'static str) -> Result<u32, IndexError> {
+        let start = self.pos;
+        let mut v: u64 = 0;
+        for i in 0..5 {
+            let b = self.u8(what)?;
+            v |= ((b & 0x7F) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    return Err(malformed(
+                        what,
+                        format!("varint at byte {start} is not in its shortest form"),
+                    ));
+                }
+                return u32::try_from(v).map_err(|_| {
+                    malformed(what, format!("varint at byte {start} exceeds u32::MAX"))
+                });
+            }
+        }
+        Err(malformed(
+            what,
+            format!("varint at byte {start} is longer than 5 bytes"),
+        ))
     }
 }
 
@@ -313,6 +364,24 @@ impl Index {
             w.str(&d.payload.title);
             w.str(&d.payload.url);
             w.str(&d.payload.snippet);
+        }
+        // keywords
+        let kw = &self.keywords;
+        w.u8(kw.stem as u8);
+        w.varint(kw.vocab.len() as u32);
+        for term in &kw.vocab {
+            w.varint(term.len() as u32);
+            w.buf.extend_from_slice(term.as_bytes());
+        }
+        for slot in 0..slots as u32 {
+            let list = kw.terms_of(slot);
+            w.varint(list.len() as u32);
+            let mut prev = 0;
+            for (i, &(id, tf)) in list.iter().enumerate() {
+                w.varint(if i == 0 { id } else { id - prev });
+                w.varint(tf);
+                prev = id;
+            }
         }
         let digest = Sha256::digest(&w.buf);
         w.buf.extend_from_slice(&digest);
@@ -513,6 +582,7 @@ fn parse_body(body: &[u8]) -> Result<Index, IndexError> {
             },
         });
     }
+    let keywords = read_keywords(&mut r, &deleted)?;
     if r.remaining() != 0 {
         return Err(IndexError::TrailingBytes {
             count: r.remaining(),
@@ -529,6 +599,93 @@ fn parse_body(body: &[u8]) -> Result<Index, IndexError> {
         n_deleted,
         ids,
         graph,
+        keywords,
         pool: Mutex::new(Vec::new()),
     })
+}
+
+/// The keywords section (see the table at the top): vocabulary and per-slot term lists, checked
+/// in full; postings and statistics are rebuilt from them.
+fn read_keywords(r: &mut Reader<'_>, deleted: &[bool]) -> Result<Keywords, IndexError> {
+    let flags = r.u8("keyword flags")?;
+    if flags & !1 != 0 {
+        return Err(malformed(
+            "keyword flags",
+            format!("reserved bits set ({flags:#04x})"),
+        ));
+    }
+    let n_terms = r.varint("keyword vocabulary size")?;
+    // each term takes ≥ 2 bytes (length + at least one byte)
+    r.need(n_terms as u64 * 2, "keyword vocabulary")?;
+    let mut vocab = Vec::with_capacity(n_terms as usize);
+    let mut seen = HashMap::with_capacity(n_terms as usize);
+    for id in 0..n_terms {
+        let len = r.varint("keyword term length")?;
+        if len == 0 {
+            return Err(malformed("keyword term", format!("term {id} is empty")));
+        }
+        let bytes = r.take(len as u64, "keyword term")?;
+        let term = core::str::from_utf8(bytes)
+            .map_err(|e| malformed("keyword term", format!("term {id} is not UTF-8 ({e})")))?;
+        if let Some(first) = seen.insert(term, id) {
+            return Err(malformed(
+                "keyword term",
+                format!("{term:?} is both term {first} and term {id}"),
+            ));
+        }
+        vocab.push(term.to_owned());
+    }
+    drop(seen);
+    // each slot takes ≥ 1 byte (its term count)
+    r.need(deleted.len() as u64, "keyword term lists")?;
+    let mut kw = Keywords::with_vocab(flags & 1 != 0, vocab);
+    let mut list: Vec<(u32, u32)> = Vec::new();
+    for (slot, &is_deleted) in deleted.iter().enumerate() {
+        let count = r.varint("keyword term count")?;
+        if count > n_terms {
+            return Err(malformed(
+                "keyword term count",
+                format!("slot {slot} lists {count} terms but the vocabulary has {n_terms}"),
+            ));
+        }
+        // each (delta, tf) pair takes ≥ 2 bytes
+        r.need(count as u64 * 2, "keyword term list")?;
+        list.clear();
+        let mut total: u64 = 0;
+        let mut prev: u64 = 0;
+        for i in 0..count {
+            let delta = r.varint("keyword term id")? as u64;
+            if i > 0 && delta == 0 {
+                return Err(malformed(
+                    "keyword term id",
+                    format!("slot {slot}: term ids not strictly increasing"),
+                ));
+            }
+            let id = if i == 0 { delta } else { prev + delta };
+            if id >= n_terms as u64 {
+                return Err(malformed(
+                    "keyword term id",
+                    format!("slot {slot}: term id {id} ≥ vocabulary size {n_terms}"),
+                ));
+            }
+            let tf = r.varint("keyword term frequency")?;
+            if tf == 0 {
+                return Err(malformed(
+                    "keyword term frequency",
+                    format!("slot {slot}: term {id} occurs 0 times"),
+                ));
+            }
+            total += tf as u64;
+            list.push((id as u32, tf));
+            prev = id;
+        }
+        if total > u32::MAX as u64 {
+            return Err(malformed(
+                "keyword term frequency",
+                format!("slot {slot}: {total} tokens in all, more than u32::MAX"),
+            ));
+        }
+        kw.push_slot(&list, is_deleted);
+    }
+    Ok(kw)
 }

@@ -38,20 +38,30 @@
 //! # Ok::<(), lightembed_index::IndexError>(())
 //! ```
 //!
-//! Modules: [`layout`] documents the byte layout; the rest is re-exported here.
+//! Keyword (BM25) search over the same documents: [`Index::keyword_search`], with the tokeniser
+//! and scoring documented in [`keywords`].
+//!
+//! Modules: [`layout`] documents the byte layout, [`keywords`] the keyword side; the rest is
+//! re-exported here.
 
 #![warn(missing_docs)]
 
 mod error;
 mod graph;
+mod hybrid;
 mod index;
+pub mod ingest;
+pub mod keywords;
 pub mod layout;
 mod manifest;
 pub mod passages;
+pub mod snippet;
 mod util;
 
 pub use error::IndexError;
+pub use hybrid::{Fusion, Mode, SearchOptions};
 pub use index::{Document, Hit, Index, Params, Payload, MAX_EF};
+pub use keywords::{highlight_spans, terms, terms_with};
 pub use layout::read_manifest_prefix;
 pub use manifest::{
     CompatWarning, Manifest, ManifestFields, Metric, ModelIdentity, ModelVersion, MAX_DIMS,
@@ -61,4 +71,6 @@ pub use manifest::{
 /// The index layout version this crate reads and writes (spec §8 `index_version`). Bumped on any
 /// change to [`layout`]; an index with another version is rejected with
 /// [`IndexError::UnsupportedIndexVersion`].
-pub const INDEX_VERSION: u16 = 1;
+///
+/// History: 1 — vectors, graph, payloads; 2 — adds the keyword (BM25) section.
+pub const INDEX_VERSION: u16 = 2;

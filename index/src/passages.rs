@@ -2,70 +2,16 @@
 //!
 //! * [`split_passages_in_tokens`]: passages sized in the model's own word pieces, so that each
 //!   passage (with its heading) fits the model's window — `lightembed index` uses it with the
-//!   model's tokenizer ([`lightembed::Tokenizer::count_pieces`]). Cuts at sentence ends
+//!   model's tokenizer ([`lightembed::tokenizer::Tokenizer::count_pieces`]). Cuts at sentence ends
 //!   (`.` `!` `?` followed by a space; `。` `！` `？` `．` anywhere), then words, then characters
 //!   (text without spaces), and repeats the last sentence of a passage at the start of the next
 //!   when it is short (≤ a quarter of the budget), so a sentence on a boundary is still found.
-//! * [`split_passages`]: the older word-count rule (about [`TARGET_WORDS`] words, at most
-//!   [`MAX_WORDS`]), still used by the browser app, which chunks on the page thread where the
-//!   model's tokenizer is not loaded.
 //!
 //! Pure string functions, no I/O.
 
-/// A passage is closed once it reaches this many words.
-pub const TARGET_WORDS: usize = 150;
-/// A passage never grows past this many words by adding another paragraph or sentence.
-pub const MAX_WORDS: usize = 300;
-
+/// Whitespace runs → one space, trimmed.
 fn collapse_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Splits text into passages of about [`TARGET_WORDS`] words. Paragraphs (blank-line separated;
-/// `\r\n` line ends are accepted) are kept together when they fit; a paragraph longer than
-/// [`MAX_WORDS`] is split on sentence ends, and a sentence longer than [`MAX_WORDS`] (code, lists
-/// without punctuation, CJK) into runs of [`TARGET_WORDS`] words, so no passage exceeds
-/// [`MAX_WORDS`]. Whitespace inside a passage is collapsed. Empty text → no passages.
-pub fn split_passages(text: &str) -> Vec<String> {
-    let text = text.replace("\r\n", "\n");
-    let mut units: Vec<String> = Vec::new();
-    for para in text
-        .split("\n\n")
-        .map(collapse_ws)
-        .filter(|p| !p.is_empty())
-    {
-        if para.split_whitespace().count() <= MAX_WORDS {
-            units.push(para);
-            continue;
-        }
-        for sentence in split_sentences(&para) {
-            let words: Vec<&str> = sentence.split_whitespace().collect();
-            if words.len() <= MAX_WORDS {
-                units.push(sentence);
-            } else {
-                units.extend(words.chunks(TARGET_WORDS).map(|c| c.join(" ")));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut n = 0;
-    for u in units {
-        let w = u.split_whitespace().count();
-        if n > 0 && (n + w > MAX_WORDS || n >= TARGET_WORDS) {
-            out.push(std::mem::take(&mut cur));
-            n = 0;
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(&u);
-        n += w;
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// Full-width sentence ends that close a sentence with no space after them (CJK text).
@@ -73,15 +19,7 @@ fn is_fullwidth_stop(c: char) -> bool {
     matches!(c, '。' | '！' | '？' | '．')
 }
 
-fn split_sentences(para: &str) -> Vec<String> {
-    split_sentences_glued(para)
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect()
-}
-
-/// Sentences of one whitespace-collapsed paragraph, each with the glue that joined it to the
-/// previous one in the source (`" "`, or `""` after a full-width stop with no space).
+/// Sentences of a paragraph, each with the glue (`" "` or `""`) that joined it to the previous.
 fn split_sentences_glued(para: &str) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -246,52 +184,6 @@ fn pack(units: Vec<Unit>, budget: usize) -> Vec<String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn passages_respect_word_budget() {
-        let para = "word ".repeat(120);
-        let text = format!("{para}\n\n{para}\n\n{para}");
-        let ps = split_passages(&text);
-        // 120 < TARGET: the second paragraph joins the first (240 ≤ MAX); the third starts anew.
-        let sizes: Vec<usize> = ps.iter().map(|p| p.split_whitespace().count()).collect();
-        assert_eq!(sizes, vec![240, 120]);
-        let long = "This is a sentence. ".repeat(200);
-        let ps = split_passages(&long);
-        assert_eq!(ps.len(), 6);
-        assert!(ps.iter().all(|p| p.split_whitespace().count() <= MAX_WORDS));
-        assert_eq!(ps[0], "This is a sentence. ".repeat(38).trim_end());
-        assert!(split_passages("  \n\n ").is_empty());
-    }
-
-    #[test]
-    fn no_passage_exceeds_max_words() {
-        // 1,000 words without a sentence end (code, CJK with spaces, word lists).
-        let words: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
-        let ps = split_passages(&words.join(" "));
-        let sizes: Vec<usize> = ps.iter().map(|p| p.split_whitespace().count()).collect();
-        assert_eq!(sizes, vec![150, 150, 150, 150, 150, 150, 100]);
-        assert_eq!(ps.join(" "), words.join(" "));
-    }
-
-    #[test]
-    fn crlf_paragraphs_split_like_lf() {
-        let para = "word ".repeat(120);
-        let lf = format!("{para}\n\n{para}\n\n{para}");
-        assert_eq!(
-            split_passages(&lf.replace('\n', "\r\n")),
-            split_passages(&lf)
-        );
-        assert_eq!(split_passages(&lf).len(), 2);
-    }
-
-    #[test]
-    fn sentences_split_on_terminal_punctuation() {
-        assert_eq!(
-            split_sentences("One. Two? Three! Four"),
-            vec!["One.", "Two?", "Three!", "Four"]
-        );
-        assert_eq!(split_sentences("v1.2 stays"), vec!["v1.2 stays"]);
-    }
-
     /// A stand-in for WordPiece counts: one piece per whitespace word, one per CJK character.
     fn pieces(t: &str) -> usize {
         t.split_whitespace()
@@ -354,7 +246,11 @@ mod tests {
                 "no spaces are invented between CJK sentences"
             );
         }
-        assert_eq!(ps.concat().matches('。').count() >= 140, true);
+        let stops = ps.concat().matches('。').count();
+        assert!(
+            stops >= 140,
+            "{stops}: every sentence is kept (short ones twice, as overlap)"
+        );
     }
 
     #[test]

@@ -113,23 +113,23 @@ fn dims_mismatch_message() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn index_version_mismatch_message() {
     let mut m = manifest(384);
-    m.index_version = 2;
+    m.index_version = 3;
     let err = m.check_compatible(&model((1, 2, 3), &[384])).unwrap_err();
     assert_eq!(
         err,
         IndexError::UnsupportedIndexVersion {
-            found: 2,
-            supported: 1
+            found: 3,
+            supported: 2
         }
     );
     assert_eq!(
         err.to_string(),
-        "Index was built with index format v2 but this lightembed reads index format v1. \
+        "Index was built with index format v3 but this lightembed reads index format v2. \
          Re-run `lightembed index`."
     );
     // the same error from the bytes themselves
     let mut bytes = small_index().to_bytes();
-    bytes[4..6].copy_from_slice(&2u16.to_le_bytes());
+    bytes[4..6].copy_from_slice(&3u16.to_le_bytes());
     assert_eq!(Index::from_bytes(&bytes).unwrap_err(), err);
     assert_eq!(read_manifest_prefix(&bytes).unwrap_err(), err);
 }

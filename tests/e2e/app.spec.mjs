@@ -4,7 +4,7 @@
 // Debian's /usr/bin/chromium headless with playwright-core, and checks the app's main paths:
 //
 //   1. first load → model verified, status `ready`
-//   2. index the bundled corpus (first E2E_LIMIT passages) → `doc-count`
+//   2. index the bundled corpus (its first E2E_LIMIT passages) → `doc-count`
 //   3. a query with a known relevant passage finds it in the top 3
 //   4. reload → index restored from IndexedDB with no embedding work (`embed-count` stays 0)
 //   3a. playground: cosine of two texts, tokenisation, 2-D PCA of the index with the query
@@ -19,8 +19,9 @@
 // Screenshots of each state: target/e2e/*.png. Run with scripts/e2e.sh (installs what is
 // missing and builds dist/), or directly: `node tests/e2e/app.spec.mjs` after `trunk build`.
 //
-// Env: DIST (default dist/), E2E_LIMIT (passages to index, default 200), E2E_MODEL (a file name
-// from dist/models/manifest.json; default: the first), E2E_TIMEOUT_S (per step, default 600).
+// Env: DIST (default dist/), E2E_LIMIT (passages to index; default: up to 30 passages past the
+// first "The Stack and the Heap" passage, ~400 of the 3,203), E2E_MODEL (a file name from
+// dist/models/manifest.json; default: the first), E2E_TIMEOUT_S (per step, default 600).
 
 import { chromium } from 'playwright-core';
 import crypto from 'node:crypto';
@@ -34,7 +35,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const dist = path.resolve(process.env.DIST || path.join(root, 'dist'));
 const shots = path.join(root, 'target', 'e2e');
-const LIMIT = Number(process.env.E2E_LIMIT || 200);
+// The bundled corpus (`lightembed passages`, scripts/make_corpus.sh): one passage per line, in
+// page order; `?limit=N` indexes the first N. By default enough of it to reach the known passage
+// the semantic query looks for (ch04-01, "The Stack and the Heap").
+const corpusLines = fs.readFileSync(path.join(dist, 'corpus', 'rust-book.jsonl'), 'utf8').split('\n').filter(Boolean);
+const stackAt = corpusLines.findIndex((l) => JSON.parse(l).heading === 'The Stack and the Heap');
+const LIMIT = Number(process.env.E2E_LIMIT || (stackAt >= 0 ? stackAt + 30 : 200));
 const STEP_MS = Number(process.env.E2E_TIMEOUT_S || 600) * 1000;
 fs.mkdirSync(shots, { recursive: true });
 
@@ -70,8 +76,13 @@ const fixtureTime = new Date().toUTCString();
 
 // The query: for a trained lightembed model a semantic one; for a tiny development fixture model
 // (no real vocabulary) the exact text of the target passage.
-const corpusLines = fs.readFileSync(path.join(dist, 'corpus', 'rust-book.jsonl'), 'utf8').split('\n').filter(Boolean);
 const corpus = corpusLines.slice(0, LIMIT).map((l) => JSON.parse(l));
+/** The app's id of a corpus passage (app/src/chunk.rs `CorpusRecord::into_passage`):
+ *  `rust-book/{page}#{anchor:N or N}`. */
+const appId = (r) => {
+  const rest = r.id.startsWith(r.page) ? r.id.slice(r.page.length).replace(/^[#:]/, '') : r.id;
+  return `rust-book/${r.page}#${rest}`;
+};
 const realModel = entry.model_id.startsWith('lightembed-');
 const target = corpus.find((p) => p.heading === 'The Stack and the Heap') || corpus[Math.floor(corpus.length / 2)];
 const query = realModel && target.heading === 'The Stack and the Heap'
@@ -79,7 +90,7 @@ const query = realModel && target.heading === 'The Stack and the Heap'
   : target.text;
 const expectPrefix = realModel && target.heading === 'The Stack and the Heap'
   ? 'rust-book/ch04-01-what-is-ownership'
-  : `rust-book/${target.id}`;
+  : appId(target);
 
 // ---------------------------------------------------------------------------------------------
 // Static server.
@@ -212,6 +223,20 @@ await step('search: the known passage is in the top 3', async () => {
   await shot('03-search.png');
 });
 
+await step('search modes: keyword mode marks the query words; hybrid is the default', async () => {
+  assert(await tid('search-mode').inputValue() === 'hybrid', 'hybrid is the default mode');
+  await tid('search-mode').selectOption('keyword');
+  await tid('query').fill('heap stack');
+  await page.waitForFunction(() => document.querySelector('[data-testid="latency"]')?.dataset.query === 'heap stack'
+    && document.querySelector('[data-testid="result"] [data-testid="snippet"] mark'), null, { timeout: 30_000 });
+  const marks = await page.locator('[data-testid="result"] [data-testid="snippet"] mark').allTextContents();
+  assert(marks.length > 0 && marks.every((m) => /^(heap|stack)/i.test(m)), `marked words: ${marks.slice(0, 8)}`);
+  const urls = await tid('result').evaluateAll((els) => els.map((e) => e.querySelector('a')?.getAttribute('href') || e.dataset.id));
+  assert(new Set(urls).size === urls.length, `one result per section: ${urls}`);
+  console.log(`     keyword: ${urls.length} results, marks ${marks.slice(0, 6).join(', ')}`);
+  await tid('search-mode').selectOption('hybrid');
+});
+
 await step('playground: cosine, tokens, PCA plot with the query', async () => {
   await tid('cosine-run').click();
   await waitText('cosine', (t) => /cosine = /.test(t), 'cosine', 30_000);
@@ -229,8 +254,9 @@ await step('playground: cosine, tokens, PCA plot with the query', async () => {
 });
 
 await step('own document: add a dropped .md file, find it, delete it', async () => {
-  const md = '# Field notes\n\nZebras migrate across the Serengeti every year, following the rains to fresh grass. '
-    + 'The great migration of zebra and wildebeest herds covers hundreds of kilometres across the plains of Tanzania and Kenya.\n';
+  const md = '# Field notes\n\nZebras migrate across the Serengeti every year. '
+    + 'The great migration of zebra and wildebeest herds covers hundreds of kilometres across the plains of Tanzania and Kenya. '
+    + 'Markup such as `<b>zebra</b>` is shown as text.\n';
   await page.locator('details', { hasText: 'Add your own documents' }).locator('summary').click();
   await tid('file-input').setInputFiles({ name: 'zebras.md', mimeType: 'text/markdown', buffer: Buffer.from(md) });
   await waitText('doc-count', (t) => Number(t) > 0, 'wait');
@@ -238,6 +264,12 @@ await step('own document: add a dropped .md file, find it, delete it', async () 
   await tid('query').fill('animal herds migrating across African grassland');
   await page.waitForFunction(() => document.querySelector('[data-testid="result"]')?.dataset.id?.startsWith('user/zebras.md'), null, { timeout: 30_000 })
     .catch(async () => { throw new Error(`top hit is ${await tid('result').first().getAttribute('data-id').catch(() => 'none')}`); });
+  // Document text is data: the <b> of the file is text in the snippet, not an element.
+  const snip = await page.evaluate(() => {
+    const el = document.querySelector('[data-testid="result"] [data-testid="snippet"]');
+    return { text: el.textContent, bold: el.querySelectorAll('b').length };
+  });
+  assert(snip.text.includes('<b>zebra</b>') && snip.bold === 0, `snippet markup stays text: ${JSON.stringify(snip)}`);
   await shot('03b-own-document.png');
   await page.locator('details', { hasText: 'Indexed documents' }).locator('summary').click();
   await page.locator('[data-testid="doc"]', { hasText: 'user/zebras.md' }).locator('[data-testid="delete-doc"]').click();

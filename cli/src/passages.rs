@@ -1,0 +1,103 @@
+//! `lightembed passages`: the passages `lightembed index` would embed, as JSON lines on stdout,
+//! without embedding anything. The browser app's bundled corpus (`public/corpus/rust-book.jsonl`,
+//! `scripts/make_corpus.sh`) is written with it, so the app indexes exactly the passages the CLI
+//! indexes (the app cuts dropped files with the same [`lightembed_index::ingest`] code).
+//!
+//! One object per passage, in input order, keys in this order:
+//!
+//! ```text
+//! {"id": "ch04-01-what-is-ownership.html#the-stack-and-the-heap:1",   same id as `index` gives
+//!  "page": "ch04-01-what-is-ownership.html",                          the page's URL (relative)
+//!  "title": "The Stack and the Heap — What Is Ownership? - The Rust Programming Language",
+//!  "page_title": "What Is Ownership? - The Rust Programming Language",
+//!  "heading": "The Stack and the Heap",
+//!  "url": "https://doc.rust-lang.org/book/ch04-01-what-is-ownership.html#the-stack-and-the-heap",
+//!  "text": "…"}
+//! ```
+//!
+//! `url` is `--url-prefix` + the page URL (+ `#anchor`) for pages cut from files; JSONL records
+//! keep their own `url` (and have `page` = the JSONL file, `heading` empty, `page_title` =
+//! `title`). The embedded text is `heading` + `"\n"` + `text` (`text` alone without a heading,
+//! [`lightembed_index::ingest::embed_text`]); `--embed-text` also writes it as `"embed_text"`.
+
+use anyhow::{bail, Result};
+use lightembed_index::ingest::Sizer;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Kind};
+
+/// Options of `lightembed passages`.
+pub struct PassagesArgs {
+    pub model: PathBuf,
+    pub inputs: Vec<PathBuf>,
+    pub exclude: Vec<String>,
+    pub default_excludes: bool,
+    pub url_prefix: String,
+    pub embed_text: bool,
+    pub quiet: bool,
+}
+
+/// Runs `lightembed passages`: see the command's `--help`.
+pub fn run(a: PassagesArgs) -> Result<ExitCode> {
+    let (_, model) = crate::load(&a.model)?;
+    let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
+    let (mut skipped, mut excluded) = (0usize, 0usize);
+    let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
+    let sizer = Sizer::new(&model);
+    let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
+    let (mut documents, mut passages) = (0usize, 0usize);
+    let mut buf = Vec::new();
+    for f in &files {
+        buf.clear();
+        let added = read_file(f, &sizer, &mut seen, &mut ids, &mut buf)?;
+        documents += added.documents;
+        skipped += added.skipped;
+        passages += buf.len();
+        let mut out = String::new();
+        for p in &buf {
+            let url = if f.kind == Kind::Jsonl {
+                p.url.clone()
+            } else {
+                format!("{}{}", a.url_prefix, p.url)
+            };
+            let mut fields = vec![
+                ("id", p.id.as_str()),
+                ("page", f.url.as_str()),
+                ("title", p.title.as_str()),
+                ("page_title", p.page_title.as_str()),
+                ("heading", p.heading.as_str()),
+                ("url", url.as_str()),
+                ("text", p.text.as_str()),
+            ];
+            if a.embed_text {
+                fields.push(("embed_text", p.embed_text.as_str()));
+            }
+            out.push('{');
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&format!("\"{k}\":{}", serde_json::to_string(v)?));
+            }
+            out.push_str("}\n");
+        }
+        out!("{out}")?;
+    }
+    if passages == 0 {
+        bail!("no text found in the inputs ({} files read)", files.len());
+    }
+    if !a.quiet {
+        crate::warn(&format!(
+            "{} files ({} excluded) → {} documents, {} passages; model {} (max_seq_len {})",
+            files.len(),
+            excluded,
+            documents,
+            passages,
+            model.model_id(),
+            model.header().max_seq_len,
+        ));
+    }
+    Ok(crate::skipped_code(skipped, "inputs"))
+}

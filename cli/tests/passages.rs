@@ -1,0 +1,224 @@
+//! `lightembed passages`: the JSONL it writes is exactly what the shared ingestion pipeline
+//! (`lightembed_index::ingest::page_passages`, which the browser app's worker calls on dropped
+//! files) gives for the same pages — so the CLI, the bundled corpus and the app cut pages the
+//! same way — and the ids are those of `lightembed index`.
+
+use lightembed_index::ingest::{embed_text, page_passages, Format, Sizer};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn model_path() -> PathBuf {
+    root().join("public/models/lightembed-en-static.bin")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn lines(o: &Output) -> Vec<Value> {
+    String::from_utf8(o.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const HTML: &str = r##"<!DOCTYPE html><html><head><title>Pots &amp; Pans - Kitchen</title>
+<script>for (i = 0; i < n; i++) {}</script></head><body>
+<nav class="sidebar"><p>Chapter list</p></nav>
+<p>Loose text before any heading.</p>
+<h1 id="pots"><a href="#pots">Pots &amp; Pans</a></h1>
+<p>Cast iron keeps heat; stainless steel does not react with acids. Don&rsquo;t put a hot pan in cold water.</p>
+<table><tr><th>Name</th><th>Price</th></tr><tr><td>Skillet</td><td>24.50</td></tr></table>
+<h2>Caf&eacute; equipment</h2><p>Espresso machines need descaling. Q&A über Größe.</p>
+<h2 id="long">A long section</h2><p>REPEAT</p>
+<footer><p>Copyright</p></footer></body></html>"##;
+
+const MARKDOWN: &str = "# Field notes\n\nZebras migrate across the Serengeti.\n\n```sh\n# not a heading\nls\n```\n\n## Salt & pepper 🌶\n\n- Tom & ジェリー\n- item two\n\n| A | B |\n|---|---|\n| 1 | 2 |\n";
+
+/// The same pages through the CLI (`passages --embed-text`, one folder) and through
+/// `page_passages` directly, sharing one `seen` set in the CLI's (sorted) file order: identical
+/// passages, field by field; and `index` gives the same ids.
+#[test]
+fn cli_passages_are_exactly_the_shared_pipeline_output() {
+    let dir = scratch("passages-same");
+    let src = dir.join("site");
+    std::fs::create_dir_all(src.join("notes")).unwrap();
+    let sentence = "Each sentence adds one more detail about cleaning the long section's pans. ";
+    let html = HTML.replace("REPEAT", &sentence.repeat(40));
+    std::fs::write(src.join("kitchen.html"), &html).unwrap();
+    std::fs::write(src.join("notes/field notes.md"), MARKDOWN).unwrap();
+
+    let prefix = "https://example.invalid/docs/";
+    let o = run(&[
+        "passages",
+        "--model",
+        model_path().to_str().unwrap(),
+        "--url-prefix",
+        prefix,
+        "--embed-text",
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).starts_with("2 files (0 excluded) → 2 documents, "),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let got = lines(&o);
+
+    let bytes = std::fs::read(model_path()).unwrap();
+    let model = lightembed::Model::from_bytes(&bytes).unwrap();
+    let sizer = Sizer::new(&model);
+    let mut seen = HashSet::new();
+    let mut want = Vec::new();
+    for (page, content, format) in [
+        ("kitchen.html", html.as_str(), Format::Html),
+        ("notes/field%20notes.md", MARKDOWN, Format::Markdown),
+    ] {
+        for p in page_passages(content, format, page, &sizer, &mut seen) {
+            want.push(serde_json::json!({
+                "id": p.id,
+                "page": page,
+                "title": p.title,
+                "page_title": p.page_title,
+                "heading": p.heading,
+                "url": format!("{prefix}{}", p.url),
+                "text": p.text,
+                "embed_text": p.embed_text,
+            }));
+        }
+    }
+    assert_eq!(got, want);
+    assert!(got.len() >= 7, "{}", got.len());
+
+    // Spot checks of what both produce.
+    let by_id = |id: &str| got.iter().find(|v| v["id"] == id).unwrap();
+    let first = by_id("kitchen.html:1");
+    assert_eq!(first["text"], "Loose text before any heading.");
+    assert_eq!(first["title"], "Pots & Pans - Kitchen");
+    let pots = by_id("kitchen.html#pots:1");
+    assert_eq!(
+        pots["url"],
+        "https://example.invalid/docs/kitchen.html#pots"
+    );
+    assert_eq!(pots["heading"], "Pots & Pans");
+    assert!(pots["text"]
+        .as_str()
+        .unwrap()
+        .ends_with("Don’t put a hot pan in cold water. Name Price Skillet 24.50"));
+    let cafe = by_id("kitchen.html:2");
+    assert_eq!(cafe["title"], "Café equipment — Pots & Pans - Kitchen");
+    assert_eq!(
+        cafe["embed_text"],
+        "Café equipment\nEspresso machines need descaling. Q&A über Größe."
+    );
+    assert!(by_id("kitchen.html#long:2")["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Each sentence"));
+    let md = by_id("notes/field%20notes.md#field-notes:1");
+    assert_eq!(md["page_title"], "Field notes");
+    assert_eq!(
+        md["text"],
+        "Zebras migrate across the Serengeti. # not a heading ls"
+    );
+    let salt = by_id("notes/field%20notes.md#salt--pepper-:1");
+    assert_eq!(salt["text"], "Tom & ジェリー item two A B 1 2");
+    for v in &got {
+        assert_eq!(
+            v["embed_text"],
+            embed_text(v["heading"].as_str().unwrap(), v["text"].as_str().unwrap())
+        );
+        assert!(!v["text"].as_str().unwrap().contains("Chapter list"));
+        assert!(!v["text"].as_str().unwrap().contains("Copyright"));
+    }
+
+    // `index` embeds the same passages under the same ids.
+    let out = dir.join("idx");
+    let o = run(&[
+        "index",
+        "-q",
+        "--model",
+        model_path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&[
+        "search",
+        "--index",
+        out.to_str().unwrap(),
+        "--json",
+        "-k",
+        "100",
+        "--mode",
+        "vector",
+        "--all-passages",
+        "pans",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut index_ids: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let mut cli_ids: Vec<&str> = got.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    index_ids.sort();
+    cli_ids.sort();
+    assert_eq!(index_ids, cli_ids);
+}
+
+/// Charsets: a Latin-1 text file is decoded as windows-1252 with a warning that names it; an
+/// HTML page declaring windows-1252 is decoded by its declaration, silently. No U+FFFD.
+#[test]
+fn non_utf8_files_are_decoded_and_the_guess_is_named() {
+    let dir = scratch("passages-charset");
+    std::fs::write(dir.join("latin1.txt"), b"caf\xe9 cr\xe8me br\xfbl\xe9e").unwrap();
+    std::fs::write(
+        dir.join("quoted.html"),
+        b"<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\"><title>Q</title></head><body><p>\x93quoted\x94 text</p></body></html>",
+    )
+    .unwrap();
+    let o = run(&[
+        "passages",
+        "-q",
+        "--model",
+        model_path().to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8(o.stderr.clone()).unwrap(),
+        format!(
+            "warning: {}: not UTF-8; decoded as windows-1252\n",
+            dir.join("latin1.txt").display()
+        )
+    );
+    let got = lines(&o);
+    let texts: Vec<&str> = got.iter().map(|v| v["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["café crème brûlée", "“quoted” text"]);
+    assert_eq!(got[0]["url"], "latin1.txt");
+    assert_eq!(got[0]["id"], "latin1.txt:1");
+}
