@@ -413,6 +413,61 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// A file's bytes → its text, as the CLI reads files (`ingest::decode`): the charset detected by
+/// [`ingest::charset_label`] (UTF-8; else the charset an HTML page declares; else windows-1252),
+/// decoded with the browser's `TextDecoder`, so `encoding_rs` stays out of the wasm. The warning,
+/// as `decode` words it, when windows-1252 was guessed or a declared charset could not decode
+/// some bytes (U+FFFD in their place). A label the browser does not know is skipped (the next
+/// `<meta>` counts, else the windows-1252 guess).
+fn decode_file(
+    bytes: &js_sys::Uint8Array,
+    format: Format,
+) -> Result<(String, Option<String>), String> {
+    use lightembed_index::ingest::{self, Charset};
+    use web_sys::{TextDecoder, TextDecoderOptions};
+    let js_err = |e: wasm_bindgen::JsValue| lightembed_app::web::js_error(&e);
+    let raw = bytes.to_vec();
+    // A UTF-8 byte-order mark is dropped whatever the charset (as `decode` does).
+    let bom = if raw.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let body = bytes.subarray(bom, bytes.length());
+    let known = |label: &str| TextDecoder::new_with_label(label).is_ok();
+    match ingest::charset_label(&raw, format.into(), known) {
+        // Valid UTF-8 (checked): nothing is replaced.
+        Charset::Utf8 => {
+            return Ok((
+                String::from_utf8_lossy(&raw[bom as usize..]).into_owned(),
+                None,
+            ))
+        }
+        Charset::Declared(label) => {
+            let strict = TextDecoderOptions::new();
+            strict.set_fatal(true);
+            if let Ok(d) = TextDecoder::new_with_label_and_options(&label, &strict) {
+                return match d.decode_with_js_u8_array(&body) {
+                    Ok(text) => Ok((text, None)),
+                    Err(_) => {
+                        let text = TextDecoder::new_with_label(&label)
+                            .and_then(|d| d.decode_with_js_u8_array(&body))
+                            .map_err(js_err)?;
+                        let warning =
+                            format!("not valid {}; undecodable bytes replaced", d.encoding());
+                        Ok((text, Some(warning)))
+                    }
+                };
+            }
+        }
+        Charset::Fallback => {}
+    }
+    let text = TextDecoder::new_with_label("windows-1252")
+        .and_then(|d| d.decode_with_js_u8_array(&body))
+        .map_err(js_err)?;
+    Ok((text, Some(ingest::FALLBACK_WARNING.to_string())))
+}
+
 #[component]
 fn ErrorBanner(st: St) -> impl IntoView {
     let visible = move || {
@@ -602,20 +657,26 @@ fn IndexPanel(st: St) -> impl IntoView {
             let Some(file) = files.get(i) else { continue };
             leptos::task::spawn_local(async move {
                 let name = file.name();
-                match wasm_bindgen_futures::JsFuture::from(file.text()).await {
-                    Ok(t) => {
-                        let content = t.as_string().unwrap_or_default();
+                let format = Format::from_name(&name);
+                // The bytes, read by their charset as the CLI reads files.
+                let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+                    .await
+                    .map_err(|e| lightembed_app::web::js_error(&e))
+                    .and_then(|buf| decode_file(&js_sys::Uint8Array::new(&buf), format));
+                match read {
+                    Ok((content, warning)) => {
                         // Cut in the worker (it answers "no text found" for an empty file).
                         conn::send(&Request::IndexDocument {
-                            format: Format::from_name(&name),
-                            name,
+                            format,
+                            name: name.clone(),
                             content,
                             dims: st.index_dims(),
                         });
+                        if let Some(w) = warning {
+                            st.push_error(format!("{name}: {w}"));
+                        }
                     }
-                    Err(e) => {
-                        st.push_error(format!("{name}: {}", lightembed_app::web::js_error(&e)))
-                    }
+                    Err(e) => st.push_error(format!("{name}: {e}")),
                 }
             });
         }

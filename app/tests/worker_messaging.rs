@@ -9,7 +9,7 @@ mod common;
 
 use common::{blob_url, passages, sha_hex, unique_db, with_major, Events, MODEL};
 use lightembed_app::chunk::Format;
-use lightembed_app::protocol::{Event, Request, StorageKind};
+use lightembed_app::protocol::{Event, Request, SearchMode, StorageKind};
 use lightembed_app::worker::WorkerApp;
 use wasm_bindgen_test::*;
 
@@ -110,6 +110,8 @@ async fn load_index_search_reload_mismatch_reindex() {
             id: 9,
             query: ps[17].text.clone(),
             k: 3,
+            // Vector mode: the score is the cosine, 1 for the passage's own text.
+            mode: SearchMode::Vector,
         },
     );
     let Event::Results { id, hits, .. } = ev
@@ -322,6 +324,7 @@ async fn cancel_stops_indexing_and_keeps_what_was_done() {
             id: 1,
             query: "quick brown fox".into(),
             k: 5,
+            mode: SearchMode::Hybrid,
         },
     );
     let Event::Results { hits, .. } = ev

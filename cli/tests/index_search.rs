@@ -944,3 +944,63 @@ fn search_modes_fusion_flags_and_highlights() {
     let o = run(&["search", "--index", s(&out), "--mode", "both", "x"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Issue 12 known failure: 310 identical boilerplate JSONL records plus 4 real ones — a query for
+/// the real ones returned only boilerplate (the HNSW graph was trapped among the copies). The
+/// index is larger than the search beam, so this goes through the graph, not an exact scan.
+#[test]
+fn real_records_are_found_among_310_identical_boilerplate_records() {
+    let dir = scratch("boilerplate-jsonl");
+    let mut lines = String::new();
+    for i in 0..310 {
+        lines.push_str(&format!(
+            "{{\"id\":\"b{i}\",\"text\":\"Accept cookies to continue using this site.\"}}\n"
+        ));
+    }
+    for (id, text) in [
+        (
+            "tomato",
+            "Water tomato plants deeply twice a week in dry summers.",
+        ),
+        (
+            "compost",
+            "Turn the compost heap every few weeks so it breaks down.",
+        ),
+        (
+            "shears",
+            "Sharpen pruning shears with a fine file before spring.",
+        ),
+        ("soil", "Test the soil pH before planting blueberries."),
+    ] {
+        lines.push_str(&format!("{{\"id\":\"{id}\",\"text\":\"{text}\"}}\n"));
+    }
+    let src = dir.join("site.jsonl");
+    std::fs::write(&src, lines).unwrap();
+    let out = dir.join("index");
+    let o = run(&[
+        "index",
+        "--quiet",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&out),
+        s(&src),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for mode in ["vector", "hybrid"] {
+        let v = search_json(
+            &out,
+            &["-k", "1", "--mode", mode],
+            "watering tomatoes in summer",
+        );
+        assert_eq!(ids(&v), ["tomato"], "{mode}: {v}");
+        let v = search_json(
+            &out,
+            &["-k", "4", "--mode", mode],
+            "gardening tasks in the garden",
+        );
+        let mut got = ids(&v);
+        got.sort();
+        assert_eq!(got, ["compost", "shears", "soil", "tomato"], "{mode}: {v}");
+    }
+}

@@ -6,7 +6,8 @@
 //! pass the text with its [`Format`] and URL.
 //!
 //! * [`decode`]: file bytes → text (UTF-8, else the charset an HTML page declares, else
-//!   windows-1252 with a warning);
+//!   windows-1252 with a warning); its detection half, [`charset_label`], needs no decoder (the
+//!   browser app decodes with `TextDecoder`, so `encoding_rs` stays out of its wasm);
 //! * [`sections`] ([`html_sections`], [`markdown_sections`], [`text_sections`]): text → the page
 //!   title and its sections (heading, anchor that exists in the page, paragraph-like blocks). HTML
 //!   is parsed with `scraper` (html5ever, so entities, `<`, scripts and tables behave as in a
@@ -152,6 +153,92 @@ pub fn page_passages(
     out
 }
 
+/// The warning [`decode`] gives (callers prefix the file name) when it had to guess
+/// windows-1252 ([`Charset::Fallback`]).
+pub const FALLBACK_WARNING: &str = "not UTF-8; decoded as windows-1252";
+
+/// How a file's bytes are to be read, as [`charset_label`] detects it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Charset {
+    /// Valid UTF-8 (after a UTF-8 byte-order mark, which the decoder drops).
+    Utf8,
+    /// An HTML page that is not UTF-8 and declares this charset label (as written in its
+    /// `<meta>`, ASCII lower case, e.g. `windows-1252`, `iso-8859-1`, `koi8-r`): decode with the
+    /// encoding of that WHATWG label.
+    Declared(String),
+    /// Neither: decode as windows-1252 (every byte is a character, so nothing is lost), with the
+    /// warning [`FALLBACK_WARNING`].
+    Fallback,
+}
+
+/// Which charset a file's bytes are in: the detection half of [`decode`], without a decoder, so
+/// a caller that has one (the browser app: `TextDecoder`) decodes without linking `encoding_rs`.
+///
+/// * A leading UTF-8 byte-order mark is skipped (the caller drops it before decoding); valid
+///   UTF-8 → [`Charset::Utf8`].
+/// * [`Format::Html`] only: the first `<meta>` in the first 1024 bytes whose `charset=` label
+///   `is_known` accepts (`<meta charset="…">` or
+///   `<meta http-equiv="Content-Type" content="text/html; charset=…">`; unknown labels are
+///   skipped, as browsers do) → [`Charset::Declared`] with that label — unless it is a UTF-8 or
+///   UTF-16 label ([`is_utf8_or_utf16_label`]): the bytes are not UTF-8, so that declaration is
+///   ignored → [`Charset::Fallback`].
+/// * Anything else → [`Charset::Fallback`].
+///
+/// `is_known(label)` says whether the caller's decoder has an encoding for the label (WHATWG
+/// labels: `encoding_rs::Encoding::for_label(label).is_some()` in [`decode`],
+/// `TextDecoder::new_with_label(label).is_ok()` in the browser).
+///
+/// ```
+/// use lightembed_index::ingest::{charset_label, Charset, Format};
+/// let known = |l: &str| ["windows-1252", "koi8-r"].contains(&l);
+/// assert_eq!(charset_label(b"caf\xe9", Format::Text, known), Charset::Fallback);
+/// assert_eq!(charset_label("café".as_bytes(), Format::Text, known), Charset::Utf8);
+/// assert_eq!(
+///     charset_label(b"<meta charset=\"Windows-1252\"><p>caf\xe9", Format::Html, known),
+///     Charset::Declared("windows-1252".into())
+/// );
+/// ```
+pub fn charset_label(bytes: &[u8], format: Format, is_known: impl Fn(&str) -> bool) -> Charset {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if std::str::from_utf8(bytes).is_ok() {
+        return Charset::Utf8;
+    }
+    if format == Format::Html {
+        if let Some(label) = declared_label(bytes, is_known) {
+            if !is_utf8_or_utf16_label(&label) {
+                return Charset::Declared(label);
+            }
+        }
+    }
+    Charset::Fallback
+}
+
+/// Whether a (lower-case, trimmed) WHATWG encoding label names UTF-8, UTF-16LE or UTF-16BE
+/// (the Encoding Standard's complete label lists for those three encodings).
+pub fn is_utf8_or_utf16_label(label: &str) -> bool {
+    matches!(
+        label,
+        // UTF-8
+        "unicode-1-1-utf-8"
+            | "unicode11utf8"
+            | "unicode20utf8"
+            | "utf-8"
+            | "utf8"
+            | "x-unicode20utf8"
+            // UTF-16BE
+            | "unicodefffe"
+            | "utf-16be"
+            // UTF-16LE
+            | "csunicode"
+            | "iso-10646-ucs-2"
+            | "ucs-2"
+            | "unicode"
+            | "unicodefeff"
+            | "utf-16"
+            | "utf-16le"
+    )
+}
+
 /// File bytes → text, and a warning when the charset had to be guessed.
 ///
 /// * A UTF-8 byte-order mark is dropped; valid UTF-8 is taken as it is.
@@ -160,37 +247,35 @@ pub fn page_passages(
 ///   encoding (WHATWG labels: `iso-8859-1`, `latin1` and `us-ascii` mean windows-1252, as in
 ///   browsers). A declaration of UTF-8 or UTF-16 on bytes that are not UTF-8 is ignored.
 /// * Anything else is decoded as windows-1252 (every byte is a character, so nothing is lost),
-///   with the warning `not UTF-8; decoded as windows-1252` (callers prefix the file name).
+///   with the warning `not UTF-8; decoded as windows-1252` ([`FALLBACK_WARNING`]; callers prefix
+///   the file name).
 ///
 /// A declared encoding that cannot decode some bytes replaces them with U+FFFD and warns
 /// `not valid <encoding>; undecodable bytes replaced`.
+///
+/// The detection is [`charset_label`]; this adds the decoders (`encoding_rs`).
 pub fn decode(bytes: &[u8], format: Format) -> (String, Option<String>) {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if let Ok(s) = std::str::from_utf8(bytes) {
-        return (s.to_string(), None);
-    }
-    if format == Format::Html {
-        if let Some(enc) = declared_charset(bytes) {
-            if enc != encoding_rs::UTF_8
-                && enc != encoding_rs::UTF_16LE
-                && enc != encoding_rs::UTF_16BE
-            {
-                let (text, had_errors) = enc.decode_without_bom_handling(bytes);
-                let warning = had_errors
-                    .then(|| format!("not valid {}; undecodable bytes replaced", enc.name()));
-                return (text.into_owned(), warning);
-            }
-        }
+    let for_label = |label: &str| encoding_rs::Encoding::for_label(label.as_bytes());
+    let declared = match charset_label(bytes, format, |label| for_label(label).is_some()) {
+        // Already validated: nothing is replaced.
+        Charset::Utf8 => return (String::from_utf8_lossy(bytes).into_owned(), None),
+        Charset::Declared(label) => for_label(&label),
+        Charset::Fallback => None,
+    };
+    if let Some(enc) = declared {
+        let (text, had_errors) = enc.decode_without_bom_handling(bytes);
+        let warning =
+            had_errors.then(|| format!("not valid {}; undecodable bytes replaced", enc.name()));
+        return (text.into_owned(), warning);
     }
     let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(bytes);
-    (
-        text.into_owned(),
-        Some("not UTF-8; decoded as windows-1252".to_string()),
-    )
+    (text.into_owned(), Some(FALLBACK_WARNING.to_string()))
 }
 
-/// The encoding an HTML page declares in a `<meta>` tag within its first 1024 bytes.
-fn declared_charset(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+/// The first charset label that `is_known` accepts in a `<meta>` tag within the first 1024 bytes
+/// of an HTML page (ASCII lower case).
+fn declared_label(bytes: &[u8], is_known: impl Fn(&str) -> bool) -> Option<String> {
     let head = &bytes[..bytes.len().min(1024)];
     let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
     let mut from = 0;
@@ -217,8 +302,11 @@ fn declared_charset(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {
                         matches!(b, b'"' | b'\'' | b';' | b'/' | b'>') || b.is_ascii_whitespace()
                     })
                     .unwrap_or(r.len());
-                if let Some(enc) = encoding_rs::Encoding::for_label(&r[..label_end]) {
-                    return Some(enc);
+                // Labels are ASCII; other bytes never name an encoding.
+                if let Ok(label) = std::str::from_utf8(&r[..label_end]) {
+                    if label.is_ascii() && !label.is_empty() && is_known(label) {
+                        return Some(label.to_string());
+                    }
                 }
             }
         }
@@ -960,6 +1048,119 @@ mod tests {
         assert_eq!(Format::from_name("A.MD"), Format::Markdown);
         assert_eq!(Format::from_name("x.Htm"), Format::Html);
         assert_eq!(Format::from_name("notes"), Format::Text);
+    }
+
+    /// Detection alone ([`charset_label`], what the browser app uses with `TextDecoder`).
+    #[test]
+    fn charset_label_detects_utf8_declared_and_fallback() {
+        let known = |l: &str| encoding_rs::Encoding::for_label(l.as_bytes()).is_some();
+        // Latin-1 text: a guess.
+        assert_eq!(
+            charset_label(b"caf\xe9 cr\xe8me", Format::Text, known),
+            Charset::Fallback
+        );
+        // A page declaring windows-1252 (double quotes, any case).
+        let html = b"<html><head><META Charset=\"Windows-1252\"><title>Q</title></head><body><p>\x93quoted\x94 caf\xe9</p></body></html>";
+        assert_eq!(
+            charset_label(html, Format::Html, known),
+            Charset::Declared("windows-1252".into())
+        );
+        // http-equiv form; the label as written (the decoder maps it: latin1 → windows-1252).
+        assert_eq!(
+            charset_label(
+                b"<meta http-equiv=Content-Type content='text/html; charset=latin1'>\xe9",
+                Format::Html,
+                known
+            ),
+            Charset::Declared("latin1".into())
+        );
+        // UTF-8, with or without a BOM (also for HTML declaring something else).
+        assert_eq!(
+            charset_label("\u{feff}Größe".as_bytes(), Format::Text, known),
+            Charset::Utf8
+        );
+        assert_eq!(
+            charset_label("<meta charset=koi8-r>é".as_bytes(), Format::Html, known),
+            Charset::Utf8
+        );
+        assert_eq!(charset_label(b"", Format::Text, known), Charset::Utf8);
+        // Unknown labels are skipped for the next <meta>; what the caller's decoder knows counts.
+        let two = b"<meta charset=bogus><meta charset=koi8-r><p>\xf0";
+        assert_eq!(
+            charset_label(two, Format::Html, known),
+            Charset::Declared("koi8-r".into())
+        );
+        assert_eq!(
+            charset_label(two, Format::Html, |_| false),
+            Charset::Fallback
+        );
+        // UTF-8/UTF-16 declared on bytes that are not UTF-8, text and Markdown, a declaration
+        // after 1024 bytes: a guess.
+        for l in ["utf-8", "utf8", "utf-16", "unicode"] {
+            let page = format!("<meta charset={l}><p>");
+            let mut page = page.into_bytes();
+            page.push(0xe9);
+            assert_eq!(
+                charset_label(&page, Format::Html, known),
+                Charset::Fallback,
+                "{l}"
+            );
+        }
+        let md = b"<meta charset=koi8-r>\xe9";
+        assert_eq!(
+            charset_label(md, Format::Markdown, known),
+            Charset::Fallback
+        );
+        assert_eq!(charset_label(md, Format::Text, known), Charset::Fallback);
+        let mut late = vec![b' '; 1100];
+        late.extend_from_slice(md);
+        assert_eq!(charset_label(&late, Format::Html, known), Charset::Fallback);
+    }
+
+    /// [`is_utf8_or_utf16_label`] lists exactly the labels `encoding_rs` maps to UTF-8/UTF-16.
+    #[test]
+    fn utf8_and_utf16_labels_agree_with_encoding_rs() {
+        let utf = [
+            encoding_rs::UTF_8,
+            encoding_rs::UTF_16LE,
+            encoding_rs::UTF_16BE,
+        ];
+        for l in [
+            "unicode-1-1-utf-8",
+            "unicode11utf8",
+            "unicode20utf8",
+            "utf-8",
+            "utf8",
+            "x-unicode20utf8",
+            "unicodefffe",
+            "utf-16be",
+            "csunicode",
+            "iso-10646-ucs-2",
+            "ucs-2",
+            "unicode",
+            "unicodefeff",
+            "utf-16",
+            "utf-16le",
+        ] {
+            assert!(is_utf8_or_utf16_label(l), "{l}");
+            let enc = encoding_rs::Encoding::for_label(l.as_bytes());
+            assert!(enc.is_some_and(|e| utf.contains(&e)), "{l}");
+        }
+        for l in [
+            "windows-1252",
+            "latin1",
+            "iso-8859-1",
+            "koi8-r",
+            "shift_jis",
+            "utf-7",
+            "x-user-defined",
+        ] {
+            assert!(!is_utf8_or_utf16_label(l), "{l}");
+            assert!(
+                !encoding_rs::Encoding::for_label(l.as_bytes()).is_some_and(|e| utf.contains(&e)),
+                "{l}"
+            );
+        }
     }
 
     /// Charsets: Latin-1 text and a page declaring windows-1252 decode to the right characters

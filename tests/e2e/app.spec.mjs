@@ -9,6 +9,8 @@
 //   4. reload → index restored from IndexedDB with no embedding work (`embed-count` stays 0)
 //   3a. playground: cosine of two texts, tokenisation, 2-D PCA of the index with the query
 //   3b. an own document (.md file through the file input) is found, then deleted
+//   3c. a windows-1252 HTML page and a Latin-1 .txt are decoded by their charset (the .txt's
+//       windows-1252 guess is reported), found by keyword search, then deleted
 //   5. the worker crashes → restarted, model and index restored, no re-embedding
 //   5a. Matryoshka: re-index at 64 dims; queries are embedded at the index dims
 //   5b. IndexedDB disabled (?nostore) → storage warning, indexing and search work in memory
@@ -273,6 +275,57 @@ await step('own document: add a dropped .md file, find it, delete it', async () 
   await shot('03b-own-document.png');
   await page.locator('details', { hasText: 'Indexed documents' }).locator('summary').click();
   await page.locator('[data-testid="doc"]', { hasText: 'user/zebras.md' }).locator('[data-testid="delete-doc"]').click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
+  await tid('query').fill(query);
+  await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+  await page.waitForTimeout(500); // the deletion is persisted after the index update
+});
+
+await step('own documents in other charsets: windows-1252 HTML and Latin-1 text read right', async () => {
+  // Bytes, not UTF-8: a page declaring windows-1252 (curly quotes 0x93/0x94, é) and an undeclared
+  // Latin-1 text file (the windows-1252 guess, with a warning naming the file).
+  const html = Buffer.from('<html><head><meta charset="windows-1252"><title>Bistro</title></head><body>'
+    + '<p>\x93quoted\x94 caf\xe9 at the corner bistro on the square</p></body></html>', 'latin1');
+  const txt = Buffer.from('caf\xe9 cr\xe8me and a croissant at the bakery\n', 'latin1');
+  assert(!html.toString('latin1').includes('\ufffd') && html.includes(0xe9) && !txt.toString('utf8').includes('café'), 'fixtures are not UTF-8');
+  const open = (summary) => page.locator('details', { hasText: summary }).first().evaluate((d) => { d.open = true; });
+  await open('Add your own documents');
+  await tid('file-input').setInputFiles([
+    { name: 'bistro-1252.html', mimeType: 'text/html', buffer: html },
+    { name: 'latin1-notes.txt', mimeType: 'text/plain', buffer: txt },
+  ]);
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n + 2, LIMIT, { timeout: 60_000 });
+  await waitText('error', (t) => t.includes('latin1-notes.txt: not UTF-8; decoded as windows-1252'), 'fallback warning names the .txt', 30_000);
+  const banner = await text('error');
+  assert(!banner.includes('bistro-1252.html'), `no warning for the declared charset: ${banner}`);
+  console.log(`     ${banner}`);
+  await shot('03c-charsets.png');
+  await page.locator('[data-testid="error"] button.dismiss').click();
+
+  await tid('search-mode').selectOption('keyword');
+  const search = async (q) => {
+    await tid('query').fill(q);
+    await page.waitForFunction((q) => document.querySelector('[data-testid="latency"]')?.dataset.query === q
+      && document.querySelector('[data-testid="result"][data-id^="user/"]'), q, { timeout: 30_000 })
+      .catch(async () => { throw new Error(`no own document found for ${q}: ${await tid('result').evaluateAll((els) => els.map((e) => e.dataset.id)).catch(() => 'none')}`); });
+    return tid('result').evaluateAll((els) => els.filter((e) => e.dataset.id.startsWith('user/')).map((e) => ({ id: e.dataset.id, text: e.textContent })));
+  };
+  const cafe = await search('café');
+  console.log(`     café → ${cafe.map((h) => `${h.id}: ${h.text.trim().slice(0, 60)}`).join(' | ')}`);
+  const page1252 = cafe.find((h) => h.id.startsWith('user/bistro-1252.html'));
+  const latin1 = cafe.find((h) => h.id.startsWith('user/latin1-notes.txt'));
+  assert(page1252 && latin1, `both documents found for café: ${cafe.map((h) => h.id)}`);
+  assert(page1252.text.includes('\u201cquoted\u201d café') && !page1252.text.includes('\ufffd'), `windows-1252 page decoded: ${page1252.text}`);
+  assert(latin1.text.includes('café') && !latin1.text.includes('\ufffd'), `Latin-1 text decoded: ${latin1.text}`);
+  const creme = await search('crème');
+  const creme1 = creme.find((h) => h.id.startsWith('user/latin1-notes.txt'));
+  assert(creme1 && creme1.text.includes('crème') && !creme1.text.includes('\ufffd'), `crème found: ${JSON.stringify(creme)}`);
+  await tid('search-mode').selectOption('hybrid');
+
+  await open('Indexed documents');
+  for (const name of ['user/bistro-1252.html', 'user/latin1-notes.txt']) {
+    await page.locator('[data-testid="doc"]', { hasText: name }).locator('[data-testid="delete-doc"]').click();
+  }
   await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
   await tid('query').fill(query);
   await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
