@@ -134,25 +134,13 @@ impl WorkerApp {
                 format,
                 dims,
             } => {
-                // Cut with the loaded model's tokenizer, exactly as `lightembed index` does.
-                let passages = match me.core.borrow().model() {
-                    Some(model) => document_passages(&name, &content, format, model),
-                    None => {
-                        post(&Event::Error {
-                            message: format!("{name}: no model is loaded"),
-                        });
-                        return;
-                    }
-                };
-                if passages.is_empty() {
-                    post(&Event::Error {
-                        message: format!("{name}: no text found"),
-                    });
-                    return;
-                }
-                let doc_id = user_doc_id(&name);
                 wasm_bindgen_futures::spawn_local(async move {
-                    me.index_job(passages, dims, false, Some(doc_id)).await
+                    // Files dropped together arrive together: each waits for the job before it
+                    // (the check and the job's start run without a yield in between).
+                    while me.busy.get() {
+                        sleep_ms(20).await;
+                    }
+                    me.index_document(name, content, format, dims).await
                 });
             }
             Request::IndexPassages { passages, dims } => {
@@ -412,6 +400,34 @@ impl WorkerApp {
                 .collect()
         };
         self.index_job(fresh, dims, false, None).await;
+    }
+
+    /// Cuts a user document with the loaded model's tokenizer, exactly as `lightembed index`
+    /// does, and indexes it as a new version of that document (see [`WorkerApp::index_job`]).
+    async fn index_document(
+        self: Rc<Self>,
+        name: String,
+        content: String,
+        format: crate::chunk::Format,
+        dims: Option<usize>,
+    ) {
+        let passages = match self.core.borrow().model() {
+            Some(model) => document_passages(&name, &content, format, model),
+            None => {
+                post(&Event::Error {
+                    message: format!("{name}: no model is loaded"),
+                });
+                return;
+            }
+        };
+        if passages.is_empty() {
+            post(&Event::Error {
+                message: format!("{name}: no text found"),
+            });
+            return;
+        }
+        let doc_id = user_doc_id(&name);
+        self.index_job(passages, dims, false, Some(doc_id)).await
     }
 
     async fn reindex(self: Rc<Self>, dims: Option<usize>) {

@@ -503,3 +503,46 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
     .await;
     lightembed_app::worker::set_sink(None);
 }
+
+/// Several files dropped at once arrive as back-to-back requests: each waits for the job before
+/// it instead of failing with "Indexing is already running" (seen when indexing is slow).
+#[wasm_bindgen_test]
+async fn documents_dropped_together_are_all_indexed() {
+    let ev = Events::install();
+    let url = blob_url(MODEL);
+    let app = WorkerApp::new(&unique_db("dropped-together"));
+    send(&app, load(&url, MODEL));
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
+    ev.clear();
+    let body: String = (0..30)
+        .map(|i| format!("Line {i} of a long note about the garden and its beds. "))
+        .collect();
+    for name in ["a.md", "b.md", "c.txt"] {
+        send(
+            &app,
+            Request::IndexDocument {
+                name: name.into(),
+                content: format!("# {name}\n\n{body}"),
+                format: Format::from_name(name),
+                dims: None,
+            },
+        );
+    }
+    ev.wait(
+        "three documents",
+        |e| matches!(e, Event::Index { state } if state.docs.len() == 3),
+    )
+    .await;
+    assert!(
+        !ev.0
+            .borrow()
+            .iter()
+            .any(|e| matches!(e, Event::Error { .. })),
+        "no errors"
+    );
+    lightembed_app::worker::set_sink(None);
+}
