@@ -53,6 +53,10 @@ if [[ $browser -eq 1 ]]; then
   if ! [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]]; then
     apt_install chromium chromium-driver
   fi
+  # A real site for the `lightembed site` end-to-end test (and the corpus re-cut check).
+  if ! [[ -f /usr/share/doc/rust-doc/html/book/index.html ]]; then
+    apt_install rust-doc
+  fi
   have="$(node -p "require('$root/tests/e2e/node_modules/playwright-core/package.json').version" 2>/dev/null || true)"
   if [[ "$have" != "$PLAYWRIGHT_VERSION" ]]; then
     log "npm install playwright-core@$PLAYWRIGHT_VERSION in tests/e2e"

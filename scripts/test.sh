@@ -4,10 +4,14 @@
 #   2. cargo tests of the workspace natively (golden fixtures, malformed files, tokenizer parity,
 #      kernels, index, CLI, the app's pure logic),
 #   3. the engine's and the index's tests compiled to wasm32 (+simd128) and run under Node,
-#   4. the app's storage and worker-messaging tests (wasm-bindgen-test) in headless Chromium,
-#   5. the end-to-end test of the trunk-built app (playwright-core + Debian Chromium), screenshots
-#      in target/e2e/. It uses a dev-profile `trunk build` (shares the compiled crates with step 4);
-#      `scripts/e2e.sh` alone tests the release build that run.sh serves.
+#   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web) under Node's test runner,
+#      against the CLI's results on the same index,
+#   5. the app's storage and worker-messaging tests (wasm-bindgen-test) in headless Chromium,
+#   6. the end-to-end test of the trunk-built app (playwright-core + Debian Chromium), screenshots
+#      in target/e2e/. It uses a dev-profile `trunk build` (shares the compiled crates with step 5);
+#      `scripts/e2e.sh` alone tests the release build that run.sh serves,
+#   7. the end-to-end test of `lightembed site` and the <lightembed-search> widget on the Rust book
+#      (tests/e2e/site.spec.mjs; Debian's rust-doc, installed by scripts/app-tools.sh --browser).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -22,16 +26,26 @@ step "pytest (reference, packer, fixtures)"
 # One BLAS thread: small SVDs in the fingerprint tests are ~20x slower with a thread pool on 2 cores.
 OPENBLAS_NUM_THREADS=1 .venv/bin/python -m pytest reference -q
 
+# First: the CLI embeds the widget's wasm (js/pkg/web) for `lightembed site`.
+step "wasm package (js/build.sh: Node, bundler and web builds)"
+bash js/build.sh
+
 step "cargo test (native)"
-cargo test --workspace --exclude lightembed-bench-index
+LIGHTEMBED_REQUIRE_WIDGET=1 cargo test --workspace --exclude lightembed-bench-index
 
 step "cargo test (wasm32 + simd128, under Node)"
 cargo test -p lightembed -p lightembed-index --target wasm32-unknown-unknown
+
+step "npm package (js/) under Node's test runner, against the CLI"
+node --test js/test/
 
 step "app in headless Chromium (wasm-bindgen-test: IndexedDB storage, worker messaging)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p lightembed-app --target wasm32-unknown-unknown
 
 step "end-to-end: trunk-built app in headless Chromium"
 E2E_PROFILE=dev scripts/e2e.sh
+
+step "end-to-end: lightembed site + <lightembed-search> on the Rust book, in headless Chromium"
+node tests/e2e/site.spec.mjs target/debug/lightembed
 
 step "all tests passed in $((SECONDS - t0)) s"

@@ -25,6 +25,7 @@ mod inspect;
 mod jsonl;
 mod passages;
 mod search_index;
+mod site;
 mod sources;
 
 use anyhow::{Context, Result};
@@ -187,6 +188,31 @@ enum Command {
         /// Files and folders to read.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+    },
+    /// Add search to a built static site: index its HTML pages and write DIR/lightembed/ (the
+    /// <lightembed-search> element, its worker and wasm, the index, the model, a manifest).
+    #[command(
+        after_help = "Then add to the pages (e.g. in the site's template):\n  <link rel=\"stylesheet\" href=\"/lightembed/lightembed-ui.css\">\n  <script type=\"module\" src=\"/lightembed/lightembed-ui.js\"></script>\n  <lightembed-search></lightembed-search>\n\nRe-running replaces the bundle as a whole. Only .html/.htm pages are indexed.\nExit code 4: done, but unreadable files or folders were skipped (named on stderr)."
+    )]
+    Site {
+        /// The built site's root folder (what the web server serves).
+        #[arg(long)]
+        site: PathBuf,
+        /// A `.bin` model (default: the shipped static model, built into lightembed).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Index dims: a Matryoshka prefix of the model's output (default: all).
+        #[arg(long)]
+        dims: Option<usize>,
+        /// Leave out pages whose path (relative to the site) matches GLOB; repeatable.
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
+        /// Also index what the default rules leave out (`_sources` folders).
+        #[arg(long)]
+        no_default_excludes: bool,
+        /// No progress on stderr.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Search an index built by `lightembed index`. Refuses a model that does not match the index
     /// (spec §8: model_id, major version, dims) with the spec's message.
@@ -409,6 +435,21 @@ fn run(command: Command) -> Result<ExitCode> {
             jsonl,
             query: query.unwrap_or_default(),
         }),
+        Command::Site {
+            site,
+            model,
+            dims,
+            exclude,
+            no_default_excludes,
+            quiet,
+        } => site::run(site::SiteArgs {
+            site,
+            model,
+            dims,
+            exclude,
+            default_excludes: !no_default_excludes,
+            quiet,
+        }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }
 }
@@ -460,7 +501,7 @@ pub(crate) fn skipped_code(skipped: usize, what: &str) -> ExitCode {
 }
 
 /// Reads and fully validates a model file; errors name the file.
-fn load(path: &Path) -> Result<(Vec<u8>, lightembed::Model)> {
+pub(crate) fn load(path: &Path) -> Result<(Vec<u8>, lightembed::Model)> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let model = lightembed::Model::from_bytes(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;

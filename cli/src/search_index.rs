@@ -82,14 +82,31 @@ pub fn snippet(text: &str, max_chars: usize) -> String {
     format!("{}…", cut.trim_end())
 }
 
-/// Runs `lightembed index`: see the command's `--help`.
-pub fn index(a: IndexArgs) -> Result<ExitCode> {
+/// An index built from inputs, with what it took.
+pub struct Built {
+    /// The index, every passage inserted.
+    pub index: Index,
+    /// Files read (after excludes).
+    pub files: usize,
+    /// Inputs skipped (unreadable), each named in a warning.
+    pub skipped: usize,
+    /// Files left out by `--exclude` and the default rules.
+    pub excluded: usize,
+    /// Documents: pages with text, JSONL records.
+    pub documents: usize,
+    /// Passages embedded.
+    pub passages: usize,
+    /// Seconds reading and cutting, embedding, inserting.
+    pub seconds: (f64, f64, f64),
+}
+
+/// Reads and cuts `a.inputs`, embeds every passage with `model` on all cores and inserts them in
+/// order (deterministic bytes for the same inputs). Progress on stderr unless `a.quiet`.
+/// Errors: bad `--dims` or parameters, no text in the inputs, a passage the model refuses.
+pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
     let t0 = Instant::now();
-    // A bad --out is reported before any work, not after minutes of embedding.
-    let out = OutDir::prepare(&a.out)?;
-    let (model_bytes, model) = crate::load(&a.model)?;
     let dims = a.dims.unwrap_or(model.header().output_dim as usize);
-    let identity = ModelIdentity::from(&model);
+    let identity = ModelIdentity::from(model);
     let fields = identity
         .manifest_fields(dims)
         .map_err(|e| anyhow!("--dims: {e}"))?;
@@ -108,7 +125,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
     let (mut skipped, mut excluded) = (0usize, 0usize);
     let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
-    let sizer = Sizer::new(&model);
+    let sizer = Sizer::new(model);
     let mut passages: Vec<Passage> = Vec::new();
     let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
     let mut documents = 0usize;
@@ -176,6 +193,34 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     }
     pb.finish_and_clear();
     let t_graph = t2.elapsed().as_secs_f64();
+    Ok(Built {
+        index,
+        files: files.len(),
+        skipped,
+        excluded,
+        documents,
+        passages: passages.len(),
+        seconds: (t_read, t_embed, t_graph),
+    })
+}
+
+/// Runs `lightembed index`: see the command's `--help`.
+pub fn index(a: IndexArgs) -> Result<ExitCode> {
+    let t0 = Instant::now();
+    // A bad --out is reported before any work, not after minutes of embedding.
+    let out = OutDir::prepare(&a.out)?;
+    let (model_bytes, model) = crate::load(&a.model)?;
+    let Built {
+        index,
+        files,
+        skipped,
+        excluded,
+        documents,
+        passages,
+        seconds: (t_read, t_embed, t_graph),
+    } = build(&a, &model)?;
+    let dims = index.dims();
+    let params = *index.params();
 
     // 4. Write index.bin and index.json as one unit (see the module docs).
     let bytes = index.to_bytes();
@@ -198,7 +243,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         "metric": m.metric.to_string(),
         "params": {"M": params.m, "ef_construction": params.ef_construction, "ef_search": params.ef_search},
         "inputs": a.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
-        "files": files.len(),
+        "files": files,
         "skipped": skipped,
         "excluded": excluded,
         "documents": documents,
@@ -215,7 +260,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         total,
         t_read,
         t_embed,
-        passages.len() as f64 / t_embed.max(1e-9),
+        passages as f64 / t_embed.max(1e-9),
         t_graph,
         bin.display(),
         bytes.len(),

@@ -1,0 +1,200 @@
+//! `lightembed site`: search by meaning (and keywords) for a built static site, Pagefind's shape.
+//!
+//! Indexes every HTML page under `--site DIR` with the shared pipeline (`lightembed_index::ingest`,
+//! the same as `lightembed index`) and writes the bundle a page needs into `DIR/lightembed/`:
+//!
+//! | file | what |
+//! |---|---|
+//! | `lightembed-ui.js`, `lightembed-ui.css` | the `<lightembed-search>` element (ES module) and its default style |
+//! | `lightembed-worker.js` | the module worker that loads the model and the index and answers queries |
+//! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
+//! | `index.<hash>.bin`, `model.<hash>.bin` | the index (layout v2) and the model (`.bin` v1) |
+//! | `manifest.json` | file names, SHA-256 of the model and index, counts |
+//!
+//! `<hash>` is the first 16 hex digits of the file's SHA-256, so the widget caches these files
+//! forever and a rebuilt site changes their names. The bundle is written to a temporary folder
+//! beside the old one and swapped in by renames, so a visitor never sees half a bundle; a failed
+//! run leaves the old bundle as it was.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::search_index::{build, Built, IndexArgs};
+
+/// The folder `lightembed site` writes inside the site.
+pub const BUNDLE_DIR: &str = "lightembed";
+
+/// The model `lightembed site` uses without `--model`: the shipped static model.
+const DEFAULT_MODEL: &[u8] = include_bytes!("../../public/models/lightembed-en-static.bin");
+
+const UI_JS: &str = include_str!("../../widget/lightembed-ui.js");
+const UI_CSS: &str = include_str!("../../widget/lightembed-ui.css");
+const WORKER_JS: &str = include_str!("../../widget/lightembed-worker.js");
+
+// `WASM` and `WASM_JS`: the web build of `js/` (`js/build.sh`), when it existed at build time.
+include!(concat!(env!("OUT_DIR"), "/widget_wasm.rs"));
+
+/// Arguments of `lightembed site`.
+pub struct SiteArgs {
+    /// The built site's root folder.
+    pub site: PathBuf,
+    /// A `.bin` model instead of the shipped static model.
+    pub model: Option<PathBuf>,
+    /// Index dims (a Matryoshka prefix); default the model's output_dim.
+    pub dims: Option<usize>,
+    /// Extra `--exclude` globs, relative to the site root.
+    pub exclude: Vec<String>,
+    /// Apply the default excludes (`_sources/`, `NAME.txt` beside `NAME.html`).
+    pub default_excludes: bool,
+    /// No progress on stderr.
+    pub quiet: bool,
+}
+
+/// First 16 hex digits of the SHA-256 of `bytes`, and the whole hex digest.
+fn hashes(bytes: &[u8]) -> (String, String) {
+    let full: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    (full[..16].to_string(), full)
+}
+
+/// Runs `lightembed site`: see the command's `--help`.
+pub fn run(a: SiteArgs) -> Result<ExitCode> {
+    let t0 = Instant::now();
+    let (Some(wasm), Some(wasm_js)) = (WASM, WASM_JS) else {
+        bail!(
+            "this lightembed was built without the search widget's WebAssembly (js/pkg/web): \
+             run js/build.sh, then rebuild lightembed"
+        );
+    };
+    if !a.site.is_dir() {
+        bail!("--site {}: not a folder", a.site.display());
+    }
+    let (model_bytes, model) = match &a.model {
+        Some(p) => crate::load(p)?,
+        None => (
+            DEFAULT_MODEL.to_vec(),
+            lightembed::Model::from_bytes(DEFAULT_MODEL)
+                .map_err(|e| anyhow!("the built-in model: {e}"))?,
+        ),
+    };
+    // Pages only: the bundle itself, and sources or data files served beside the pages, are not
+    // what a visitor searches.
+    let mut exclude = vec![
+        format!("{BUNDLE_DIR}/**"),
+        "**/*.{md,markdown,txt,jsonl}".to_string(),
+    ];
+    exclude.extend(a.exclude.iter().cloned());
+    let args = IndexArgs {
+        model: a.model.clone().unwrap_or_default(),
+        out: PathBuf::new(),
+        dims: a.dims,
+        inputs: vec![a.site.clone()],
+        m: lightembed_index::Params::default().m,
+        ef_construction: lightembed_index::Params::default().ef_construction,
+        ef_search: lightembed_index::Params::default().ef_search,
+        snippet_chars: 1200,
+        quiet: a.quiet,
+        exclude,
+        default_excludes: a.default_excludes,
+        keyword_stemming: true,
+    };
+    let Built {
+        index,
+        documents,
+        skipped,
+        ..
+    } = build(&args, &model)?;
+    let index_bytes = index.to_bytes();
+
+    // Write the new bundle beside the old one, then swap.
+    let bundle = a.site.join(BUNDLE_DIR);
+    let tmp = a
+        .site
+        .join(format!(".{BUNDLE_DIR}-new-{}", std::process::id()));
+    let result = write_bundle(&tmp, &index_bytes, &model_bytes, wasm, wasm_js, &index, documents)
+        .and_then(|()| swap(&tmp, &bundle));
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    result?;
+    outln!(
+        "indexed {} pages → {} passages in {:.1} s; wrote {} (index {} bytes, model {} bytes)\n\
+         add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
+         <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
+         <lightembed-search></lightembed-search>",
+        documents,
+        index.len(),
+        t0.elapsed().as_secs_f64(),
+        bundle.display(),
+        index_bytes.len(),
+        model_bytes.len(),
+    )?;
+    Ok(crate::skipped_code(skipped, "inputs"))
+}
+
+fn write_bundle(
+    dir: &Path,
+    index_bytes: &[u8],
+    model_bytes: &[u8],
+    wasm: &[u8],
+    wasm_js: &str,
+    index: &lightembed_index::Index,
+    pages: usize,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let write = |name: &str, bytes: &[u8]| -> Result<()> {
+        std::fs::write(dir.join(name), bytes)
+            .with_context(|| format!("cannot write {}", dir.join(name).display()))
+    };
+    let (index_hash, index_sha) = hashes(index_bytes);
+    let (model_hash, model_sha) = hashes(model_bytes);
+    let (wasm_hash, _) = hashes(wasm);
+    let index_file = format!("index.{index_hash}.bin");
+    let model_file = format!("model.{model_hash}.bin");
+    let wasm_file = format!("lightembed_wasm_bg.{wasm_hash}.wasm");
+    write(&index_file, index_bytes)?;
+    write(&model_file, model_bytes)?;
+    write(&wasm_file, wasm)?;
+    write("lightembed_wasm.js", wasm_js.as_bytes())?;
+    write("lightembed-worker.js", WORKER_JS.as_bytes())?;
+    write("lightembed-ui.js", UI_JS.as_bytes())?;
+    write("lightembed-ui.css", UI_CSS.as_bytes())?;
+    let m = index.manifest();
+    let manifest = json!({
+        "bundle_version": 1,
+        "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
+        "files": {"index": index_file, "model": model_file, "wasm": wasm_file},
+        "model": {"id": m.model_id, "version": m.model_version.to_string(),
+                  "sha256": model_sha, "bytes": model_bytes.len()},
+        "index": {"sha256": index_sha, "bytes": index_bytes.len(), "index_version": m.index_version,
+                  "dims": m.dims, "passages": index.len(), "pages": pages},
+    });
+    write("manifest.json", format!("{manifest:#}\n").as_bytes())
+}
+
+/// Replaces `bundle` by `new`: the old bundle is renamed aside, the new one renamed into place,
+/// then the old one removed. If the second rename fails the old bundle is put back.
+fn swap(new: &Path, bundle: &Path) -> Result<()> {
+    let old = bundle.with_file_name(format!(".{BUNDLE_DIR}-old-{}", std::process::id()));
+    let had_old = bundle.exists();
+    if had_old {
+        std::fs::rename(bundle, &old)
+            .with_context(|| format!("cannot move the old {} aside", bundle.display()))?;
+    }
+    if let Err(e) = std::fs::rename(new, bundle) {
+        if had_old {
+            let _ = std::fs::rename(&old, bundle);
+        }
+        return Err(e).with_context(|| format!("cannot move the new bundle to {}", bundle.display()));
+    }
+    if had_old {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! `lightembed site`: the bundle (files with content hashes in their names, a manifest that
+//! matches them, the widget's files), a re-run replacing the bundle as a whole, and clear errors.
+//! Needs the widget's wasm (`js/build.sh` before building lightembed); scripts/test.sh builds it
+//! first and sets LIGHTEMBED_REQUIRE_WIDGET=1 so that a build without it fails here instead of
+//! taking the "not built" branch.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lightembed"))
+        .args(args)
+        .output()
+        .expect("run lightembed")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn sha_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
+    let site = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site-bundle");
+    let _ = std::fs::remove_dir_all(&site);
+    copy_dir(&root().join("tests/fixtures/site"), &site);
+    let o = run(&["site", "--site", site.to_str().unwrap(), "--quiet"]);
+    if !o.status.success() && std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_none() {
+        // Built without js/pkg/web: the one error that explains what to do.
+        assert_eq!(
+            stderr(&o),
+            "error: this lightembed was built without the search widget's WebAssembly (js/pkg/web): run js/build.sh, then rebuild lightembed\n"
+        );
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(stdout.contains("<script type=\"module\" src=\"/lightembed/lightembed-ui.js\"></script>"), "{stdout}");
+    let bundle = site.join("lightembed");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
+    // Each hashed file exists and its name carries the first 16 hex digits of its SHA-256.
+    for key in ["index", "model", "wasm"] {
+        let name = manifest["files"][key].as_str().unwrap();
+        let bytes = std::fs::read(bundle.join(name)).unwrap();
+        let sha = sha_hex(&bytes);
+        assert!(name.contains(&sha[..16]), "{name} vs {sha}");
+        if key != "wasm" {
+            assert_eq!(manifest[key]["sha256"], sha.as_str());
+            assert_eq!(manifest[key]["bytes"], bytes.len());
+        }
+    }
+    // The index is a real one: only the HTML pages, the bundle itself not indexed.
+    let index = std::fs::read(bundle.join(manifest["files"]["index"].as_str().unwrap())).unwrap();
+    let index = lightembed_index::Index::from_bytes(&index).unwrap();
+    assert_eq!(manifest["index"]["passages"], index.len());
+    assert!(index.documents().all(|d| !d.payload.url.starts_with("lightembed/")));
+    assert!(index.documents().any(|d| d.payload.url.starts_with("index.html#")));
+    assert!(index.documents().all(|d| !d.payload.url.ends_with(".md") && !d.payload.url.contains(".md#")),
+        "Markdown sources beside the pages are not indexed");
+    for f in ["lightembed-ui.js", "lightembed-ui.css", "lightembed-worker.js", "lightembed_wasm.js"] {
+        assert!(bundle.join(f).is_file(), "{f}");
+    }
+    // The default model is the shipped static one.
+    let shipped = std::fs::read(root().join("public/models/lightembed-en-static.bin")).unwrap();
+    assert_eq!(manifest["model"]["sha256"], sha_hex(&shipped).as_str());
+
+    // A re-run after a page changed: a new index name, the old files gone, no temporaries left.
+    let old_index = manifest["files"]["index"].as_str().unwrap().to_string();
+    std::fs::write(site.join("extra.html"), "<html><body><h1 id=\"new\">New page</h1><p>Brand new text about beekeeping.</p></body></html>").unwrap();
+    let o = run(&["site", "--site", site.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
+    let new_index = manifest["files"]["index"].as_str().unwrap();
+    assert_ne!(new_index, old_index);
+    assert!(!bundle.join(&old_index).exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&site)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".lightembed"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn site_errors_are_one_clear_line() {
+    let o = run(&["site", "--site", "/nonexistent/site"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e == "error: --site /nonexistent/site: not a folder\n"
+            || e.starts_with("error: this lightembed was built without"),
+        "{e}"
+    );
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds the npm package `lightembed` in js/: the crate lightembed-wasm for wasm32 + SIMD128
+# (release), then wasm-bindgen for Node (js/pkg/node, CommonJS), for bundlers (js/pkg/bundler,
+# ES module importing the .wasm) and for plain browsers (js/pkg/web, ES module + init(); what
+# `lightembed site` embeds for the <lightembed-search> widget: rebuild lightembed after this),
+# TypeScript types included, and js/package.json.
+# Steps whose inputs did not change are skipped (cargo's own check; wasm-bindgen runs only when
+# the .wasm is newer than its output), so a second run takes about a second.
+#
+#   bash js/build.sh
+#
+# Needs the wasm32-unknown-unknown target and wasm-bindgen-cli at Cargo.lock's wasm-bindgen
+# version on PATH or in ~/.cargo/bin (scripts/tools.sh installs both).
+set -euo pipefail
+js="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$js")"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+log() { printf '\033[1m[js]\033[0m %s\n' "$*"; }
+
+crate=lightembed-wasm
+lib=lightembed_wasm
+wasm="${CARGO_TARGET_DIR:-$root/target}/wasm32-unknown-unknown/release/$lib.wasm"
+
+wb_version="$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)"
+if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version" ]]; then
+  echo "js/build.sh: wasm-bindgen $wb_version is not installed (run scripts/tools.sh)" >&2
+  exit 1
+fi
+
+# RUSTFLAGS would replace .cargo/config.toml's `+simd128` (the engine's compile_error! guard
+# stops such a build, but do not even try).
+unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
+cargo build --release --target wasm32-unknown-unknown -p "$crate"
+
+# The module must contain SIMD128 instructions. Checked with whichever disassembler is at hand
+# (wasm-tools, wabt's wasm-objdump, binaryen's wasm-dis from scripts/app-tools.sh); without one
+# the engine's compile_error! guard is the check.
+simd_ops() {
+  local dis
+  if command -v wasm-tools >/dev/null; then dis=(wasm-tools print "$wasm")
+  elif command -v wasm-objdump >/dev/null; then dis=(wasm-objdump -d "$wasm")
+  elif [[ -x "$root/target/tools/binaryen/node_modules/.bin/wasm-dis" ]]; then
+    dis=("$root/target/tools/binaryen/node_modules/.bin/wasm-dis" "$wasm")
+  else
+    echo "unchecked"; return
+  fi
+  "${dis[@]}" | grep -cE '(v128|i8x16|i16x8|i32x4|f32x4)\.' || true
+}
+
+for target in nodejs bundler web; do
+  out="$js/pkg/${target%js}"   # nodejs → pkg/node, bundler → pkg/bundler, web → pkg/web
+  if [[ -f "$out/${lib}_bg.wasm" && ! "$wasm" -nt "$out/${lib}_bg.wasm" && ! "$js/build.sh" -nt "$out/${lib}_bg.wasm" ]]; then
+    continue
+  fi
+  if [[ "$target" == nodejs ]]; then
+    n="$(simd_ops)"
+    if [[ "$n" == 0 ]]; then
+      echo "js/build.sh: $wasm has no SIMD128 instructions (RUSTFLAGS set?)" >&2
+      exit 1
+    fi
+    log "SIMD128 instructions in $lib.wasm: $n"
+  fi
+  log "wasm-bindgen --target $target --out-dir ${out#"$root"/}"
+  rm -rf "$out"
+  wasm-bindgen --target "$target" --out-dir "$out" "$wasm"
+  # Module kind of the folder's .js files, whatever the package root says.
+  if [[ "$target" == nodejs ]]; then
+    printf '{ "type": "commonjs" }\n' >"$out/package.json"
+  else
+    printf '{ "type": "module", "sideEffects": ["./%s.js"] }\n' "$lib" >"$out/package.json"
+  fi
+done
+
+# js/package.json (kept in git; rewritten only when it would change, e.g. a new workspace version).
+pkgid="$(cargo pkgid -p "$crate")"
+version="${pkgid##*[@#]}"
+new="$(cat <<EOF
+{
+  "name": "lightembed",
+  "version": "$version",
+  "description": "Tiny sentence-embedding models and hybrid (BM25 + vector) search in WebAssembly: load a model, embed, tokenize, open an index, search.",
+  "license": "Apache-2.0",
+  "main": "./pkg/node/$lib.js",
+  "module": "./pkg/bundler/$lib.js",
+  "types": "./pkg/bundler/$lib.d.ts",
+  "exports": {
+    ".": {
+      "node": {
+        "types": "./pkg/node/$lib.d.ts",
+        "default": "./pkg/node/$lib.js"
+      },
+      "types": "./pkg/bundler/$lib.d.ts",
+      "import": "./pkg/bundler/$lib.js",
+      "default": "./pkg/bundler/$lib.js"
+    }
+  },
+  "files": [
+    "pkg/node/",
+    "pkg/bundler/",
+    "README.md"
+  ],
+  "sideEffects": [
+    "./pkg/bundler/$lib.js"
+  ],
+  "engines": {
+    "node": ">=20"
+  },
+  "scripts": {
+    "build": "bash build.sh",
+    "test": "bash build.sh && node --test test/"
+  }
+}
+EOF
+)"
+if [[ "$(cat "$js/package.json" 2>/dev/null)" != "$new" ]]; then
+  log "writing js/package.json (version $version)"
+  printf '%s\n' "$new" >"$js/package.json"
+fi
+log "js/pkg ready: $(wc -c <"$js/pkg/node/${lib}_bg.wasm") bytes of wasm"
