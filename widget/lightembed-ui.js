@@ -90,10 +90,21 @@ class LightembedSearch extends HTMLElement {
     }
     this.t0 = performance.now();
     this.say('Loading search…');
-    this.worker = new Worker(new URL('lightembed-worker.js', BUNDLE), { type: 'module' });
-    this.worker.onmessage = (e) => this.message(e.data);
-    this.worker.onerror = (e) => this.fail(`Search failed to start: ${e.message || 'worker error'}`);
-    this.worker.postMessage({ type: 'init', manifest: new URL('manifest.json', BUNDLE).href });
+    const manifest = new URL('manifest.json', BUNDLE).href;
+    // The manifest names this build's files; its wasm name versions the worker and its glue, so
+    // an upgraded site never runs an old cached worker against a new wasm.
+    this.worker = fetch(manifest, { cache: 'no-cache' })
+      .then((r) => { if (!r.ok) throw new Error(`${manifest}: HTTP ${r.status}`); return r.json(); })
+      .then((m) => {
+        const url = new URL('lightembed-worker.js', BUNDLE);
+        url.searchParams.set('v', m.files.wasm);
+        const worker = new Worker(url, { type: 'module' });
+        worker.onmessage = (e) => this.message(e.data);
+        worker.onerror = (e) => this.fail(`Search failed to start: ${e.message || 'worker error'}`);
+        worker.postMessage({ type: 'init', manifest });
+        return worker;
+      })
+      .catch((err) => { this.fail(`Search is unavailable: ${err.message}`); return null; });
   }
 
   fail(message) {
@@ -134,7 +145,8 @@ class LightembedSearch extends HTMLElement {
     if (!this.ready) return; // searched once ready
     this.latest = nextId++;
     this.sent = performance.now();
-    this.worker.postMessage({ type: 'search', id: this.latest, query: q, k: 20 });
+    const id = this.latest;
+    this.worker.then((w) => w && w.postMessage({ type: 'search', id, query: q, k: 20 }));
   }
 
   show(hits, ms) {
@@ -201,7 +213,9 @@ class LightembedSearch extends HTMLElement {
       const a = opt && opt.querySelector('a');
       if (a) { e.preventDefault(); window.location.href = a.href; }
     } else if (e.key === 'Escape') {
-      if (!this.list.hidden) this.close(); else { this.input.value = ''; this.say(''); }
+      // First Esc closes the list (and keeps the query: the browser's own clear of a search box
+      // is prevented); a second Esc clears the box.
+      if (!this.list.hidden) { e.preventDefault(); this.close(); } else { this.input.value = ''; this.say(''); }
     }
   }
 }

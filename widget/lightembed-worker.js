@@ -5,20 +5,22 @@
 //
 // Files are fetched by their content-hashed names (the manifest lists them) and kept in the Cache
 // API, so a second page or a later visit downloads nothing; the model is verified on every load
-// (`Model.fromBytes`: trailing SHA-256 + every load rule) and must also match the manifest's
-// SHA-256. Document text is only ever passed on as text.
-import init, { Model, SearchIndex } from './lightembed_wasm.js';
+// (`Model.fromBytes`: its trailing SHA-256 against its contents + every load rule), and that
+// SHA-256 must be the one the manifest lists. Works on plain-http origins too (no
+// `crypto.subtle` needed; without the Cache API files are fetched on each page). Document text is
+// only ever passed on as text.
+// The glue is imported with the wasm's hashed name as a version (`?v=`, given by the page from
+// the manifest), so a browser never pairs an old cached glue with a new wasm.
+const version = new URL(self.location.href).searchParams.get('v') || '';
+const glue = import(`./lightembed_wasm.js?v=${encodeURIComponent(version)}`);
+let Model;
+let SearchIndex;
 
 const CACHE = 'lightembed';
 let model = null;
 let index = null;
 
 function post(msg) { self.postMessage(msg); }
-
-async function hex(bytes) {
-  const h = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  return Array.from(h, (b) => b.toString(16).padStart(2, '0')).join('');
-}
 
 // The bytes at `url` (immutable: its name carries its hash), from the cache when there.
 async function fetchCached(url, what, cache) {
@@ -58,14 +60,20 @@ async function start(manifestUrl) {
       if (req.url.startsWith(base.href) && !wanted.has(req.url)) await cache.delete(req);
     }
   }
-  await init({ module_or_path: new URL(manifest.files.wasm, base) });
-  const m = await fetchCached(new URL(manifest.files.model, base).href, 'model', cache);
-  const sha = await hex(m.bytes);
-  if (sha !== manifest.model.sha256) {
-    if (cache) await cache.delete(new URL(manifest.files.model, base).href);
-    throw new Error(`model: SHA-256 ${sha} is not the ${manifest.model.sha256} the manifest lists`);
+  const wasm = await glue;
+  ({ Model, SearchIndex } = wasm);
+  await wasm.default({ module_or_path: new URL(manifest.files.wasm, base) });
+  const modelUrl = new URL(manifest.files.model, base).href;
+  const m = await fetchCached(modelUrl, 'model', cache);
+  try {
+    model = Model.fromBytes(m.bytes);
+    if (model.sha256 !== manifest.model.sha256) {
+      throw new Error(`SHA-256 ${model.sha256} is not the ${manifest.model.sha256} the manifest lists`);
+    }
+  } catch (err) {
+    if (cache) await cache.delete(modelUrl);
+    throw new Error(`model: ${err.message}`);
   }
-  model = Model.fromBytes(m.bytes);
   const ix = await fetchCached(new URL(manifest.files.index, base).href, 'index', cache);
   index = SearchIndex.fromBytes(ix.bytes);
   index.checkCompatible(model);

@@ -229,8 +229,8 @@ enum Command {
         /// HNSW beam width for this search (default: the index's ef_search).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_EF as i64))]
         ef_search: Option<u32>,
-        /// Print one JSON object (query, dims, ms, results with rank, score, id, title, url,
-        /// snippet).
+        /// Print one JSON object (query, mode, dims, ms, results with rank, score, id, title,
+        /// url, snippet, highlights: byte ranges of the query's words in the snippet).
         #[arg(long)]
         json: bool,
         /// Ranking: `hybrid` fuses BM25 keyword scores with vector similarity (see --fusion);
@@ -243,7 +243,7 @@ enum Command {
         #[arg(long, value_parser = ["convex", "rrf"])]
         fusion: Option<String>,
         /// Weight of the vector side in convex fusion, 0–1.
-        #[arg(long, value_name = "W")]
+        #[arg(long, value_name = "W", value_parser = parse_weight, allow_hyphen_values = true)]
         vector_weight: Option<f32>,
         /// Rank constant of RRF.
         #[arg(long, value_name = "K", default_value_t = 60.0)]
@@ -454,6 +454,15 @@ fn run(command: Command) -> Result<ExitCode> {
     }
 }
 
+/// `--vector-weight`: a number in 0–1 (a usage error otherwise, exit 2).
+fn parse_weight(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(w) if (0.0..=1.0).contains(&w) => Ok(w),
+        Ok(w) => Err(format!("{w} is outside 0–1")),
+        Err(_) => Err(format!("{s:?} is not a number")),
+    }
+}
+
 /// `lightembed search`'s ranking flags → [`SearchOptions`]. `--vector-weight` needs convex
 /// fusion; a weight outside 0–1 is refused.
 fn search_options(
@@ -469,9 +478,6 @@ fn search_options(
             anyhow::bail!("--vector-weight applies to --fusion convex, not rrf")
         }
         (Some("rrf"), None) => Fusion::Rrf { k: rrf_k },
-        (_, Some(w)) if !(0.0..=1.0).contains(&w) => {
-            anyhow::bail!("--vector-weight {w} is outside 0–1")
-        }
         (_, Some(w)) => Fusion::Convex { vector_weight: w },
         (Some(_), None) => match Fusion::DEFAULT {
             f @ Fusion::Convex { .. } => f,

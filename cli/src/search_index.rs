@@ -571,8 +571,9 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         )?;
     } else {
         outln!(
-            "{} results for {:?} ({} mode, {} passages, {} dims, {:.1} ms)",
+            "{} result{} for {:?} ({} mode, {} passages, {} dims, {:.1} ms)",
             hits.len(),
+            if hits.len() == 1 { "" } else { "s" },
             a.query,
             opts.mode.as_str(),
             index.len(),
@@ -638,7 +639,12 @@ fn batch_search(
             .map(|h| json!({"id": h.id, "url": h.payload.url, "title": h.payload.title, "score": h.score}))
             .collect();
         let id = v.get("id").cloned().unwrap_or(serde_json::Value::Null);
-        outln!("{}", json!({"id": id, "hits": hits}))?;
+        // The id first, as `embed`/`tokenize` write it (serde_json would sort the keys).
+        outln!(
+            "{{\"id\":{},\"hits\":{}}}",
+            id,
+            serde_json::Value::Array(hits)
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

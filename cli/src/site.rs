@@ -9,7 +9,7 @@
 //! | `lightembed-worker.js` | the module worker that loads the model and the index and answers queries |
 //! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
 //! | `index.<hash>.bin`, `model.<hash>.bin` | the index (layout v2) and the model (`.bin` v1) |
-//! | `manifest.json` | file names, SHA-256 of the model and index, counts |
+//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the index file's SHA-256, counts |
 //!
 //! `<hash>` is the first 16 hex digits of the file's SHA-256, so the widget caches these files
 //! forever and a rebuilt site changes their names. The bundle is written to a temporary folder
@@ -73,7 +73,35 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         );
     };
     if !a.site.is_dir() {
-        bail!("--site {}: not a folder", a.site.display());
+        let dangling = a.site.symlink_metadata().is_ok_and(|m| m.is_symlink());
+        bail!(
+            "--site {}: not a folder{}",
+            a.site.display(),
+            if dangling {
+                " (a link to a missing folder)"
+            } else {
+                ""
+            }
+        );
+    }
+    let has_pages = walkdir::WalkDir::new(&a.site)
+        .follow_links(true)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            e.file_type().is_file()
+                && e.path()
+                    .extension()
+                    .and_then(|x| x.to_str())
+                    .is_some_and(|x| {
+                        x.eq_ignore_ascii_case("html") || x.eq_ignore_ascii_case("htm")
+                    })
+        });
+    if !has_pages {
+        bail!(
+            "--site {}: no .html or .htm pages in this folder (lightembed site indexes a built site's HTML pages)",
+            a.site.display()
+        );
     }
     let (model_bytes, model) = match &a.model {
         Some(p) => crate::load(p)?,
@@ -117,8 +145,16 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
     let tmp = a
         .site
         .join(format!(".{BUNDLE_DIR}-new-{}", std::process::id()));
-    let result = write_bundle(&tmp, &index_bytes, &model_bytes, wasm, wasm_js, &index, documents)
-        .and_then(|()| swap(&tmp, &bundle));
+    let result = write_bundle(
+        &tmp,
+        &index_bytes,
+        &model_bytes,
+        wasm,
+        wasm_js,
+        &index,
+        documents,
+    )
+    .and_then(|()| swap(&tmp, &bundle));
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
@@ -153,7 +189,13 @@ fn write_bundle(
             .with_context(|| format!("cannot write {}", dir.join(name).display()))
     };
     let (index_hash, index_sha) = hashes(index_bytes);
-    let (model_hash, model_sha) = hashes(model_bytes);
+    let (model_hash, _) = hashes(model_bytes);
+    // The model's own SHA-256 (its trailer, as `lightembed inspect` shows it): the widget checks
+    // the loaded model against it without hashing the file again.
+    let model_sha: String = model_bytes[model_bytes.len().saturating_sub(32)..]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let (wasm_hash, _) = hashes(wasm);
     let index_file = format!("index.{index_hash}.bin");
     let model_file = format!("model.{model_hash}.bin");
@@ -191,7 +233,8 @@ fn swap(new: &Path, bundle: &Path) -> Result<()> {
         if had_old {
             let _ = std::fs::rename(&old, bundle);
         }
-        return Err(e).with_context(|| format!("cannot move the new bundle to {}", bundle.display()));
+        return Err(e)
+            .with_context(|| format!("cannot move the new bundle to {}", bundle.display()));
     }
     if had_old {
         let _ = std::fs::remove_dir_all(&old);

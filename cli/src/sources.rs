@@ -152,7 +152,8 @@ pub fn collect_inputs(
                         // A dangling link to something never read (a site's `fonts` folder or
                         // `highlight.js`, linked to a system package) is not a skipped input.
                         if e.path().is_some_and(|p| {
-                            Kind::of(p).is_none() && p.symlink_metadata().is_ok_and(|m| m.is_symlink())
+                            Kind::of(p).is_none()
+                                && p.symlink_metadata().is_ok_and(|m| m.is_symlink())
                         }) {
                             continue;
                         }

@@ -154,7 +154,7 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     let o = run(&["search", "--index", s(&out), "-k", "1", "compost heap"]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.starts_with("1 results for \"compost heap\" (hybrid mode, 8 passages, 384 dims, "),
+        text.starts_with("1 result for \"compost heap\" (hybrid mode, 8 passages, 384 dims, "),
         "{text}"
     );
     // Best on both sides: the fused (min–max normalised) score is 1.
@@ -860,8 +860,10 @@ fn batch_search_answers_each_line_in_order() {
         stderr(&o),
         "error: -: line 4: expected a JSON object with a string \"query\" field\n"
     );
-    let lines: Vec<Value> = String::from_utf8(o.stdout)
-        .unwrap()
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    // The id is the first field, as `embed` and `tokenize` write it.
+    assert!(stdout.starts_with("{\"id\":\"q1\",\"hits\":["), "{stdout}");
+    let lines: Vec<Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -924,25 +926,34 @@ fn search_modes_fusion_flags_and_highlights() {
     // RRF scores: at most 2/(k+1).
     let rrf = search_json(&out, &["-k", "1", "--fusion", "rrf"], "compost heap");
     assert!(rrf["results"][0]["score"].as_f64().unwrap() <= 2.0 / 61.0 + 1e-6);
-    for (args, msg) in [
-        (
-            vec!["--fusion", "rrf", "--vector-weight", "0.3"],
-            "error: --vector-weight applies to --fusion convex, not rrf\n",
-        ),
-        (
-            vec!["--vector-weight", "1.5"],
-            "error: --vector-weight 1.5 is outside 0–1\n",
-        ),
+    let o = run(&[
+        "search",
+        "--index",
+        s(&out),
+        "--fusion",
+        "rrf",
+        "--vector-weight",
+        "0.3",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: --vector-weight applies to --fusion convex, not rrf\n"
+    );
+    for bad in [
+        vec!["--mode", "both"],
+        vec!["--vector-weight", "1.5"],
+        vec!["--vector-weight", "-0.5"],
     ] {
         let mut a = vec!["search", "--index", s(&out)];
-        a.extend(args);
+        a.extend(bad.iter().copied());
         a.push("x");
         let o = run(&a);
-        assert_eq!(o.status.code(), Some(1));
-        assert_eq!(stderr(&o), msg);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
-    let o = run(&["search", "--index", s(&out), "--mode", "both", "x"]);
-    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["search", "--index", s(&out), "--vector-weight", "1.5", "x"]);
+    assert!(stderr(&o).contains("1.5 is outside 0–1"), "{}", stderr(&o));
 }
 
 /// Issue 12 known failure: 310 identical boilerplate JSONL records plus 4 real ones — a query for

@@ -38,7 +38,10 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn sha_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[test]
@@ -57,7 +60,10 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     }
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8(o.stdout).unwrap();
-    assert!(stdout.contains("<script type=\"module\" src=\"/lightembed/lightembed-ui.js\"></script>"), "{stdout}");
+    assert!(
+        stdout.contains("<script type=\"module\" src=\"/lightembed/lightembed-ui.js\"></script>"),
+        "{stdout}"
+    );
     let bundle = site.join("lightembed");
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
@@ -67,8 +73,10 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
         let bytes = std::fs::read(bundle.join(name)).unwrap();
         let sha = sha_hex(&bytes);
         assert!(name.contains(&sha[..16]), "{name} vs {sha}");
-        if key != "wasm" {
+        if key == "index" {
             assert_eq!(manifest[key]["sha256"], sha.as_str());
+        }
+        if key != "wasm" {
             assert_eq!(manifest[key]["bytes"], bytes.len());
         }
     }
@@ -76,16 +84,37 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     let index = std::fs::read(bundle.join(manifest["files"]["index"].as_str().unwrap())).unwrap();
     let index = lightembed_index::Index::from_bytes(&index).unwrap();
     assert_eq!(manifest["index"]["passages"], index.len());
-    assert!(index.documents().all(|d| !d.payload.url.starts_with("lightembed/")));
-    assert!(index.documents().any(|d| d.payload.url.starts_with("index.html#")));
-    assert!(index.documents().all(|d| !d.payload.url.ends_with(".md") && !d.payload.url.contains(".md#")),
-        "Markdown sources beside the pages are not indexed");
-    for f in ["lightembed-ui.js", "lightembed-ui.css", "lightembed-worker.js", "lightembed_wasm.js"] {
+    assert!(index
+        .documents()
+        .all(|d| !d.payload.url.starts_with("lightembed/")));
+    assert!(index
+        .documents()
+        .any(|d| d.payload.url.starts_with("index.html#")));
+    assert!(
+        index
+            .documents()
+            .all(|d| !d.payload.url.ends_with(".md") && !d.payload.url.contains(".md#")),
+        "Markdown sources beside the pages are not indexed"
+    );
+    for f in [
+        "lightembed-ui.js",
+        "lightembed-ui.css",
+        "lightembed-worker.js",
+        "lightembed_wasm.js",
+    ] {
         assert!(bundle.join(f).is_file(), "{f}");
     }
-    // The default model is the shipped static one.
+    // The default model is the shipped static one; its SHA-256 is the model's own (the trailer,
+    // what `lightembed inspect` shows), which the widget compares with `Model.sha256`.
     let shipped = std::fs::read(root().join("public/models/lightembed-en-static.bin")).unwrap();
-    assert_eq!(manifest["model"]["sha256"], sha_hex(&shipped).as_str());
+    let model_file =
+        std::fs::read(bundle.join(manifest["files"]["model"].as_str().unwrap())).unwrap();
+    assert_eq!(model_file, shipped);
+    let trailer: String = shipped[shipped.len() - 32..]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(manifest["model"]["sha256"], trailer.as_str());
 
     // A re-run after a page changed: a new index name, the old files gone, no temporaries left.
     let old_index = manifest["files"]["index"].as_str().unwrap().to_string();
@@ -107,12 +136,29 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
 
 #[test]
 fn site_errors_are_one_clear_line() {
-    let o = run(&["site", "--site", "/nonexistent/site"]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
-    assert!(
-        e == "error: --site /nonexistent/site: not a folder\n"
-            || e.starts_with("error: this lightembed was built without"),
-        "{e}"
+    let built = std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_some();
+    let check = |args: &[&str], want: &str| {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(1));
+        let e = stderr(&o);
+        assert!(
+            e == want || (!built && e.starts_with("error: this lightembed was built without")),
+            "{e}"
+        );
+    };
+    check(
+        &["site", "--site", "/nonexistent/site"],
+        "error: --site /nonexistent/site: not a folder\n",
+    );
+    let md_only = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site-md-only");
+    let _ = std::fs::remove_dir_all(&md_only);
+    std::fs::create_dir_all(&md_only).unwrap();
+    std::fs::write(md_only.join("a.md"), "# A\n\nText.\n").unwrap();
+    check(
+        &["site", "--site", md_only.to_str().unwrap()],
+        &format!(
+            "error: --site {}: no .html or .htm pages in this folder (lightembed site indexes a built site's HTML pages)\n",
+            md_only.display()
+        ),
     );
 }

@@ -449,9 +449,9 @@ pub fn slug(heading: &str) -> String {
     s
 }
 
-/// Markdown: a new section at every heading (anchor = `{#id}` attribute or the heading's slug);
-/// paragraphs, list items, block quotes and fenced code are blocks. The first level-1 heading is
-/// the page title.
+/// Markdown: a new section at every heading (anchor = `{#id}` attribute, percent-encoded, or the
+/// heading's slug); paragraphs, list items, block quotes and fenced code are blocks. The first
+/// level-1 heading is the page title.
 pub fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let mut title = None;
@@ -484,7 +484,8 @@ pub fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
                     {
                         title = Some(text.clone());
                     }
-                    let base = id.unwrap_or_else(|| slug(&text));
+                    // `{#id}` is used as written in the page; percent-encoded like HTML ids.
+                    let base = id.map_or_else(|| slug(&text), |id| url_encode(&id));
                     let anchor = (!base.is_empty()).then(|| anchors.unique(&base));
                     sections.push(Section {
                         heading: text,
@@ -699,8 +700,13 @@ pub fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
             }
             // An id that exists in the page: the heading's, one inside it, or the nearest
             // enclosing element's (Sphinx wraps each section in <section id=…>).
+            // `<a name="…">` is a fragment target too (DocBook, old AsciiDoc output).
             let id_of = |n: ego_tree::NodeRef<Node>| match n.value() {
-                Node::Element(e) => e.id().filter(|i| !i.is_empty()).map(str::to_string),
+                Node::Element(e) => e
+                    .id()
+                    .or_else(|| (e.name() == "a").then(|| e.attr("name")).flatten())
+                    .filter(|i| !i.is_empty())
+                    .map(str::to_string),
                 _ => None,
             };
             let anchor = el
@@ -743,6 +749,7 @@ mod tests {
             <h2 id="setup">Setup again</h2><p>Has its own id.</p>
             <section id="my-sec"><h2>Inside a section<a class="headerlink" href="#my-sec">¶</a></h2><p>Sphinx style.</p></section>
             <h2 id="a b%c">Odd id</h2><p>Encoded.</p>
+            <h2><a name="undoing-a-merge"></a>Undoing a merge</h2><p>DocBook target.</p>
             <div class="sphinxsidebar" role="navigation"><h3>Next topic</h3><p>Other page</p></div>
             <div class="menu-bar"><p>mdBook bar</p></div>
             </body></html>"##;
@@ -767,6 +774,11 @@ mod tests {
                     "Sphinx style.".into()
                 ),
                 ("Odd id".into(), Some("a%20b%25c".into()), "Encoded.".into()),
+                (
+                    "Undoing a merge".into(),
+                    Some("undoing-a-merge".into()),
+                    "DocBook target.".into()
+                ),
             ]
         );
     }

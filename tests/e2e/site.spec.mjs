@@ -140,8 +140,10 @@ await step('keyboard: ↓ selects, Esc closes, Enter follows the link to an anch
   await input().press('ArrowDown');
   const active = await input().getAttribute('aria-activedescendant');
   assert(active && (await page.locator(`#${active}`).getAttribute('aria-selected')) === 'true', `active option ${active}`);
+  const typed = await input().inputValue();
   await input().press('Escape');
   assert(await page.locator('[role="listbox"]').isHidden(), 'Esc closes the list');
+  assert(await input().inputValue() === typed, 'the first Esc keeps the query');
   await input().press('ArrowDown');
   const href = await page.locator(`#${await input().getAttribute('aria-activedescendant')} a`).first().getAttribute('href');
   await Promise.all([page.waitForURL(href, { timeout: STEP_MS }), input().press('Enter')]);
