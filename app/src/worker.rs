@@ -85,6 +85,8 @@ pub struct WorkerApp {
     /// Bumped by every model load; jobs compare it to stop when superseded.
     generation: Cell<u64>,
     cancel: Cell<bool>,
+    /// Bumped by "delete all": a job that was running keeps nothing it embedded before it.
+    clears: Cell<u64>,
     busy: Cell<bool>,
     /// Passages indexed in this session (for re-indexing when storage is memory-only).
     session_passages: RefCell<HashMap<String, Passage>>,
@@ -469,6 +471,7 @@ impl WorkerApp {
             return;
         }
         let generation = self.generation.get();
+        let clears = self.clears.get();
         let prepared = {
             let mut core = self.core.borrow_mut();
             if fresh {
@@ -562,16 +565,22 @@ impl WorkerApp {
             return;
         }
         let seconds = (now_ms() - t0) / 1000.0;
+        // "Delete all" while this job ran: what it embedded before is gone with the rest, and
+        // must not be written back to storage (a reload or "reindex" would bring it back).
+        let cleared = self.clears.get() != clears;
         post(&Event::IndexDone {
-            done,
+            done: if cleared { 0 } else { done },
             total,
-            cancelled,
+            cancelled: cancelled || cleared,
             seconds,
             per_sec: rate(done, seconds),
         });
         post(&Event::Index {
             state: self.core.borrow().state(),
         });
+        if cleared {
+            return;
+        }
         let bytes = self.core.borrow().index_bytes();
         self.persist(&passages[..done], &stale, bytes).await;
     }
@@ -640,6 +649,7 @@ impl WorkerApp {
         if self.busy.get() {
             self.cancel.set(true);
         }
+        self.clears.set(self.clears.get() + 1);
         self.core.borrow_mut().drop_index();
         self.session_passages.borrow_mut().clear();
         *self.mem_index.borrow_mut() = None;

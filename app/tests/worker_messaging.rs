@@ -546,3 +546,72 @@ async fn documents_dropped_together_are_all_indexed() {
     );
     lightembed_app::worker::set_sink(None);
 }
+
+/// Issue 15, item 3: "delete all" while a job is embedding — the passages it embedded before the
+/// clear are not written back to IndexedDB, so a reload (and a "reindex" from the stored
+/// passages) finds nothing.
+#[wasm_bindgen_test]
+async fn delete_all_while_indexing_leaves_nothing_behind() {
+    let ev = Events::install();
+    let db = unique_db("clear-while-indexing");
+    let url = blob_url(MODEL);
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
+    ev.clear();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: passages(20_000),
+            dims: None,
+        },
+    );
+    ev.wait(
+        "progress",
+        |e| matches!(e, Event::Progress { done, .. } if *done > 0),
+    )
+    .await;
+    send(&app, Request::ClearIndex);
+    let Event::IndexDone {
+        done, cancelled, ..
+    } = ev
+        .wait("IndexDone", |e| matches!(e, Event::IndexDone { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert!(cancelled);
+    assert_eq!(done, 0, "nothing of the cleared job is kept");
+    lightembed_app::web::sleep_ms(500).await;
+    lightembed_app::worker::set_sink(None);
+
+    // "Reload": a fresh worker state on the same database.
+    let ev = Events::install();
+    let app2 = WorkerApp::new(&db);
+    send(&app2, load(&url, MODEL));
+    ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
+        .await;
+    lightembed_app::web::sleep_ms(300).await;
+    let count = ev.all().iter().rev().find_map(|e| match e {
+        Event::Index { state } => Some(state.count),
+        _ => None,
+    });
+    assert_eq!(count.unwrap_or(0), 0, "no index restored");
+    ev.clear();
+    send(&app2, Request::Reindex { dims: None });
+    lightembed_app::web::sleep_ms(1000).await;
+    let brought_back = ev.all().iter().any(|e| {
+        matches!(e, Event::Index { state } if state.count > 0)
+            || matches!(e, Event::IndexDone { done, .. } if *done > 0)
+    });
+    assert!(
+        !brought_back,
+        "reindex found stored passages: {:?}",
+        ev.all().len()
+    );
+    lightembed_app::worker::set_sink(None);
+}
