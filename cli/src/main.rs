@@ -201,7 +201,8 @@ enum Command {
         /// A `.bin` model (default: the shipped static model, built into lightembed).
         #[arg(long)]
         model: Option<PathBuf>,
-        /// Index dims: a Matryoshka prefix of the model's output (default: all).
+        /// Index dims: a Matryoshka prefix of the model's output (default: 128 when the model
+        /// has it — a third of the bytes of 384 for a small loss, see bench/RESULTS.md — else all).
         #[arg(long)]
         dims: Option<usize>,
         /// Leave out pages whose path (relative to the site) matches GLOB; repeatable.
