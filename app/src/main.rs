@@ -6,6 +6,7 @@
 //! `reindex`, `retry`, `cancel`, `storage-status`, `worker-restarts`.
 //! URL parameters: `?model=URL` (force a model), `?limit=N` (index the first N corpus passages),
 //! `?nostore` (memory only).
+//! Without WebAssembly SIMD, index.html shows `no-simd` and the UI is not mounted.
 
 #[cfg(target_arch = "wasm32")]
 mod conn;
@@ -14,6 +15,14 @@ mod ui;
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
+    // index.html's SIMD check failed: it shows its message; don't start a UI (and worker) that
+    // cannot run. (Without SIMD this wasm normally fails to compile before getting here.)
+    let no_simd = js_sys::Reflect::get(&js_sys::global(), &"lightembedNoSimd".into())
+        .map(|v| v.is_truthy())
+        .unwrap_or(false);
+    if no_simd {
+        return;
+    }
     leptos::mount::mount_to_body(ui::App);
 }
 

@@ -17,6 +17,9 @@
 //   6. a corrupted model file → the `error` banner with the verification failure
 //   7. a truncated model file → the `error` banner
 //   8. a model with another major version → the spec §8 message and `reindex`; re-index works
+//  10. the same dist/ served under /sub/path/ (another origin) → ready, search, no 404
+//  11. no WebAssembly SIMD (simulated: the probe module fails to validate) → `no-simd` message
+//      within 5 s, the app is not started
 //
 // Screenshots of each state: target/e2e/*.png. Run with scripts/e2e.sh (installs what is
 // missing and builds dist/), or directly: `node tests/e2e/app.spec.mjs` after `trunk build`.
@@ -102,8 +105,17 @@ const TYPES = {
   '.json': 'application/json', '.jsonl': 'application/x-ndjson', '.bin': 'application/octet-stream',
   '.css': 'text/css', '.png': 'image/png', '.svg': 'image/svg+xml',
 };
-const server = http.createServer((req, res) => {
+/** Serves dist/ (and the /e2e/ fixtures) at `prefix` ('' = the site root; '/sub/path' = a
+ *  sub-path deployment, where everything outside the prefix is 404). Statuses go to `log`. */
+const handler = (prefix, log) => (req, res) => {
   const url = new URL(req.url, 'http://x');
+  const requested = url.pathname;
+  if (log) res.on('finish', () => log.push({ path: requested, status: res.statusCode }));
+  if (prefix) {
+    if (url.pathname === prefix) { res.writeHead(301, { location: `${prefix}/${url.search}` }).end(); return; }
+    if (!url.pathname.startsWith(`${prefix}/`)) { res.writeHead(404).end('not found'); return; }
+    url.pathname = url.pathname.slice(prefix.length);
+  }
   if (url.pathname === '/e2e/cut.bin') {
     // A download that breaks off: the full Content-Length is announced, 60 % is sent.
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': modelBytes.length, etag: '"cut"' });
@@ -133,9 +145,16 @@ const server = http.createServer((req, res) => {
     'cache-control': 'no-cache',
   });
   res.end(req.method === 'HEAD' ? undefined : body);
-});
+};
+const server = http.createServer(handler(''));
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = `http://127.0.0.1:${server.address().port}`;
+// The same dist/ under /sub/path/ on another port (another origin: its own IndexedDB and cache).
+const SUB = '/sub/path';
+const subLog = [];
+const subServer = http.createServer(handler(SUB, subLog));
+await new Promise((r) => subServer.listen(0, '127.0.0.1', r));
+const subBase = `http://127.0.0.1:${subServer.address().port}${SUB}/`;
 
 // ---------------------------------------------------------------------------------------------
 // Browser.
@@ -430,8 +449,58 @@ await step('model with another major version → §8 message and re-index', asyn
   await shot('09-reindexed.png');
 });
 
+await step('sub-path deployment (/sub/path/): ready, search works, no 404', async () => {
+  const sub = await context.newPage();
+  const responses = [];
+  sub.on('response', (r) => responses.push({ url: r.url(), status: r.status() }));
+  sub.on('pageerror', (e) => consoleErrors.push(String(e)));
+  try {
+    await sub.goto(`${subBase}?limit=20${modelParam}`);
+    const subText = (id) => sub.evaluate((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent.trim() ?? null, id);
+    await sub.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="model-status"]')?.textContent.trim()),
+      null, { timeout: STEP_MS, polling: 100 });
+    assert((await subText('model-status')) === 'ready', `status ${await subText('model-status')}; error: ${await subText('error')}`);
+    await sub.locator('[data-testid="load-corpus"]').click();
+    await sub.waitForFunction(() => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === '20', null, { timeout: STEP_MS });
+    await sub.locator('[data-testid="query"]').fill(query);
+    await sub.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+    const n = await sub.locator('[data-testid="result"]').count();
+    await sub.screenshot({ path: path.join(shots, '10-sub-path.png'), fullPage: true });
+    const bad = [...responses.filter((r) => r.status >= 400).map((r) => `${r.status} ${r.url}`),
+      ...subLog.filter((r) => r.status >= 400).map((r) => `${r.status} ${r.path} (server)`)];
+    const outside = subLog.filter((r) => !r.path.startsWith(`${SUB}/`)).map((r) => r.path);
+    console.log(`     ${subLog.length} requests under ${SUB}/ (${responses.length} seen by the page); ${n} results`);
+    assert(bad.length === 0, `error responses: ${bad.join(', ')}`);
+    assert(outside.length === 0, `requests outside ${SUB}/: ${outside.join(', ')}`);
+    assert(subLog.some((r) => r.path.startsWith(`${SUB}/models/`)) && subLog.some((r) => r.path === `${SUB}/worker_bg.wasm`), 'model and worker loaded from the sub-path');
+  } finally {
+    await sub.close();
+  }
+});
+
+await step('no WebAssembly SIMD → readable message within 5 s', async () => {
+  const ns = await context.newPage();
+  // Simulates a browser without SIMD: the small SIMD probe module no longer validates.
+  await ns.addInitScript(() => { const v = WebAssembly.validate; WebAssembly.validate = (b) => (b.length < 64 ? false : v(b)); });
+  try {
+    const t0 = Date.now();
+    await ns.goto(`${base}/?limit=20`, { waitUntil: 'commit' });
+    const msg = ns.locator('[data-testid="no-simd"]');
+    await msg.waitFor({ state: 'visible', timeout: 5_000 });
+    const t = await msg.textContent();
+    console.log(`     after ${Date.now() - t0} ms: ${t}`);
+    assert(/WebAssembly SIMD/.test(t) && /Chrome 91\+/.test(t), `message: ${t}`);
+    await ns.waitForTimeout(1500);
+    assert((await ns.locator('[data-testid="model-status"]').count()) === 0, 'the app is not started');
+    await ns.screenshot({ path: path.join(shots, '11-no-simd.png'), fullPage: true });
+  } finally {
+    await ns.close();
+  }
+});
+
 await context.close();
 server.close();
+subServer.close();
 fs.rmSync(userDataDir, { recursive: true, force: true });
 const unexpected = consoleErrors.filter((e) => !/crash requested|panicked|unreachable|RuntimeError|Failed to load resource/i.test(e));
 console.log(`\n${results.length - failed}/${results.length} steps passed; screenshots in ${path.relative(root, shots)}/`);
