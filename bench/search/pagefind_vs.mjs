@@ -1,0 +1,161 @@
+// Side by side: Pagefind 1.6 and `lightembed site` on the same built site — the Git manual pages
+// of bench/search/make_git_set.py (NAME block removed) with its 155 queries (each command's
+// one-line description → its page). Both tools index the same folder with their defaults; both
+// are searched in headless Chromium from their own bundle (Pagefind: its JS API; lightembed: the
+// <lightembed-search> widget for the timings, and the CLI on the same bundle files for all 155
+// rankings — the npm package's tests show the two rank identically).
+//
+//   python3 bench/search/make_git_set.py
+//   (cd bench/search && npm install)          # pagefind 1.6.0 (ships its binary through npm)
+//   js/build.sh && cargo build --release -p lightembed-cli
+//   node bench/search/pagefind_vs.mjs         # prints a Markdown table
+//
+// Figures: index time, bundle bytes, first-query bytes (gzip -9 of every file fetched, as a
+// server would send it) and requests, time to first results (cold), warm query time, and
+// success@1 / success@10 / MRR@10 at page level.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const require = createRequire(path.join(root, 'tests', 'e2e', 'package.json'));
+const { chromium } = require('playwright-core');
+const bin = path.join(root, 'target', 'release', 'lightembed');
+const pagefindBin = path.join(here, 'node_modules', '.bin', 'pagefind');
+const queries = fs.readFileSync(path.join(here, 'data', 'git.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+const site = fs.mkdtempSync(path.join(os.tmpdir(), 'pf-vs-'));
+fs.cpSync(path.join(here, 'data', 'git-html'), site, { recursive: true });
+const timed = (f) => { const t = process.hrtime.bigint(); f(); return Number(process.hrtime.bigint() - t) / 1e9; };
+const pfTime = timed(() => execFileSync(pagefindBin, ['--site', site], { stdio: 'ignore' }));
+const leTime = timed(() => execFileSync(bin, ['site', '--site', site, '--quiet'], { stdio: 'ignore' }));
+const dirBytes = (d) => fs.readdirSync(d, { recursive: true }).map((f) => path.join(d, f))
+  .filter((p) => fs.statSync(p).isFile()).reduce((s, p) => s + fs.statSync(p).size, 0);
+
+// The widget on one page, for the lightembed timings.
+const page1 = path.join(site, 'git-commit.html');
+const html = fs.readFileSync(page1, 'utf8');
+const at = html.indexOf('>', html.indexOf('<body')) + 1;
+fs.writeFileSync(page1, html.slice(0, at) + '<link rel="stylesheet" href="/lightembed/lightembed-ui.css">'
+  + '<script type="module" src="/lightembed/lightembed-ui.js"></script><lightembed-search></lightembed-search>' + html.slice(at));
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.json': 'application/json', '.css': 'text/css' };
+let log = [];
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  const p = path.join(site, decodeURIComponent(url.pathname));
+  if (!p.startsWith(site) || !fs.existsSync(p) || fs.statSync(p).isDirectory()) { res.writeHead(404).end(); return; }
+  const body = fs.readFileSync(p);
+  log.push({ path: url.pathname, gzip: zlib.gzipSync(body, { level: 9 }).length });
+  res.writeHead(200, { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream' });
+  res.end(body);
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}/`;
+const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function fresh() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pf-vs-profile-'));
+  const ctx = await chromium.launchPersistentContext(dir, { executablePath: '/usr/bin/chromium', headless: true, args });
+  return { ctx, page: ctx.pages()[0] || await ctx.newPage() };
+}
+const firstQuery = 'Use binary search to find the commit that introduced a bug';
+const warmQuery = 'Show changes between commits';
+
+// Pagefind: cold first query, warm query, then every query's top 10 pages.
+const pf = await (async () => {
+  const { ctx, page } = await fresh();
+  await page.goto(`${base}git-add.html`);
+  log = [];
+  const cold = await page.evaluate(async (q) => {
+    const t = performance.now();
+    const pagefind = await import('/pagefind/pagefind.js');
+    const r = await pagefind.search(q);
+    await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
+    return performance.now() - t;
+  }, firstQuery);
+  const first = { bytes: log.reduce((s, r) => s + r.gzip, 0), requests: log.length };
+  const warm = await page.evaluate(async (q) => {
+    const pagefind = await import('/pagefind/pagefind.js');
+    const t = performance.now();
+    const r = await pagefind.search(q);
+    await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
+    return performance.now() - t;
+  }, warmQuery);
+  const ranked = await page.evaluate(async (qs) => {
+    const pagefind = await import('/pagefind/pagefind.js');
+    const out = [];
+    for (const q of qs) {
+      const r = await pagefind.search(q.query);
+      const data = await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
+      out.push(data.map((d) => d.url.split('#')[0].split('/').pop()));
+    }
+    return out;
+  }, queries);
+  await ctx.close();
+  return { cold, warm, first, ranked };
+})();
+
+// lightembed: the widget's cold first query and a warm one; rankings from the CLI on the bundle.
+const le = await (async () => {
+  const { ctx, page } = await fresh();
+  await page.goto(`${base}git-commit.html`);
+  log = [];
+  const input = page.locator('[data-testid="lightembed-query"]');
+  const t0 = Date.now();
+  await input.focus();
+  await input.fill(firstQuery);
+  await page.waitForSelector('[data-testid="lightembed-result"]', { timeout: 120_000 });
+  const cold = Date.now() - t0;
+  const first = { bytes: log.reduce((s, r) => s + r.gzip, 0), requests: log.length };
+  await input.fill(warmQuery);
+  await page.waitForFunction((q) => {
+    const el = document.querySelector('lightembed-search');
+    return el.querySelector('input').value === q && el.querySelector('[data-testid="lightembed-status"]').textContent.includes('ms');
+  }, warmQuery, { timeout: 60_000 });
+  const warm = Number(await page.evaluate(() => document.querySelector('lightembed-search').dataset.lastQueryMs));
+  await ctx.close();
+  const manifest = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
+  const out = execFileSync(bin, ['search', '--index', path.join(site, 'lightembed', manifest.files.index),
+    '--model', path.join(site, 'lightembed', manifest.files.model), '-k', '30', '--jsonl', path.join(here, 'data', 'git.jsonl')], { encoding: 'utf8' });
+  const ranked = out.split('\n').filter(Boolean).map((l) => {
+    const pages = [];
+    for (const h of JSON.parse(l).hits) {
+      const p = h.url.split('#')[0].split('/').pop();
+      if (!pages.includes(p)) pages.push(p);
+    }
+    return pages.slice(0, 10);
+  });
+  return { cold, warm, first, ranked };
+})();
+server.close();
+
+function quality(ranked) {
+  let s1 = 0; let s10 = 0; let mrr = 0; let empty = 0;
+  ranked.forEach((pages, i) => {
+    const r = pages.indexOf(queries[i].id);
+    if (pages.length === 0) empty++;
+    if (r === 0) s1++;
+    if (r >= 0 && r < 10) { s10++; mrr += 1 / (r + 1); }
+  });
+  const n = ranked.length;
+  return { s1: s1 / n, s10: s10 / n, mrr: mrr / n, empty };
+}
+const rows = [['Pagefind 1.6.0', pfTime, dirBytes(path.join(site, 'pagefind')), pf],
+  ['lightembed site (static model, 128-d, hybrid)', leTime, dirBytes(path.join(site, 'lightembed')), le]];
+console.log(`Git manual (${fs.readdirSync(site).filter((f) => f.endsWith('.html')).length} pages), ${queries.length} queries (NAME line → page), page level; headless Chromium on localhost.\n`);
+console.log('| tool | index time | bundle on disk | first query: gzip bytes / requests | cold: first results | warm query | success@1 | success@10 | MRR@10 | no results |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const [name, t, bytes, r] of rows) {
+  const q = quality(r.ranked);
+  console.log(`| ${name} | ${t.toFixed(1)} s | ${(bytes / 1e6).toFixed(2)} MB | ${(r.first.bytes / 1e6).toFixed(2)} MB / ${r.first.requests} | ${Math.round(r.cold)} ms | ${r.warm.toFixed(1)} ms | ${q.s1.toFixed(3)} | ${q.s10.toFixed(3)} | ${q.mrr.toFixed(3)} | ${q.empty} |`);
+}
+fs.rmSync(site, { recursive: true, force: true });
