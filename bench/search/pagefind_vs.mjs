@@ -35,7 +35,9 @@ const site = fs.mkdtempSync(path.join(os.tmpdir(), 'pf-vs-'));
 fs.cpSync(path.join(here, 'data', 'git-html'), site, { recursive: true });
 const timed = (f) => { const t = process.hrtime.bigint(); f(); return Number(process.hrtime.bigint() - t) / 1e9; };
 const pfTime = timed(() => execFileSync(pagefindBin, ['--site', site], { stdio: 'ignore' }));
-const leTime = timed(() => execFileSync(bin, ['site', '--site', site, '--quiet'], { stdio: 'ignore' }));
+// SITE_ARGS: extra `lightembed site` arguments, e.g. SITE_ARGS=--prune
+const siteArgs = (process.env.SITE_ARGS || '').split(' ').filter(Boolean);
+const leTime = timed(() => execFileSync(bin, ['site', '--site', site, '--quiet', ...siteArgs], { stdio: 'ignore' }));
 const dirBytes = (d) => fs.readdirSync(d, { recursive: true }).map((f) => path.join(d, f))
   .filter((p) => fs.statSync(p).isFile()).reduce((s, p) => s + fs.statSync(p).size, 0);
 
@@ -150,7 +152,7 @@ function quality(ranked) {
   return { s1: s1 / n, s10: s10 / n, mrr: mrr / n, empty };
 }
 const rows = [['Pagefind 1.6.0', pfTime, dirBytes(path.join(site, 'pagefind')), pf],
-  ['lightembed site (static model, 128-d, hybrid)', leTime, dirBytes(path.join(site, 'lightembed')), le]];
+  [`lightembed site${siteArgs.length ? ` ${siteArgs.join(' ')}` : ''} (static model, 128-d, hybrid)`, leTime, dirBytes(path.join(site, 'lightembed')), le]];
 console.log(`Git manual (${fs.readdirSync(site).filter((f) => f.endsWith('.html')).length} pages), ${queries.length} queries (NAME line → page), page level; headless Chromium on localhost.\n`);
 console.log('| tool | index time | bundle on disk | first query: gzip bytes / requests | cold: first results | warm query | success@1 | success@10 | MRR@10 | no results |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');

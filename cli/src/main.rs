@@ -214,6 +214,12 @@ enum Command {
         /// No progress on stderr.
         #[arg(long, short)]
         quiet: bool,
+        /// Ship the whole model. By default the bundle gets a site model: only the tokens the
+        /// site's pages use (plus the 5,000 most common and every character) and only the index
+        /// dims — about a third of the bytes; the pages embed exactly as with the full model, and
+        /// query words the site never uses are cut into smaller pieces.
+        #[arg(long)]
+        full_model: bool,
     },
     /// Search an index built by `lightembed index`. Refuses a model that does not match the index
     /// (spec §8: model_id, major version, dims) with the spec's message.
@@ -443,6 +449,7 @@ fn run(command: Command) -> Result<ExitCode> {
             exclude,
             no_default_excludes,
             quiet,
+            full_model,
         } => site::run(site::SiteArgs {
             site,
             model,
@@ -450,6 +457,7 @@ fn run(command: Command) -> Result<ExitCode> {
             exclude,
             default_excludes: !no_default_excludes,
             quiet,
+            prune: !full_model,
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }

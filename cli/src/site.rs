@@ -52,6 +52,56 @@ pub struct SiteArgs {
     pub default_excludes: bool,
     /// No progress on stderr.
     pub quiet: bool,
+    /// Ship a site model: only the tokens the site uses (plus common ones and characters) and
+    /// only the projection rows of the index dims.
+    pub prune: bool,
+}
+
+/// Besides the site's own tokens, a pruned site model keeps the first `KEEP_COMMON` ids of the
+/// vocabulary — after the special tokens and single characters, BERT's WordPiece vocabulary lists
+/// its most frequent pieces first — so common words of a query keep their own token.
+const KEEP_COMMON: u32 = 5000;
+
+/// The site model (seed §9): `model` pruned to the tokens of the pages' passages (tokenised as
+/// they will be embedded), the first [`KEEP_COMMON`] ids and every single character (plain and
+/// `##`), and to the first `dims` outputs. Embeds the site's text exactly like `model` at `dims`.
+fn site_model(
+    model: &lightembed::Model,
+    args: &IndexArgs,
+    dims: usize,
+) -> Result<(Vec<u8>, lightembed::Model)> {
+    use crate::sources::{collect_inputs, read_file, Excludes, IdSet};
+    let excludes = Excludes::new(&args.exclude, args.default_excludes)?;
+    let (mut skipped, mut excluded) = (0usize, 0usize);
+    let files = collect_inputs(&args.inputs, &excludes, &mut skipped, &mut excluded)?;
+    let sizer = lightembed_index::ingest::Sizer::new(model);
+    let (mut seen, mut ids) = (std::collections::HashSet::new(), IdSet::default());
+    let mut passages = Vec::new();
+    for f in &files {
+        // Unreadable files are reported by the indexing pass that follows.
+        let _ = read_file(f, &sizer, &mut seen, &mut ids, &mut passages);
+    }
+    let mut used = vec![false; model.tokenizer().vocab_size()];
+    for p in &passages {
+        for id in model.tokenize(&p.embed_text) {
+            used[id as usize] = true;
+        }
+    }
+    let mut b = lightembed::ModelBuilder::from_model(model);
+    b.prune(
+        |id, t| {
+            used[id as usize]
+                || id < KEEP_COMMON
+                || t.chars().count() == 1
+                || (t.starts_with("##") && t.chars().count() == 3)
+        },
+        Some(dims),
+    )
+    .map_err(|e| anyhow!("pruning the model: {e}"))?;
+    let bytes = b.build().map_err(|e| anyhow!("pruning the model: {e}"))?;
+    let pruned = lightembed::Model::from_bytes(&bytes)
+        .map_err(|e| anyhow!("the pruned model does not load: {e}"))?;
+    Ok((bytes, pruned))
 }
 
 /// Index dims when `--dims` is not given: the 128-d Matryoshka prefix when the model has one —
@@ -144,6 +194,23 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         exclude,
         default_excludes: a.default_excludes,
         keyword_stemming: true,
+    };
+    let (model_bytes, model) = if a.prune {
+        let dims = args.dims.unwrap_or(model.header().output_dim as usize);
+        let full = model_bytes.len();
+        let (bytes, pruned) = site_model(&model, &args, dims)?;
+        if !a.quiet {
+            crate::warn(&format!(
+                "site model: {} of {} tokens, {dims} dims: {} → {} bytes",
+                pruned.tokenizer().vocab_size(),
+                model.tokenizer().vocab_size(),
+                full,
+                bytes.len()
+            ));
+        }
+        (bytes, pruned)
+    } else {
+        (model_bytes, model)
     };
     let Built {
         index,

@@ -85,7 +85,10 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     let index = lightembed_index::Index::from_bytes(&index).unwrap();
     assert_eq!(manifest["index"]["passages"], index.len());
     // The default: the 128-d Matryoshka prefix of the shipped model.
-    assert_eq!((index.dims(), &manifest["index"]["dims"]), (128, &Value::from(128)));
+    assert_eq!(
+        (index.dims(), &manifest["index"]["dims"]),
+        (128, &Value::from(128))
+    );
     assert!(index
         .documents()
         .all(|d| !d.payload.url.starts_with("lightembed/")));
@@ -106,17 +109,61 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     ] {
         assert!(bundle.join(f).is_file(), "{f}");
     }
-    // The default model is the shipped static one; its SHA-256 is the model's own (the trailer,
-    // what `lightembed inspect` shows), which the widget compares with `Model.sha256`.
+    // The default model is a site model pruned from the shipped static one: much smaller, 128
+    // outputs, and the site's passages embed exactly as with the full model. Its SHA-256 in the
+    // manifest is the model's own (the trailer, what `lightembed inspect` shows), which the widget
+    // compares with `Model.sha256`.
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let shipped = std::fs::read(root().join("public/models/lightembed-en-static.bin")).unwrap();
+    let full = lightembed::Model::from_bytes(&shipped).unwrap();
     let model_file =
         std::fs::read(bundle.join(manifest["files"]["model"].as_str().unwrap())).unwrap();
-    assert_eq!(model_file, shipped);
-    let trailer: String = shipped[shipped.len() - 32..]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    assert_eq!(manifest["model"]["sha256"], trailer.as_str());
+    assert!(
+        model_file.len() * 2 < shipped.len(),
+        "{} bytes",
+        model_file.len()
+    );
+    let site_model = lightembed::Model::from_bytes(&model_file).unwrap();
+    assert_eq!(site_model.header().output_dim, 128);
+    assert_eq!(
+        manifest["model"]["sha256"],
+        hex(&model_file[model_file.len() - 32..]).as_str()
+    );
+    // Text of the site (each passage's own text) embeds exactly as with the full model.
+    for d in index.documents() {
+        let text = &d.payload.snippet;
+        let (a, b) = (
+            full.embed(text, 128).unwrap(),
+            site_model.embed(text, 128).unwrap(),
+        );
+        let diff = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0f32, f32::max);
+        assert!(diff < 1e-6, "{text}: max |Δ| {diff}");
+    }
+    // --full-model ships the shipped file as it is.
+    let o = run(&[
+        "site",
+        "--site",
+        site.to_str().unwrap(),
+        "--quiet",
+        "--full-model",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let full_manifest: Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
+    let shipped_copy =
+        std::fs::read(bundle.join(full_manifest["files"]["model"].as_str().unwrap())).unwrap();
+    assert!(
+        shipped_copy == shipped,
+        "--full-model ships the shipped model"
+    );
+    assert_eq!(
+        full_manifest["model"]["sha256"],
+        hex(&shipped[shipped.len() - 32..]).as_str()
+    );
 
     // A re-run after a page changed: a new index name, the old files gone, no temporaries left.
     let old_index = manifest["files"]["index"].as_str().unwrap().to_string();

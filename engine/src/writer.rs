@@ -68,6 +68,31 @@ impl EmbeddingData {
         }
     }
 
+    /// The rows `ids` (in that order) of a `[rows × d]` table.
+    fn select_rows(&self, ids: &[usize], d: usize) -> EmbeddingData {
+        fn pick<T: Copy>(v: &[T], ids: &[usize], d: usize) -> Vec<T> {
+            ids.iter()
+                .flat_map(|&i| v[i * d..(i + 1) * d].iter().copied())
+                .collect()
+        }
+        let scales_of = |s: &[f32]| ids.iter().map(|&i| s[i]).collect::<Vec<f32>>();
+        match self {
+            EmbeddingData::Fp32(v) => EmbeddingData::Fp32(pick(v, ids, d)),
+            EmbeddingData::Int8 { codes, scales } => EmbeddingData::Int8 {
+                codes: pick(codes, ids, d),
+                scales: scales_of(scales),
+            },
+            EmbeddingData::Int4 { codes, scales } => EmbeddingData::Int4 {
+                codes: pick(codes, ids, d),
+                scales: scales_of(scales),
+            },
+            EmbeddingData::Ternary { codes, scales } => EmbeddingData::Ternary {
+                codes: pick(codes, ids, d),
+                scales: scales_of(scales),
+            },
+        }
+    }
+
     fn values_len(&self) -> usize {
         match self {
             EmbeddingData::Fp32(v) => v.len(),
@@ -459,6 +484,62 @@ impl ModelBuilder {
             ),
             header: h,
         }
+    }
+
+    /// Seed §9's site model: keeps only the tokens `keep(id, token)` accepts (the five special
+    /// tokens always), renumbered in their original order, and with `dims` only the first `dims`
+    /// outputs of the projection (a Matryoshka prefix; Matryoshka dims above it are dropped).
+    /// Any text whose WordPiece tokens are all kept tokenises to the same tokens and embeds to the
+    /// same vector at `dims` as with the original model (greedy longest-match can only pick a
+    /// token that was its original choice when nothing longer was added); other words fall back
+    /// to the shorter kept pieces (keep the single characters and `##` characters so every word
+    /// still has a segmentation).
+    ///
+    /// # Errors
+    /// `dims` is not one of the model's valid dims (Matryoshka dims or `output_dim`).
+    pub fn prune(
+        &mut self,
+        keep: impl Fn(u32, &str) -> bool,
+        dims: Option<usize>,
+    ) -> Result<(), BuildError> {
+        let d = self.header.d_model as usize;
+        let special: Vec<u32> = self.special_ids.to_vec();
+        let kept: Vec<usize> = (0..self.vocab.len())
+            .filter(|&i| special.contains(&(i as u32)) || keep(i as u32, &self.vocab[i]))
+            .collect();
+        let mut new_id = vec![u32::MAX; self.vocab.len()];
+        for (n, &old) in kept.iter().enumerate() {
+            new_id[old] = n as u32;
+        }
+        self.embeddings = self.embeddings.select_rows(&kept, d);
+        self.vocab = kept.iter().map(|&i| self.vocab[i].clone()).collect();
+        for id in &mut self.special_ids {
+            *id = new_id[*id as usize];
+        }
+        if let Some(dims) = dims {
+            let od = self.header.output_dim as usize;
+            let n = self.header.n_matryoshka as usize;
+            let mut prefixes: Vec<usize> = self.header.matryoshka_dims[..n]
+                .iter()
+                .map(|&x| x as usize)
+                .collect();
+            if !(prefixes.contains(&dims) || dims == od) {
+                prefixes.push(od);
+                return Err(BuildError(format!(
+                    "dims {dims} is not one of the model's valid dims {prefixes:?}"
+                )));
+            }
+            self.projection_weight.truncate(dims * d);
+            self.projection_bias.truncate(dims);
+            prefixes.retain(|&p| p < dims);
+            self.header.matryoshka_dims = [0; 8];
+            for (slot, p) in self.header.matryoshka_dims.iter_mut().zip(&prefixes) {
+                *slot = *p as u16;
+            }
+            self.header.n_matryoshka = prefixes.len() as u8;
+            self.header.output_dim = dims as u16;
+        }
+        Ok(())
     }
 
     /// The header `build` writes (derived fields filled in) and the sections in write order.
