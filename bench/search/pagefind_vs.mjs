@@ -152,7 +152,7 @@ function quality(ranked) {
   return { s1: s1 / n, s10: s10 / n, mrr: mrr / n, empty };
 }
 const rows = [['Pagefind 1.6.0', pfTime, dirBytes(path.join(site, 'pagefind')), pf],
-  [`lightembed site${siteArgs.length ? ` ${siteArgs.join(' ')}` : ''} (static model, 128-d, hybrid)`, leTime, dirBytes(path.join(site, 'lightembed')), le]];
+  [`lightembed site${siteArgs.length ? ` ${siteArgs.join(' ')}` : ''} (defaults: site model, 128-d int8 vectors, hybrid)`, leTime, dirBytes(path.join(site, 'lightembed')), le]];
 console.log(`Git manual (${fs.readdirSync(site).filter((f) => f.endsWith('.html')).length} pages), ${queries.length} queries (NAME line → page), page level; headless Chromium on localhost.\n`);
 console.log('| tool | index time | bundle on disk | first query: gzip bytes / requests | cold: first results | warm query | success@1 | success@10 | MRR@10 | no results |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');

@@ -153,6 +153,10 @@ enum Command {
         #[arg(long, value_name = "english|none", default_value = "english",
               value_parser = ["english", "none"])]
         keyword_stemming: String,
+        /// Store the vectors as int8 codes with a scale each: a quarter of the vector bytes,
+        /// cosines within about 1e-3 (`lightembed site` does this by default).
+        #[arg(long)]
+        int8_vectors: bool,
         /// Files and folders to index.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
@@ -220,6 +224,10 @@ enum Command {
         /// query words the site never uses are cut into smaller pieces.
         #[arg(long)]
         full_model: bool,
+        /// Keep the index's vectors as f32. By default they are stored as int8 codes with a
+        /// scale each: a quarter of the vector bytes a visitor downloads, cosines within ~1e-3.
+        #[arg(long)]
+        f32_vectors: bool,
     },
     /// Search an index built by `lightembed index`. Refuses a model that does not match the index
     /// (spec §8: model_id, major version, dims) with the spec's message.
@@ -379,9 +387,11 @@ fn run(command: Command) -> Result<ExitCode> {
             exclude,
             no_default_excludes,
             keyword_stemming,
+            int8_vectors,
             inputs,
         } => search_index::index(search_index::IndexArgs {
             keyword_stemming: keyword_stemming == "english",
+            int8_vectors,
             model,
             out,
             dims,
@@ -450,6 +460,7 @@ fn run(command: Command) -> Result<ExitCode> {
             no_default_excludes,
             quiet,
             full_model,
+            f32_vectors,
         } => site::run(site::SiteArgs {
             site,
             model,
@@ -458,6 +469,7 @@ fn run(command: Command) -> Result<ExitCode> {
             default_excludes: !no_default_excludes,
             quiet,
             prune: !full_model,
+            f32_vectors,
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }

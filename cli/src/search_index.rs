@@ -49,6 +49,8 @@ pub struct IndexArgs {
     pub default_excludes: bool,
     /// English stemming on the keyword side (stored in the index).
     pub keyword_stemming: bool,
+    /// Store vectors as int8 codes + a scale each (a quarter of the bytes).
+    pub int8_vectors: bool,
 }
 
 fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
@@ -119,6 +121,9 @@ pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
     let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
     index
         .set_keyword_stemming(a.keyword_stemming)
+        .map_err(|e| anyhow!("{e}"))?;
+    index
+        .set_int8_vectors(a.int8_vectors)
         .map_err(|e| anyhow!("{e}"))?;
 
     // 1. Read and cut the inputs.

@@ -55,6 +55,8 @@ pub struct SiteArgs {
     /// Ship a site model: only the tokens the site uses (plus common ones and characters) and
     /// only the projection rows of the index dims.
     pub prune: bool,
+    /// Keep the index's vectors as f32 (default: int8 codes + a scale each).
+    pub f32_vectors: bool,
 }
 
 /// Besides the site's own tokens, a pruned site model keeps the first `KEEP_COMMON` ids of the
@@ -194,6 +196,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         exclude,
         default_excludes: a.default_excludes,
         keyword_stemming: true,
+        int8_vectors: !a.f32_vectors,
     };
     let (model_bytes, model) = if a.prune {
         let dims = args.dims.unwrap_or(model.header().output_dim as usize);

@@ -84,7 +84,8 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     let index = std::fs::read(bundle.join(manifest["files"]["index"].as_str().unwrap())).unwrap();
     let index = lightembed_index::Index::from_bytes(&index).unwrap();
     assert_eq!(manifest["index"]["passages"], index.len());
-    // The default: the 128-d Matryoshka prefix of the shipped model.
+    // The defaults: int8 vectors at the 128-d Matryoshka prefix of the shipped model.
+    assert!(index.int8_vectors());
     assert_eq!(
         (index.dims(), &manifest["index"]["dims"]),
         (128, &Value::from(128))

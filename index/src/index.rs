@@ -171,6 +171,9 @@ pub struct Index {
     pub(crate) graph: Graph,
     /// Keyword terms per slot, postings and BM25 statistics.
     pub(crate) keywords: Keywords,
+    /// `Some(per-slot scale)` when vectors are stored as int8 ([`Index::set_int8_vectors`]):
+    /// `vectors` then holds the dequantised values `code × scale`.
+    pub(crate) int8_scales: Option<Vec<f32>>,
     /// Scratch "visited" arrays reused across searches (`search` takes `&self`).
     pub(crate) pool: Mutex<Vec<Visited>>,
 }
@@ -188,6 +191,7 @@ impl Clone for Index {
             ids: self.ids.clone(),
             graph: self.graph.clone(),
             keywords: self.keywords.clone(),
+            int8_scales: self.int8_scales.clone(),
             pool: Mutex::new(Vec::new()),
         }
     }
@@ -227,6 +231,7 @@ impl Index {
             n_deleted: 0,
             ids: HashMap::new(),
             keywords: Keywords::new(true),
+            int8_scales: None,
             pool: Mutex::new(Vec::new()),
         })
     }
@@ -258,6 +263,36 @@ impl Index {
         }
         self.keywords = Keywords::new(stem);
         Ok(())
+    }
+
+    /// Stores vectors as int8 codes with one f32 scale per vector (`code = round(v / scale)`,
+    /// `scale = max|v| / 127`): about a quarter of the bytes of f32 in [`Index::to_bytes`] (a
+    /// static-site bundle is downloaded by every visitor). Each inserted vector is quantised on the
+    /// way in and the graph is built on the dequantised values, so an index searches the same
+    /// before and after a round trip; cosines move by about 1e-3. Choose it before the first insert
+    /// (the layout's header flag bit 0); setting the current value always succeeds.
+    ///
+    /// Errors: [`IndexError::InvalidArgument`] when documents were already inserted.
+    pub fn set_int8_vectors(&mut self, int8: bool) -> Result<(), IndexError> {
+        if int8 == self.int8_scales.is_some() {
+            return Ok(());
+        }
+        if !self.docs.is_empty() {
+            return Err(IndexError::InvalidArgument {
+                what: "int8 vectors",
+                detail: format!(
+                    "the index already holds {} vectors; choose the encoding before the first insert",
+                    self.docs.len()
+                ),
+            });
+        }
+        self.int8_scales = int8.then(Vec::new);
+        Ok(())
+    }
+
+    /// `true` when vectors are stored as int8 ([`Index::set_int8_vectors`]).
+    pub fn int8_vectors(&self) -> bool {
+        self.int8_scales.is_some()
     }
 
     /// The manifest (spec §8); `count` is the number of live documents.
@@ -411,7 +446,7 @@ impl Index {
         vector: &[f32],
         keyword_text: &str,
     ) -> Result<(), IndexError> {
-        let v = self.checked_query(vector)?;
+        let mut v = self.checked_query(vector)?;
         if self.ids.contains_key(&doc.id) {
             return Err(IndexError::DuplicateId(doc.id));
         }
@@ -420,6 +455,9 @@ impl Index {
         }
         let slot = self.docs.len() as u32;
         let level = self.draw_level();
+        if let Some(scales) = self.int8_scales.as_mut() {
+            scales.push(quantize_in_place(&mut v));
+        }
         self.vectors.extend_from_slice(&v);
         self.ids.insert(doc.id.clone(), slot);
         self.docs.push(doc);
@@ -471,11 +509,19 @@ impl Index {
         for (slot, doc) in core::mem::take(&mut self.docs).into_iter().enumerate() {
             if !self.deleted[slot] {
                 vectors.extend_from_slice(&self.vectors[slot * d..(slot + 1) * d]);
+                if let Some(scales) = self.int8_scales.as_mut() {
+                    let s = scales[slot];
+                    scales.push(s);
+                }
                 docs.push(doc);
                 levels.push(self.graph.levels[slot]);
             }
         }
         self.vectors = vectors;
+        if let Some(scales) = self.int8_scales.as_mut() {
+            // Live slots' scales were appended after the old ones.
+            scales.drain(..scales.len() - live);
+        }
         self.keywords = self.keywords.compacted(&self.deleted);
         self.deleted = vec![false; live];
         self.n_deleted = 0;
@@ -633,4 +679,16 @@ impl Index {
         }
         Ok(self.hits(self.exact(&q, k), k))
     }
+}
+
+/// Quantises a vector to int8 codes and replaces it with the dequantised values `code × scale`;
+/// returns the scale `max|v| / 127` (1 for an all-zero vector). Codes lie in `-127..=127`, so
+/// `round(v / scale)` gives them back exactly (what [`Index::to_bytes`] writes).
+pub(crate) fn quantize_in_place(v: &mut [f32]) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    for x in v.iter_mut() {
+        *x = (*x / scale).round().clamp(-127.0, 127.0) * scale;
+    }
+    scale
 }

@@ -9,7 +9,7 @@
 //! ---- header ----------------------------------------------------------------------------
 //!   0  4               magic "LEIX"
 //!   4  2               index_version u16 (= 2; 1 had no keywords section)
-//!   6  2               flags u16, reserved, must be 0
+//!   6  2               flags u16: bit 0 = int8 vectors (see "vectors"); other bits 0
 //! ---- manifest (spec §8) ----------------------------------------------------------------
 //!   8  1               model_id length L (1..=16)
 //!   9  L               model_id, UTF-8, no NUL
@@ -27,7 +27,9 @@
 //!      8               PRNG state u64 (so inserts after a load draw what they would have)
 //! ---- vectors ----------------------------------------------------------------------------
 //!      4               slots u32 — live + deleted
-//!      slots·dims·4    vectors f32, row-major, L2-normalised, finite
+//!      slots·dims·4    vectors f32, row-major, L2-normalised, finite — or, with header flag
+//!                      bit 0, per slot: scale f32 (finite, > 0) + dims × i8 codes in
+//!                      -127..=127 (value = code × scale): slots·(4 + dims) bytes
 //! ---- tombstones -------------------------------------------------------------------------
 //!      ⌈slots/8⌉       bitset, bit (i mod 8) of byte ⌊i/8⌋ set = slot i deleted; unused bits 0
 //! ---- graph ------------------------------------------------------------------------------
@@ -208,7 +210,7 @@ fn malformed(what: &'static str, detail: String) -> IndexError {
 }
 
 /// Checks magic and `index_version` (the 8-byte header).
-fn read_header(bytes: &[u8]) -> Result<(), IndexError> {
+fn read_header(bytes: &[u8]) -> Result<u16, IndexError> {
     if bytes.len() < 4 || bytes[..4] != MAGIC {
         if bytes.len() < 4 && MAGIC.starts_with(bytes) {
             return Err(IndexError::Truncated {
@@ -231,13 +233,13 @@ fn read_header(bytes: &[u8]) -> Result<(), IndexError> {
         });
     }
     let flags = r.u16("header")?;
-    if flags != 0 {
+    if flags & !1 != 0 {
         return Err(malformed(
             "header flags",
             format!("reserved bits set ({flags:#06x})"),
         ));
     }
-    Ok(())
+    Ok(flags)
 }
 
 fn read_manifest(r: &mut Reader<'_>) -> Result<Manifest, IndexError> {
@@ -310,7 +312,7 @@ impl Index {
         // header
         w.buf.extend_from_slice(&MAGIC);
         w.u16(INDEX_VERSION);
-        w.u16(0);
+        w.u16(u16::from(self.int8_scales.is_some()));
         // manifest
         let m = &self.manifest;
         w.u8(m.model_id.len() as u8);
@@ -332,8 +334,22 @@ impl Index {
         w.u64(self.rng.state);
         // vectors
         w.u32(slots as u32);
-        for &x in &self.vectors {
-            w.f32(x);
+        match &self.int8_scales {
+            None => {
+                for &x in &self.vectors {
+                    w.f32(x);
+                }
+            }
+            Some(scales) => {
+                let d = self.manifest.dims;
+                for (slot, &scale) in scales.iter().enumerate() {
+                    w.f32(scale);
+                    for &x in &self.vectors[slot * d..(slot + 1) * d] {
+                        // Exact: the stored values are code × scale (quantize_in_place).
+                        w.buf.push((x / scale).round() as i8 as u8);
+                    }
+                }
+            }
         }
         // tombstones
         let mut bits = vec![0u8; slots.div_ceil(8)];
@@ -398,7 +414,7 @@ impl Index {
     ///
     /// Model compatibility is a separate step: call [`Index::check_compatible`] next.
     pub fn from_bytes(bytes: &[u8]) -> Result<Index, IndexError> {
-        read_header(bytes)?;
+        let flags = read_header(bytes)?;
         if bytes.len() < HEADER_LEN + TRAILER_LEN {
             return Err(IndexError::Truncated {
                 what: "SHA-256 trailer",
@@ -411,11 +427,11 @@ impl Index {
         if Sha256::digest(body).as_slice() != trailer {
             return Err(IndexError::ChecksumMismatch);
         }
-        parse_body(body)
+        parse_body(body, flags)
     }
 }
 
-fn parse_body(body: &[u8]) -> Result<Index, IndexError> {
+fn parse_body(body: &[u8], flags: u16) -> Result<Index, IndexError> {
     let mut r = Reader {
         buf: body,
         pos: HEADER_LEN,
@@ -445,17 +461,53 @@ fn parse_body(body: &[u8]) -> Result<Index, IndexError> {
         return Err(malformed("slot count", "0xFFFFFFFF slots".into()));
     }
     let n_floats = (slots as u64) * (dims as u64);
-    let raw = r.take(n_floats * 4, "vectors")?;
-    let mut vectors = Vec::with_capacity(n_floats as usize);
-    for c in raw.chunks_exact(4) {
-        let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        if !x.is_finite() {
-            return Err(malformed(
-                "vectors",
-                format!("non-finite component at float {}", vectors.len()),
-            ));
+    let mut int8_scales = None;
+    let mut vectors;
+    if flags & 1 == 0 {
+        let raw = r.take(n_floats * 4, "vectors")?;
+        vectors = Vec::with_capacity(n_floats as usize);
+        for c in raw.chunks_exact(4) {
+            let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if !x.is_finite() {
+                return Err(malformed(
+                    "vectors",
+                    format!("non-finite component at float {}", vectors.len()),
+                ));
+            }
+            vectors.push(x);
         }
-        vectors.push(x);
+    } else {
+        let raw = r.take((slots as u64) * (4 + dims as u64), "int8 vectors")?;
+        vectors = Vec::with_capacity(n_floats as usize);
+        let mut scales = Vec::with_capacity(slots);
+        for (slot, row) in raw.chunks_exact(4 + dims).enumerate() {
+            let scale = f32::from_le_bytes([row[0], row[1], row[2], row[3]]);
+            if !(scale.is_finite() && scale > 0.0) {
+                return Err(malformed(
+                    "int8 vectors",
+                    format!("slot {slot}: scale {scale} is not a finite number > 0"),
+                ));
+            }
+            for &b in &row[4..] {
+                let code = b as i8;
+                if code == i8::MIN {
+                    return Err(malformed(
+                        "int8 vectors",
+                        format!("slot {slot}: code -128 (codes are -127..=127)"),
+                    ));
+                }
+                let x = code as f32 * scale;
+                if !x.is_finite() {
+                    return Err(malformed(
+                        "int8 vectors",
+                        format!("slot {slot}: non-finite value"),
+                    ));
+                }
+                vectors.push(x);
+            }
+            scales.push(scale);
+        }
+        int8_scales = Some(scales);
     }
 
     // tombstones
@@ -600,6 +652,7 @@ fn parse_body(body: &[u8]) -> Result<Index, IndexError> {
         ids,
         graph,
         keywords,
+        int8_scales,
         pool: Mutex::new(Vec::new()),
     })
 }
