@@ -49,10 +49,18 @@ fn pruned_model_embeds_kept_text_like_the_original() {
     assert_eq!(strings(&pruned, site), strings(&model, site));
     let a = model.embed(site, 128).unwrap();
     let p = pruned.embed(site, 128).unwrap();
-    let diff = a.iter().zip(&p).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    let diff = a
+        .iter()
+        .zip(&p)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max);
     assert!(diff < 1e-6, "max |Δ| {diff}");
     // A word that is not in the kept text is cut into kept pieces, never [UNK].
-    let unk = pruned.tokenizer().id_to_token(pruned.tokenize("xylophone")[1]).unwrap().to_string();
+    let unk = pruned
+        .tokenizer()
+        .id_to_token(pruned.tokenize("xylophone")[1])
+        .unwrap()
+        .to_string();
     assert_ne!(unk, "[UNK]");
     assert!(strings(&pruned, "xylophone").len() > strings(&model, "xylophone").len());
     // dims must be one the model serves.
