@@ -157,6 +157,10 @@ enum Command {
         /// cosines within about 1e-3 (`lightembed site` does this by default).
         #[arg(long)]
         int8_vectors: bool,
+        /// Read only the element(s) this CSS selector matches in HTML pages (e.g. `main`,
+        /// `article.content`); a page where it matches nothing is read whole.
+        #[arg(long, value_name = "CSS")]
+        root_selector: Option<String>,
         /// Files and folders to index.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
@@ -228,6 +232,12 @@ enum Command {
         /// scale each: a quarter of the vector bytes a visitor downloads, cosines within ~1e-3.
         #[arg(long)]
         f32_vectors: bool,
+        /// Read only the element(s) this CSS selector matches in each page (e.g. `main`,
+        /// `article.content`), like Pagefind's option; a page where it matches nothing is read
+        /// whole. Navigation, headers, footers and the chrome of Sphinx/mdBook/rustdoc are
+        /// skipped anyway.
+        #[arg(long, value_name = "CSS")]
+        root_selector: Option<String>,
     },
     /// Search an index built by `lightembed index`. Refuses a model that does not match the index
     /// (spec §8: model_id, major version, dims) with the spec's message.
@@ -388,10 +398,12 @@ fn run(command: Command) -> Result<ExitCode> {
             no_default_excludes,
             keyword_stemming,
             int8_vectors,
+            root_selector,
             inputs,
         } => search_index::index(search_index::IndexArgs {
             keyword_stemming: keyword_stemming == "english",
             int8_vectors,
+            root_selector,
             model,
             out,
             dims,
@@ -461,6 +473,7 @@ fn run(command: Command) -> Result<ExitCode> {
             quiet,
             full_model,
             f32_vectors,
+            root_selector,
         } => site::run(site::SiteArgs {
             site,
             model,
@@ -470,6 +483,7 @@ fn run(command: Command) -> Result<ExitCode> {
             quiet,
             prune: !full_model,
             f32_vectors,
+            root_selector,
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
     }

@@ -51,7 +51,7 @@ pub fn run(a: PassagesArgs) -> Result<ExitCode> {
     let mut buf = Vec::new();
     for f in &files {
         buf.clear();
-        let added = read_file(f, &sizer, &mut seen, &mut ids, &mut buf)?;
+        let added = read_file(f, None, &sizer, &mut seen, &mut ids, &mut buf)?;
         documents += added.documents;
         skipped += added.skipped;
         passages += buf.len();

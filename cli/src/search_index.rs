@@ -51,6 +51,8 @@ pub struct IndexArgs {
     pub keyword_stemming: bool,
     /// Store vectors as int8 codes + a scale each (a quarter of the bytes).
     pub int8_vectors: bool,
+    /// CSS selector of the element holding an HTML page's content (whole page when unmatched).
+    pub root_selector: Option<String>,
 }
 
 fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
@@ -127,6 +129,12 @@ pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
         .map_err(|e| anyhow!("{e}"))?;
 
     // 1. Read and cut the inputs.
+    let root = a
+        .root_selector
+        .as_deref()
+        .map(lightembed_index::ingest::RootSelector::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--root-selector: {e}"))?;
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
     let (mut skipped, mut excluded) = (0usize, 0usize);
     let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
@@ -135,7 +143,7 @@ pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
     let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
     let mut documents = 0usize;
     for f in &files {
-        let added = read_file(f, &sizer, &mut seen, &mut ids, &mut passages)?;
+        let added = read_file(f, root.as_ref(), &sizer, &mut seen, &mut ids, &mut passages)?;
         documents += added.documents;
         skipped += added.skipped;
     }

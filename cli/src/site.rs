@@ -57,6 +57,8 @@ pub struct SiteArgs {
     pub prune: bool,
     /// Keep the index's vectors as f32 (default: int8 codes + a scale each).
     pub f32_vectors: bool,
+    /// CSS selector of the pages' content element (`--root-selector`).
+    pub root_selector: Option<String>,
 }
 
 /// Besides the site's own tokens, a pruned site model keeps the first `KEEP_COMMON` ids of the
@@ -72,6 +74,13 @@ fn site_model(
     args: &IndexArgs,
     dims: usize,
 ) -> Result<(Vec<u8>, lightembed::Model)> {
+    let root = args
+        .root_selector
+        .as_deref()
+        .map(lightembed_index::ingest::RootSelector::parse)
+        .transpose()
+        .map_err(|e| anyhow!("--root-selector: {e}"))?;
+    let root = root.as_ref();
     use crate::sources::{collect_inputs, read_file, Excludes, IdSet};
     let excludes = Excludes::new(&args.exclude, args.default_excludes)?;
     let (mut skipped, mut excluded) = (0usize, 0usize);
@@ -81,7 +90,7 @@ fn site_model(
     let mut passages = Vec::new();
     for f in &files {
         // Unreadable files are reported by the indexing pass that follows.
-        let _ = read_file(f, &sizer, &mut seen, &mut ids, &mut passages);
+        let _ = read_file(f, root, &sizer, &mut seen, &mut ids, &mut passages);
     }
     let mut used = vec![false; model.tokenizer().vocab_size()];
     for p in &passages {
@@ -197,6 +206,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         default_excludes: a.default_excludes,
         keyword_stemming: true,
         int8_vectors: !a.f32_vectors,
+        root_selector: a.root_selector.clone(),
     };
     let (model_bytes, model) = if a.prune {
         let dims = args.dims.unwrap_or(model.header().output_dim as usize);

@@ -8,7 +8,9 @@
 //! charset warnings, JSONL records, ids unique across files.
 
 use anyhow::{anyhow, bail, Context, Result};
-use lightembed_index::ingest::{self, collapse_ws, page_passages, url_encode, Format, Sizer};
+use lightembed_index::ingest::{
+    self, collapse_ws, page_passages_in, url_encode, Format, RootSelector, Sizer,
+};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -281,6 +283,7 @@ pub struct Added {
 /// unique across files with `ids`.
 pub fn read_file(
     file: &InputFile,
+    root: Option<&RootSelector>,
     sizer: &Sizer,
     seen: &mut HashSet<String>,
     ids: &mut IdSet,
@@ -332,7 +335,7 @@ pub fn read_file(
         }
         return Ok(added);
     }
-    for mut p in page_passages(&content, file.kind.format(), &file.url, sizer, seen) {
+    for mut p in page_passages_in(&content, file.kind.format(), &file.url, sizer, seen, root) {
         p.id = ids.unique(&p.id);
         out.push(p);
         added.passages += 1;

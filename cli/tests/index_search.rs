@@ -1015,3 +1015,49 @@ fn real_records_are_found_among_310_identical_boilerplate_records() {
         assert_eq!(got, ["compost", "shears", "soil", "tomato"], "{mode}: {v}");
     }
 }
+
+/// `--root-selector`: a bad selector is one clear error before any work; a selector that matches
+/// nothing reads pages whole; one that matches a paragraph reads only what it matches.
+#[test]
+fn root_selector_errors_and_fallback() {
+    let out = scratch("site-index-root");
+    let o = build(&out, &["--quiet", "--root-selector", "main["]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: --root-selector: invalid CSS selector \"main[\": "),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        build(&out, &["--quiet", "--root-selector", "#nothing-here"])
+            .status
+            .success()
+    );
+    let all = search_json(
+        &out,
+        &["-k", "50", "--mode", "keyword", "--all-passages"],
+        "tomatoes",
+    );
+    assert!(
+        ids(&all)
+            .iter()
+            .any(|i| i.starts_with("index.html#watering")),
+        "{all}"
+    );
+    // Only the first paragraph of an HTML page (no headings: the page URL itself); Markdown and
+    // JSONL inputs are read as before.
+    assert!(build(
+        &out,
+        &["--quiet", "--root-selector", "body > p:first-of-type"]
+    )
+    .status
+    .success());
+    let v = search_json(
+        &out,
+        &["-k", "50", "--mode", "keyword", "--all-passages"],
+        "garden vegetable tomatoes",
+    );
+    let got = ids(&v);
+    assert!(got.contains(&"index.html:1".to_string()), "{v}");
+    assert!(!got.iter().any(|i| i.starts_with("index.html#")), "{v}");
+}

@@ -95,6 +95,22 @@ pub fn embed_text(heading: &str, text: &str) -> String {
     }
 }
 
+/// A CSS selector naming the element(s) that hold a page's content (`main`, `article.doc`,
+/// `[data-search-root]`), like Pagefind's `--root-selector`: when it matches, only the matched
+/// elements are read (chrome inside them is still skipped); a page where it matches nothing is
+/// read whole. The page title still comes from `<title>`.
+#[derive(Debug, Clone)]
+pub struct RootSelector(scraper::Selector);
+
+impl RootSelector {
+    /// Parses a CSS selector. Errors: a human-readable reason (`invalid CSS selector "…": …`).
+    pub fn parse(css: &str) -> Result<RootSelector, String> {
+        scraper::Selector::parse(css)
+            .map(RootSelector)
+            .map_err(|e| format!("invalid CSS selector {css:?}: {e}"))
+    }
+}
+
 /// The page title and sections of `content` read as `format`.
 pub fn sections(content: &str, format: Format) -> (Option<String>, Vec<Section>) {
     match format {
@@ -116,8 +132,24 @@ pub fn page_passages(
     sizer: &Sizer,
     seen: &mut HashSet<String>,
 ) -> Vec<Passage> {
+    page_passages_in(content, format, url, sizer, seen, None)
+}
+
+/// [`page_passages`] reading only the elements `root` matches in an HTML page (see
+/// [`RootSelector`]); other formats ignore it.
+pub fn page_passages_in(
+    content: &str,
+    format: Format,
+    url: &str,
+    sizer: &Sizer,
+    seen: &mut HashSet<String>,
+    root: Option<&RootSelector>,
+) -> Vec<Passage> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
-    let (page_title, sections) = sections(content, format);
+    let (page_title, sections) = match (format, root) {
+        (Format::Html, Some(root)) => html_sections_in(content, Some(root)),
+        _ => sections(content, format),
+    };
     let page_title = page_title.unwrap_or_else(|| url.to_string());
     let mut per_url: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
@@ -577,6 +609,12 @@ fn is_chrome(el: &scraper::node::Element) -> bool {
 /// Sphinx's `<section id>`), percent-encoded; otherwise the section links to the page itself.
 /// Linear in the page size, whatever the nesting depth.
 pub fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
+    html_sections_in(html, None)
+}
+
+/// [`html_sections`] of only the elements `root` matches (outermost matches, in document order);
+/// the whole page when it matches nothing or is `None`.
+pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<String>, Vec<Section>) {
     use ego_tree::NodeId;
     use scraper::{Html, Node};
     const BLOCK: [&str; 10] = [
@@ -663,6 +701,23 @@ pub fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
     let mut first_h1 = None;
     let mut sections = vec![Section::default()];
     let mut stack = vec![doc.tree.root()];
+    if let Some(RootSelector(sel)) = root {
+        let matched: Vec<ego_tree::NodeRef<Node>> = doc.select(sel).map(|e| *e).collect();
+        let ids: HashSet<NodeId> = matched.iter().map(|n| n.id()).collect();
+        let outermost: Vec<_> = matched
+            .into_iter()
+            .filter(|n| !n.ancestors().any(|a| ids.contains(&a.id())))
+            .collect();
+        if !outermost.is_empty() {
+            // The title is outside the content: take it from <title> first.
+            let title_sel = scraper::Selector::parse("title").expect("valid selector");
+            if let Some(t) = doc.select(&title_sel).next() {
+                let t = text_of(*t);
+                title = (!t.is_empty()).then_some(t);
+            }
+            stack = outermost.into_iter().rev().collect();
+        }
+    }
     while let Some(node) = stack.pop() {
         let el = match node.value() {
             Node::Element(el) => el,
@@ -781,6 +836,34 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// `--root-selector`: only the matched element is read (its chrome still skipped), the title
+    /// from `<title>`; a selector that matches nothing reads the whole page.
+    #[test]
+    fn root_selector_reads_only_the_content_element() {
+        let html = r##"<html><head><title>Doc page</title></head><body>
+            <div class="topbar"><p>Site menu text</p></div>
+            <div id="content"><h1 id="intro">Intro</h1><p>Real content.</p>
+              <nav><p>Inner nav</p></nav>
+              <div id="content-inner"><p>Nested match is read once.</p></div></div>
+            <div class="legal"><p>Legal footer text</p></div></body></html>"##;
+        let root = RootSelector::parse("#content, #content-inner").unwrap();
+        let (title, sections) = html_sections_in(html, Some(&root));
+        assert_eq!(title.as_deref(), Some("Doc page"));
+        let text: Vec<String> = sections.iter().flat_map(|s| s.blocks.clone()).collect();
+        assert_eq!(text, ["Real content.", "Nested match is read once."]);
+        assert_eq!(sections[0].anchor.as_deref(), Some("intro"));
+        let nothing = RootSelector::parse("article.missing").unwrap();
+        let (_, all) = html_sections_in(html, Some(&nothing));
+        let all: Vec<String> = all.iter().flat_map(|s| s.blocks.clone()).collect();
+        assert!(
+            all.contains(&"Site menu text".to_string())
+                && all.contains(&"Legal footer text".to_string())
+        );
+        assert!(RootSelector::parse("main[")
+            .unwrap_err()
+            .starts_with("invalid CSS selector \"main[\": "));
     }
 
     /// Issue 12 (passages fit the model): with the shipped static model (window 128), every
