@@ -508,6 +508,7 @@ fn search_options(
     candidates: usize,
     all_passages: bool,
 ) -> Result<SearchOptions> {
+    let fusion_given = fusion.is_some();
     let fusion = match (fusion, vector_weight) {
         (Some("rrf"), Some(_)) => {
             anyhow::bail!("--vector-weight applies to --fusion convex, not rrf")
@@ -520,6 +521,11 @@ fn search_options(
         },
         (None, None) => Fusion::DEFAULT,
     };
+    if mode != "hybrid" && (fusion_given || vector_weight.is_some()) {
+        warn(&format!(
+            "warning: --fusion and --vector-weight only apply to --mode hybrid; ignored in {mode} mode"
+        ));
+    }
     Ok(SearchOptions {
         mode: mode.parse().map_err(anyhow::Error::msg)?,
         fusion,

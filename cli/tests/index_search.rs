@@ -930,6 +930,21 @@ fn search_modes_fusion_flags_and_highlights() {
         "search",
         "--index",
         s(&out),
+        "--mode",
+        "keyword",
+        "--vector-weight",
+        "0.3",
+        "compost",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(
+        stderr(&o),
+        "warning: --fusion and --vector-weight only apply to --mode hybrid; ignored in keyword mode\n"
+    );
+    let o = run(&[
+        "search",
+        "--index",
+        s(&out),
         "--fusion",
         "rrf",
         "--vector-weight",

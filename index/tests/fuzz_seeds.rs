@@ -21,6 +21,18 @@ const WORDS: [&str; 16] = [
 ];
 
 fn build(dims: usize, n: usize, m: usize, stem: bool, deletes: &[usize], seed: u64) -> Index {
+    build_as(dims, n, m, stem, deletes, seed, false)
+}
+
+fn build_as(
+    dims: usize,
+    n: usize,
+    m: usize,
+    stem: bool,
+    deletes: &[usize],
+    seed: u64,
+    int8: bool,
+) -> Index {
     let params = Params {
         m,
         ef_construction: 8,
@@ -30,6 +42,7 @@ fn build(dims: usize, n: usize, m: usize, stem: bool, deletes: &[usize], seed: u
     };
     let mut index = Index::new(common::fields(dims), params).unwrap();
     index.set_keyword_stemming(stem).unwrap();
+    index.set_int8_vectors(int8).unwrap();
     let vectors = common::clustered(seed, n, dims, 3, 0.3);
     let mut rng = common::Rng(seed ^ 0x5eed);
     for (i, v) in vectors.iter().enumerate() {
@@ -62,7 +75,12 @@ fn build(dims: usize, n: usize, m: usize, stem: bool, deletes: &[usize], seed: u
 fn write_index_bytes_seeds() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/seeds/index_bytes");
     std::fs::create_dir_all(dir).unwrap();
-    let seeds: [(&str, Index); 8] = [
+    let seeds: [(&str, Index); 10] = [
+        ("twelve-d4-int8", build_as(4, 12, 2, true, &[], 9, true)),
+        (
+            "forty-d6-int8-deleted",
+            build_as(6, 40, 3, true, &[2, 5, 9], 10, true),
+        ),
         ("empty-d2", build(2, 0, 16, true, &[], 1)),
         ("one-d3", build(3, 1, 16, true, &[], 2)),
         ("three-d4-nostem", build(4, 3, 4, false, &[], 3)),
