@@ -220,8 +220,10 @@ impl Index {
         out
     }
 
-    /// The `n` best live slots by cosine to the normalised query `q`.
-    fn vector_top(&self, q: &[f32], n: usize, ef: Option<usize>) -> Vec<Scored> {
+    /// The `n` best live slots by cosine to the normalised query `q`, best first: an exact scan
+    /// when the index holds no more slots than the beam `max(ef, n)` (`ef` default: the index's
+    /// `ef_search`), else an HNSW search. Used by every vector search.
+    pub(crate) fn vector_top(&self, q: &[f32], n: usize, ef: Option<usize>) -> Vec<Scored> {
         let ef = ef.unwrap_or(self.params.ef_search).max(n);
         if self.docs.len() <= ef {
             return self.exact(q, n);

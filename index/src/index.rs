@@ -633,15 +633,7 @@ impl Index {
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
-        let ef = ef.max(k);
-        if self.docs.len() <= ef {
-            return Ok(self.hits(self.exact(&q, k), k));
-        }
-        let mut visited = self.take_visited();
-        let skip = (self.n_deleted > 0).then_some(self.deleted.as_slice());
-        let found = self.graph.search(self.vecs(), &q, ef, &mut visited, skip);
-        self.put_visited(visited);
-        Ok(self.hits(found, k))
+        Ok(self.hits(self.vector_top(&q, k, Some(ef)), k))
     }
 
     pub(crate) fn exact(&self, q: &[f32], k: usize) -> Vec<Scored> {
