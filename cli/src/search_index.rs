@@ -104,31 +104,26 @@ pub struct Built {
     pub seconds: (f64, f64, f64),
 }
 
-/// Reads and cuts `a.inputs`, embeds every passage with `model` on all cores and inserts them in
-/// order (deterministic bytes for the same inputs). Progress on stderr unless `a.quiet`.
-/// Errors: bad `--dims` or parameters, no text in the inputs, a passage the model refuses.
-pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
-    let t0 = Instant::now();
-    let dims = a.dims.unwrap_or(model.header().output_dim as usize);
-    let identity = ModelIdentity::from(model);
-    let fields = identity
-        .manifest_fields(dims)
-        .map_err(|e| anyhow!("--dims: {e}"))?;
-    let params = Params {
-        m: a.m,
-        ef_construction: a.ef_construction,
-        ef_search: a.ef_search,
-        ..Params::default()
-    };
-    let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
-    index
-        .set_keyword_stemming(a.keyword_stemming)
-        .map_err(|e| anyhow!("{e}"))?;
-    index
-        .set_int8_vectors(a.int8_vectors)
-        .map_err(|e| anyhow!("{e}"))?;
+/// Passages read and cut from [`IndexArgs::inputs`], with what reading them found.
+pub struct Inputs {
+    /// The passages, in input order.
+    pub passages: Vec<Passage>,
+    /// Files read (after excludes).
+    pub files: usize,
+    /// Inputs skipped (unreadable), each named in a warning.
+    pub skipped: usize,
+    /// Files left out by `--exclude` and the default rules.
+    pub excluded: usize,
+    /// Documents: pages with text, JSONL records.
+    pub documents: usize,
+    /// Seconds reading and cutting.
+    pub seconds: f64,
+}
 
-    // 1. Read and cut the inputs.
+/// Reads and cuts `a.inputs` into passages sized for `model` (see [`crate::sources`]).
+/// Errors: a bad `--root-selector` or `--exclude`, an unreadable input given by name, no text.
+pub fn read_inputs(a: &IndexArgs, model: &lightembed::Model) -> Result<Inputs> {
+    let t0 = Instant::now();
     let root = a
         .root_selector
         .as_deref()
@@ -150,16 +145,75 @@ pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
     if passages.is_empty() {
         bail!("no text found in the inputs ({} files read)", files.len());
     }
-    let t_read = t0.elapsed().as_secs_f64();
+    Ok(Inputs {
+        passages,
+        files: files.len(),
+        skipped,
+        excluded,
+        documents,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// An empty index for `model`'s vectors with `a`'s dims, HNSW parameters, stemming and vector
+/// encoding. Errors: bad `--dims` or parameters.
+pub fn new_index(a: &IndexArgs, model: &lightembed::Model) -> Result<Index> {
+    let dims = a.dims.unwrap_or(model.header().output_dim as usize);
+    let fields = ModelIdentity::from(model)
+        .manifest_fields(dims)
+        .map_err(|e| anyhow!("--dims: {e}"))?;
+    let params = Params {
+        m: a.m,
+        ef_construction: a.ef_construction,
+        ef_search: a.ef_search,
+        ..Params::default()
+    };
+    let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
+    index
+        .set_keyword_stemming(a.keyword_stemming)
+        .map_err(|e| anyhow!("{e}"))?;
+    index
+        .set_int8_vectors(a.int8_vectors)
+        .map_err(|e| anyhow!("{e}"))?;
+    Ok(index)
+}
+
+/// [`new_index`] + [`read_inputs`] + [`build_from`]: a bad `--dims` is reported before any
+/// file is read.
+pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
+    let index = new_index(a, model)?;
+    let inputs = read_inputs(a, model)?;
+    build_from(a, model, index, inputs)
+}
+
+/// Embeds every passage of `inputs` with `model` on all cores and inserts them into `index` in
+/// order (deterministic bytes for the same inputs). Progress on stderr unless `a.quiet`.
+/// Errors: a passage the model refuses.
+pub fn build_from(
+    a: &IndexArgs,
+    model: &lightembed::Model,
+    mut index: Index,
+    inputs: Inputs,
+) -> Result<Built> {
+    let Inputs {
+        passages,
+        files,
+        skipped,
+        excluded,
+        documents,
+        seconds: t_read,
+    } = inputs;
+    let dims = index.dims();
     if !a.quiet {
+        let m = index.manifest();
         crate::warn(&format!(
             "{} files ({} excluded) → {} documents, {} passages; model {} v{}, {} dims, {} threads",
-            files.len(),
+            files,
             excluded,
             documents,
             passages.len(),
-            identity.model_id,
-            index.manifest().model_version,
+            m.model_id,
+            m.model_version,
             dims,
             rayon::current_num_threads()
         ));
@@ -208,7 +262,7 @@ pub fn build(a: &IndexArgs, model: &lightembed::Model) -> Result<Built> {
     let t_graph = t2.elapsed().as_secs_f64();
     Ok(Built {
         index,
-        files: files.len(),
+        files,
         skipped,
         excluded,
         documents,
@@ -287,7 +341,7 @@ fn round3(x: f64) -> f64 {
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
-fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))

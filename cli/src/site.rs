@@ -18,12 +18,12 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::search_index::{build, Built, IndexArgs};
+use crate::search_index::{build_from, new_index, read_inputs, sha256_hex, Built, IndexArgs};
+use crate::sources::Passage;
 
 /// The folder `lightembed site` writes inside the site.
 pub const BUNDLE_DIR: &str = "lightembed";
@@ -66,34 +66,17 @@ pub struct SiteArgs {
 /// its most frequent pieces first — so common words of a query keep their own token.
 const KEEP_COMMON: u32 = 5000;
 
-/// The site model (seed §9): `model` pruned to the tokens of the pages' passages (tokenised as
-/// they will be embedded), the first [`KEEP_COMMON`] ids and every single character (plain and
-/// `##`), and to the first `dims` outputs. Embeds the site's text exactly like `model` at `dims`.
+/// The site model (seed §9): `model` pruned to the tokens of `passages` (tokenised as they will
+/// be embedded), the first [`KEEP_COMMON`] ids and every single character (plain and `##`), and to
+/// the first `dims` outputs. Embeds the site's text exactly like `model` at `dims`, so passages
+/// cut with `model` are the passages the site model would cut.
 fn site_model(
     model: &lightembed::Model,
-    args: &IndexArgs,
+    passages: &[Passage],
     dims: usize,
 ) -> Result<(Vec<u8>, lightembed::Model)> {
-    let root = args
-        .root_selector
-        .as_deref()
-        .map(lightembed_index::ingest::RootSelector::parse)
-        .transpose()
-        .map_err(|e| anyhow!("--root-selector: {e}"))?;
-    let root = root.as_ref();
-    use crate::sources::{collect_inputs, read_file, Excludes, IdSet};
-    let excludes = Excludes::new(&args.exclude, args.default_excludes)?;
-    let (mut skipped, mut excluded) = (0usize, 0usize);
-    let files = collect_inputs(&args.inputs, &excludes, &mut skipped, &mut excluded)?;
-    let sizer = lightembed_index::ingest::Sizer::new(model);
-    let (mut seen, mut ids) = (std::collections::HashSet::new(), IdSet::default());
-    let mut passages = Vec::new();
-    for f in &files {
-        // Unreadable files are reported by the indexing pass that follows.
-        let _ = read_file(f, root, &sizer, &mut seen, &mut ids, &mut passages);
-    }
     let mut used = vec![false; model.tokenizer().vocab_size()];
-    for p in &passages {
+    for p in passages {
         for id in model.tokenize(&p.embed_text) {
             used[id as usize] = true;
         }
@@ -126,15 +109,6 @@ fn default_dims(model: &lightembed::Model) -> usize {
     } else {
         model.header().output_dim as usize
     }
-}
-
-/// First 16 hex digits of the SHA-256 of `bytes`, and the whole hex digest.
-fn hashes(bytes: &[u8]) -> (String, String) {
-    let full: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    (full[..16].to_string(), full)
 }
 
 /// Runs `lightembed site`: see the command's `--help`.
@@ -208,10 +182,12 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         int8_vectors: !a.f32_vectors,
         root_selector: a.root_selector.clone(),
     };
+    // The pages are read once, cut with the full model (the site model cuts them the same way).
+    let inputs = read_inputs(&args, &model)?;
     let (model_bytes, model) = if a.prune {
         let dims = args.dims.unwrap_or(model.header().output_dim as usize);
         let full = model_bytes.len();
-        let (bytes, pruned) = site_model(&model, &args, dims)?;
+        let (bytes, pruned) = site_model(&model, &inputs.passages, dims)?;
         if !a.quiet {
             crate::warn(&format!(
                 "site model: {} of {} tokens, {dims} dims: {} → {} bytes",
@@ -225,12 +201,13 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
     } else {
         (model_bytes, model)
     };
+    let index = new_index(&args, &model)?;
     let Built {
         index,
         documents,
         skipped,
         ..
-    } = build(&args, &model)?;
+    } = build_from(&args, &model, index, inputs)?;
     let index_bytes = index.to_bytes();
 
     // Write the new bundle beside the old one, then swap.
@@ -242,8 +219,8 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         &tmp,
         &index_bytes,
         &model_bytes,
-        wasm,
-        wasm_js,
+        &model.sha256_hex(),
+        (wasm, wasm_js),
         &index,
         documents,
     )
@@ -271,8 +248,8 @@ fn write_bundle(
     dir: &Path,
     index_bytes: &[u8],
     model_bytes: &[u8],
-    wasm: &[u8],
-    wasm_js: &str,
+    model_sha: &str,
+    (wasm, wasm_js): (&[u8], &str),
     index: &lightembed_index::Index,
     pages: usize,
 ) -> Result<()> {
@@ -281,18 +258,13 @@ fn write_bundle(
         std::fs::write(dir.join(name), bytes)
             .with_context(|| format!("cannot write {}", dir.join(name).display()))
     };
-    let (index_hash, index_sha) = hashes(index_bytes);
-    let (model_hash, _) = hashes(model_bytes);
-    // The model's own SHA-256 (its trailer, as `lightembed inspect` shows it): the widget checks
+    // File names carry the first 16 hex digits of the file's SHA-256. The manifest's model
+    // SHA-256 is the model's own (its trailer, as `lightembed inspect` shows it): the widget checks
     // the loaded model against it without hashing the file again.
-    let model_sha: String = model_bytes[model_bytes.len().saturating_sub(32)..]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let (wasm_hash, _) = hashes(wasm);
-    let index_file = format!("index.{index_hash}.bin");
-    let model_file = format!("model.{model_hash}.bin");
-    let wasm_file = format!("lightembed_wasm_bg.{wasm_hash}.wasm");
+    let index_sha = sha256_hex(index_bytes);
+    let index_file = format!("index.{}.bin", &index_sha[..16]);
+    let model_file = format!("model.{}.bin", &sha256_hex(model_bytes)[..16]);
+    let wasm_file = format!("lightembed_wasm_bg.{}.wasm", &sha256_hex(wasm)[..16]);
     write(&index_file, index_bytes)?;
     write(&model_file, model_bytes)?;
     write(&wasm_file, wasm)?;
