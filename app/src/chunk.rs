@@ -10,49 +10,14 @@
 use std::collections::HashSet;
 
 use lightembed::Model;
-use lightembed_index::ingest::{self, page_passages, Sizer};
-use serde::{Deserialize, Serialize};
+use lightembed_index::ingest::{page_passages, Sizer};
+use serde::Deserialize;
 
 use crate::protocol::Passage;
 
-/// The format of a user document (sent with [`crate::protocol::Request::IndexDocument`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Format {
-    /// Plain text (pasted text, `.txt`, unknown extensions).
-    Text,
-    /// Markdown (`.md`, `.markdown`).
-    Markdown,
-    /// HTML (`.html`, `.htm`).
-    Html,
-}
-
-impl Format {
-    /// The format of a file from its name's extension (plain text when unknown), as the CLI
-    /// chooses it ([`ingest::Format::from_name`]).
-    pub fn from_name(name: &str) -> Format {
-        ingest::Format::from_name(name).into()
-    }
-}
-
-impl From<ingest::Format> for Format {
-    fn from(f: ingest::Format) -> Format {
-        match f {
-            ingest::Format::Text => Format::Text,
-            ingest::Format::Markdown => Format::Markdown,
-            ingest::Format::Html => Format::Html,
-        }
-    }
-}
-
-impl From<Format> for ingest::Format {
-    fn from(f: Format) -> ingest::Format {
-        match f {
-            Format::Text => ingest::Format::Text,
-            Format::Markdown => ingest::Format::Markdown,
-            Format::Html => ingest::Format::Html,
-        }
-    }
-}
+/// The format of a user document (sent with [`crate::protocol::Request::IndexDocument`]): the
+/// pipeline's own type, chosen from a file name as the CLI chooses it ([`Format::from_name`]).
+pub use lightembed_index::ingest::Format;
 
 /// Makes a document id from a name: `user/` + the name with `#` and whitespace replaced by `-`
 /// (at most 80 characters).
@@ -101,7 +66,7 @@ fn app_id(doc_id: &str, page: &str, id: &str) -> String {
 pub fn document_passages(name: &str, content: &str, format: Format, model: &Model) -> Vec<Passage> {
     let doc_id = user_doc_id(name);
     let sizer = Sizer::new(model);
-    page_passages(content, format.into(), name, &sizer, &mut HashSet::new())
+    page_passages(content, format, name, &sizer, &mut HashSet::new())
         .into_iter()
         .map(|p| Passage {
             id: app_id(&doc_id, name, &p.id),
@@ -186,7 +151,7 @@ mod tests {
         ] {
             let app = document_passages(name, &content, format, &model);
             let sizer = Sizer::new(&model);
-            let cli = page_passages(&content, format.into(), name, &sizer, &mut HashSet::new());
+            let cli = page_passages(&content, format, name, &sizer, &mut HashSet::new());
             assert_eq!(app.len(), cli.len(), "{name}");
             assert!(!app.is_empty());
             let doc_id = user_doc_id(name);
@@ -298,8 +263,8 @@ mod tests {
         let mut at = 0;
         for page in pages.iter().take(12) {
             let html = std::fs::read(book.join(page)).unwrap();
-            let (html, _) = ingest::decode(&html, ingest::Format::Html);
-            for c in page_passages(&html, ingest::Format::Html, page, &sizer, &mut seen) {
+            let (html, _) = lightembed_index::ingest::decode(&html, Format::Html);
+            for c in page_passages(&html, Format::Html, page, &sizer, &mut seen) {
                 let r = &records[at];
                 at += 1;
                 assert_eq!((&r.id, &r.heading, &r.text), (&c.id, &c.heading, &c.text));

@@ -245,7 +245,7 @@ impl Core {
     ) -> Result<Vec<HitOut>, String> {
         let index = self.index.as_ref().ok_or("no index")?;
         let opts = SearchOptions {
-            mode: mode.into(),
+            mode,
             ..SearchOptions::default()
         };
         let hits = index

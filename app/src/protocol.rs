@@ -236,28 +236,9 @@ pub struct HitOut {
     pub score: f32,
 }
 
-/// Which side(s) of the index rank search results ([`lightembed_index::Mode`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchMode {
-    /// BM25 + vector similarity, fused. The default.
-    #[default]
-    Hybrid,
-    /// Vector similarity only ("by meaning").
-    Vector,
-    /// BM25 only ("by keywords"); no embedding needed.
-    Keyword,
-}
-
-impl From<SearchMode> for lightembed_index::Mode {
-    fn from(m: SearchMode) -> Self {
-        match m {
-            SearchMode::Hybrid => lightembed_index::Mode::Hybrid,
-            SearchMode::Vector => lightembed_index::Mode::Vector,
-            SearchMode::Keyword => lightembed_index::Mode::Keyword,
-        }
-    }
-}
+/// Which side(s) of the index rank search results: hybrid (the default), vector or keyword; on
+/// the wire `"hybrid"`, `"vector"`, `"keyword"`.
+pub use lightembed_index::Mode as SearchMode;
 
 /// One token of the tokenizer playground.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

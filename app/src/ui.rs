@@ -435,7 +435,7 @@ fn decode_file(
     };
     let body = bytes.subarray(bom, bytes.length());
     let known = |label: &str| TextDecoder::new_with_label(label).is_ok();
-    match ingest::charset_label(&raw, format.into(), known) {
+    match ingest::charset_label(&raw, format, known) {
         // Valid UTF-8 (checked): nothing is replaced.
         Charset::Utf8 => {
             return Ok((

@@ -14,8 +14,11 @@ use crate::error::IndexError;
 use crate::index::{Hit, Index};
 use crate::util::{sort_best_first, Scored};
 
-/// Which side(s) of the index rank the results.
+/// Which side(s) of the index rank the results. With the `serde` feature it (de)serialises as
+/// `"hybrid"`, `"vector"`, `"keyword"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Mode {
     /// BM25 and vector scores fused ([`Fusion`]). The default.
     #[default]

@@ -37,8 +37,10 @@ use std::collections::{HashMap, HashSet};
 
 use crate::passages::split_passages_in_tokens;
 
-/// How a page's text is read.
+/// How a page's text is read. With the `serde` feature it (de)serialises as `"Text"`,
+/// `"Markdown"`, `"Html"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Format {
     /// Plain text: paragraphs separated by blank lines, no headings.
     Text,
