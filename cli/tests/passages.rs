@@ -6,33 +6,10 @@
 use lightembed_index::ingest::{embed_text, page_passages, Format, Sizer};
 use serde_json::Value;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn model_path() -> PathBuf {
-    root().join("public/models/lightembed-en-static.bin")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lightembed"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{run, scratch};
 
 fn lines(o: &Output) -> Vec<Value> {
     String::from_utf8(o.stdout.clone())
@@ -72,7 +49,7 @@ fn cli_passages_are_exactly_the_shared_pipeline_output() {
     let o = run(&[
         "passages",
         "--model",
-        model_path().to_str().unwrap(),
+        common::model().to_str().unwrap(),
         "--url-prefix",
         prefix,
         "--embed-text",
@@ -86,7 +63,7 @@ fn cli_passages_are_exactly_the_shared_pipeline_output() {
     );
     let got = lines(&o);
 
-    let bytes = std::fs::read(model_path()).unwrap();
+    let bytes = std::fs::read(common::model()).unwrap();
     let model = lightembed::Model::from_bytes(&bytes).unwrap();
     let sizer = Sizer::new(&model);
     let mut seen = HashSet::new();
@@ -159,7 +136,7 @@ fn cli_passages_are_exactly_the_shared_pipeline_output() {
         "index",
         "-q",
         "--model",
-        model_path().to_str().unwrap(),
+        common::model().to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
         src.to_str().unwrap(),
@@ -205,7 +182,7 @@ fn non_utf8_files_are_decoded_and_the_guess_is_named() {
         "passages",
         "-q",
         "--model",
-        model_path().to_str().unwrap(),
+        common::model().to_str().unwrap(),
         dir.to_str().unwrap(),
     ]);
     assert!(o.status.success());
