@@ -140,21 +140,7 @@ impl Index {
             (true, Some(v)) => Some(self.checked_query(v)?),
             (false, _) => None,
         };
-        match opts.fusion {
-            Fusion::Convex { vector_weight } if !(0.0..=1.0).contains(&vector_weight) => {
-                return Err(IndexError::InvalidArgument {
-                    what: "vector_weight",
-                    detail: format!("{vector_weight} is outside [0, 1]"),
-                })
-            }
-            Fusion::Rrf { k } if !(k.is_finite() && k >= 0.0) => {
-                return Err(IndexError::InvalidArgument {
-                    what: "rrf k",
-                    detail: format!("{k} is not a finite number ≥ 0"),
-                })
-            }
-            _ => {}
-        }
+        check_fusion(opts.fusion)?;
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
@@ -192,28 +178,7 @@ impl Index {
         }
         let cos: Vec<f32> = slots.iter().map(|&s| self.cosine(q, s)).collect();
         let bm: Vec<f32> = slots.iter().map(|&s| self.bm25_score(terms, s)).collect();
-        let fused: Vec<f32> = match opts.fusion {
-            Fusion::Convex { vector_weight: w } => {
-                let (cn, bn) = (min_max(&cos), min_max(&bm));
-                cn.iter()
-                    .zip(&bn)
-                    .map(|(c, b)| w * c + (1.0 - w) * b)
-                    .collect()
-            }
-            Fusion::Rrf { k } => {
-                let (rc, rb) = (ranks(&cos), ranks(&bm));
-                (0..slots.len())
-                    .map(|i| {
-                        let kw = if bm[i] > 0.0 {
-                            1.0 / (k + rb[i] as f32)
-                        } else {
-                            0.0
-                        };
-                        1.0 / (k + rc[i] as f32) + kw
-                    })
-                    .collect()
-            }
-        };
+        let fused = fused_scores(&cos, &bm, opts.fusion);
         let mut out: Vec<Scored> = slots
             .into_iter()
             .zip(fused)
@@ -255,6 +220,50 @@ impl Index {
             }
         }
         out
+    }
+}
+
+/// The fused score of each candidate from its vector score `cos[i]` and BM25 score `bm[i]`
+/// ([`Fusion`]); shared by [`Index::query`] and [`crate::fragments::FragmentedIndex::query`].
+pub(crate) fn fused_scores(cos: &[f32], bm: &[f32], fusion: Fusion) -> Vec<f32> {
+    match fusion {
+        Fusion::Convex { vector_weight: w } => {
+            let (cn, bn) = (min_max(cos), min_max(bm));
+            cn.iter()
+                .zip(&bn)
+                .map(|(c, b)| w * c + (1.0 - w) * b)
+                .collect()
+        }
+        Fusion::Rrf { k } => {
+            let (rc, rb) = (ranks(cos), ranks(bm));
+            (0..cos.len())
+                .map(|i| {
+                    let kw = if bm[i] > 0.0 {
+                        1.0 / (k + rb[i] as f32)
+                    } else {
+                        0.0
+                    };
+                    1.0 / (k + rc[i] as f32) + kw
+                })
+                .collect()
+        }
+    }
+}
+
+/// Checks the fusion parameters of `opts` (the errors [`Index::query`] documents).
+pub(crate) fn check_fusion(fusion: Fusion) -> Result<(), IndexError> {
+    match fusion {
+        Fusion::Convex { vector_weight } if !(0.0..=1.0).contains(&vector_weight) => {
+            Err(IndexError::InvalidArgument {
+                what: "vector_weight",
+                detail: format!("{vector_weight} is outside [0, 1]"),
+            })
+        }
+        Fusion::Rrf { k } if !(k.is_finite() && k >= 0.0) => Err(IndexError::InvalidArgument {
+            what: "rrf k",
+            detail: format!("{k} is not a finite number ≥ 0"),
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -478,31 +478,17 @@ impl Keywords {
     /// for `n_live` live slots. `idf` is computed in `f64` and rounded once, so it is the same
     /// `f32` on every target.
     fn weights(&self, terms: &[u32], n_live: usize) -> (Vec<f32>, f32) {
-        let n = n_live as f64;
         let idf = terms
             .iter()
-            .map(|&t| match self.df.get(t as usize) {
-                Some(&df) if df > 0 => {
-                    let df = df as f64;
-                    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
-                }
-                _ => 0.0,
-            })
+            .map(|&t| idf(n_live, self.df.get(t as usize).copied().unwrap_or(0)))
             .collect();
-        let avgdl = if n_live == 0 {
-            1.0
-        } else {
-            ((self.live_len as f64 / n) as f32).max(f32::MIN_POSITIVE)
-        };
-        (idf, avgdl)
+        (idf, avgdl(self.live_len, n_live))
     }
 
-    /// One term's BM25 contribution (the single formula both [`Keywords::top`] and
-    /// [`Keywords::score`] use, so their scores agree bit for bit).
+    /// One term's BM25 contribution: [`term_score`].
     #[inline]
     fn term_score(idf: f32, tf: u32, dl: u32, avgdl: f32) -> f32 {
-        let tf = tf as f32;
-        idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (dl as f32 / avgdl)))
+        term_score(idf, tf, dl, avgdl)
     }
 
     /// The `n` best live slots for `terms` by BM25, best first, ties by slot (insertion order).
@@ -601,6 +587,39 @@ impl Keywords {
     pub(crate) fn stats(&self) -> (u64, &[u32]) {
         (self.live_len, &self.df)
     }
+}
+
+/// BM25 `idf` of a term found in `df` of `n` documents (0 when `df` is 0), computed in `f64` and
+/// rounded once, so it is the same `f32` on every target. Shared by [`crate::Index`] and
+/// [`crate::fragments`], so both score alike.
+pub(crate) fn idf(n: usize, df: u32) -> f32 {
+    if df == 0 {
+        return 0.0;
+    }
+    let (n, df) = (n as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+}
+
+/// Mean document length `Σ|d| / n` (1 for an empty collection).
+pub(crate) fn avgdl(total_len: u64, n: usize) -> f32 {
+    if n == 0 {
+        1.0
+    } else {
+        ((total_len as f64 / n as f64) as f32).max(f32::MIN_POSITIVE)
+    }
+}
+
+/// One term's BM25 contribution for a document of `dl` tokens where it occurs `tf` times (the
+/// single formula every BM25 score here uses, so scores agree bit for bit).
+#[inline]
+pub(crate) fn term_score(idf: f32, tf: u32, dl: u32, avgdl: f32) -> f32 {
+    let tf = tf as f32;
+    idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * (dl as f32 / avgdl)))
+}
+
+/// Tokenises `query` like documents (see the module docs) and calls `emit` with each token.
+pub(crate) fn for_each_term(query: &str, stem: bool, emit: &mut dyn FnMut(&str)) {
+    tokenize(query, stem, &mut |t, _, _| emit(t));
 }
 
 #[cfg(test)]

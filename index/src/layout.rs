@@ -86,32 +86,32 @@ pub const MAGIC: [u8; 4] = *b"LEIX";
 const HEADER_LEN: usize = 8;
 const TRAILER_LEN: usize = 32;
 
-struct Writer {
-    buf: Vec<u8>,
+pub(crate) struct Writer {
+    pub(crate) buf: Vec<u8>,
 }
 
 impl Writer {
-    fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
-    fn u16(&mut self, v: u16) {
+    pub(crate) fn u16(&mut self, v: u16) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    fn f32(&mut self, v: f32) {
+    pub(crate) fn f32(&mut self, v: f32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
         self.buf.extend_from_slice(s.as_bytes());
     }
     /// Unsigned LEB128, shortest form.
-    fn varint(&mut self, mut v: u32) {
+    pub(crate) fn varint(&mut self, mut v: u32) {
         while v >= 0x80 {
             self.buf.push(v as u8 | 0x80);
             v >>= 7;
@@ -120,19 +120,32 @@ impl Writer {
     }
 }
 
+/// The manifest fields (spec §8) as the layout stores them, with `count` live documents.
+pub(crate) fn write_manifest(w: &mut Writer, m: &Manifest, count: u64) {
+    w.u8(m.model_id.len() as u8);
+    w.buf.extend_from_slice(m.model_id.as_bytes());
+    w.u8(m.model_version.major);
+    w.u8(m.model_version.minor);
+    w.u16(m.model_version.patch);
+    w.u32(m.dims as u32);
+    w.u64(count);
+    w.u8(m.metric.code());
+    w.buf.extend_from_slice(&m.model_sha256);
+}
+
 /// Reads fields from `buf`, refusing to go past its end.
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+pub(crate) struct Reader<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
     /// Fails unless `n` more bytes are there.
-    fn need(&self, n: u64, what: &'static str) -> Result<usize, IndexError> {
+    pub(crate) fn need(&self, n: u64, what: &'static str) -> Result<usize, IndexError> {
         match usize::try_from(n) {
             Ok(n) if n <= self.remaining() => Ok(n),
             _ => Err(IndexError::Truncated {
@@ -144,35 +157,35 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn take(&mut self, n: u64, what: &'static str) -> Result<&'a [u8], IndexError> {
+    pub(crate) fn take(&mut self, n: u64, what: &'static str) -> Result<&'a [u8], IndexError> {
         let n = self.need(n, what)?;
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
 
-    fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], IndexError> {
+    pub(crate) fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], IndexError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N as u64, what)?);
         Ok(a)
     }
 
-    fn u8(&mut self, what: &'static str) -> Result<u8, IndexError> {
+    pub(crate) fn u8(&mut self, what: &'static str) -> Result<u8, IndexError> {
         Ok(self.array::<1>(what)?[0])
     }
-    fn u16(&mut self, what: &'static str) -> Result<u16, IndexError> {
+    pub(crate) fn u16(&mut self, what: &'static str) -> Result<u16, IndexError> {
         Ok(u16::from_le_bytes(self.array(what)?))
     }
-    fn u32(&mut self, what: &'static str) -> Result<u32, IndexError> {
+    pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32, IndexError> {
         Ok(u32::from_le_bytes(self.array(what)?))
     }
-    fn u64(&mut self, what: &'static str) -> Result<u64, IndexError> {
+    pub(crate) fn u64(&mut self, what: &'static str) -> Result<u64, IndexError> {
         Ok(u64::from_le_bytes(self.array(what)?))
     }
-    fn f32(&mut self, what: &'static str) -> Result<f32, IndexError> {
+    pub(crate) fn f32(&mut self, what: &'static str) -> Result<f32, IndexError> {
         Ok(f32::from_le_bytes(self.array(what)?))
     }
-    fn str(&mut self, what: &'static str) -> Result<String, IndexError> {
+    pub(crate) fn str(&mut self, what: &'static str) -> Result<String, IndexError> {
         let n = self.u32(what)?;
         let bytes = self.take(n as u64, what)?;
         core::str::from_utf8(bytes)
@@ -180,7 +193,7 @@ impl<'a> Reader<'a> {
             .map_err(|e| malformed(what, format!("not UTF-8 ({e})")))
     }
     /// Unsigned LEB128 of at most 5 bytes, value ≤ `u32::MAX`, in its shortest form.
-    fn varint(&mut self, what: &'static str) -> Result<u32, IndexError> {
+    pub(crate) fn varint(&mut self, what: &'static str) -> Result<u32, IndexError> {
         let start = self.pos;
         let mut v: u64 = 0;
         for i in 0..5 {
@@ -205,7 +218,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn malformed(what: &'static str, detail: String) -> IndexError {
+pub(crate) fn malformed(what: &'static str, detail: String) -> IndexError {
     IndexError::Malformed { what, detail }
 }
 
@@ -242,7 +255,7 @@ fn read_header(bytes: &[u8]) -> Result<u16, IndexError> {
     Ok(flags)
 }
 
-fn read_manifest(r: &mut Reader<'_>) -> Result<Manifest, IndexError> {
+pub(crate) fn read_manifest(r: &mut Reader<'_>) -> Result<Manifest, IndexError> {
     let id_len = r.u8("model_id length")?;
     let id_bytes = r.take(id_len as u64, "model_id")?;
     let model_id = core::str::from_utf8(id_bytes)
@@ -314,16 +327,7 @@ impl Index {
         w.u16(INDEX_VERSION);
         w.u16(u16::from(self.int8_scales.is_some()));
         // manifest
-        let m = &self.manifest;
-        w.u8(m.model_id.len() as u8);
-        w.buf.extend_from_slice(m.model_id.as_bytes());
-        w.u8(m.model_version.major);
-        w.u8(m.model_version.minor);
-        w.u16(m.model_version.patch);
-        w.u32(m.dims as u32);
-        w.u64(self.len() as u64);
-        w.u8(m.metric.code());
-        w.buf.extend_from_slice(&m.model_sha256);
+        write_manifest(&mut w, &self.manifest, self.len() as u64);
         // parameters
         let p = &self.params;
         w.u16(p.m as u16);

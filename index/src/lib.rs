@@ -54,6 +54,7 @@ mod error;
 mod graph;
 mod hybrid;
 mod index;
+pub mod fragments;
 pub mod ingest;
 pub mod keywords;
 pub mod layout;

@@ -1,0 +1,901 @@
+//! A read-only index cut into fragments, for static sites: a visitor downloads the small *core*
+//! first, then only the keyword postings of the query's terms and the text of the results shown
+//! (Pagefind's idea, with vectors).
+//!
+//! [`split`] turns a built [`Index`] into three kinds of files; [`FragmentedIndex`] reads them
+//! back and ranks exactly like [`Index::query`] on the keyword side (same tokeniser, same BM25
+//! statistics, same bits) and by an asymmetric binary code on the vector side:
+//!
+//! | fragment | holds | fetched |
+//! |---|---|---|
+//! | core | manifest (spec §8), section titles and URLs, per passage its section, its length in keyword tokens and a binary code of its vector | on the first query |
+//! | term shard `s` | the postings `(passage, tf)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
+//! | text chunk `c` | the text of consecutive passages (for excerpts) | for the results shown |
+//!
+//! **Vectors.** Each passage vector `x` (L2-normalised, the index dims) is stored as the signs of
+//! `x − μ` (`μ` the mean passage vector, kept in the core), one bit per dim, plus `α = ‖x − μ‖₁ / d`
+//! as one byte (`α ≈ code / 255 · α_max`). A query `q` (normalised) scores
+//! `q·μ + α · Σ_j q_j · sign_j` — the inner product with the reconstruction `μ + α·sign(x − μ)`,
+//! an estimate of the cosine computed without unpacking (a 256-entry table per code byte). At 128
+//! dims a passage costs 17 bytes instead of 132 (int8) or 512 (f32). The search over codes is
+//! exact (every passage scored): for a site's few thousand to few ten thousand passages that is a
+//! millisecond or two, and no graph has to be downloaded.
+//!
+//! # Byte layouts (version 1)
+//!
+//! Integers little-endian, `varint` unsigned LEB128 in shortest form (as in [`crate::layout`]),
+//! `str` a `u32` byte length + UTF-8. Every fragment ends with the SHA-256 of its preceding bytes.
+//! A shard or chunk repeats the first 16 bytes of the core's SHA-256 (the *build id*), so a
+//! fragment of another build is refused instead of mixed in.
+//!
+//! ```text
+//! core    "LEFI" u16 version=1 u16 flags (bit 0: English stemming)
+//!         manifest (as crate::layout; count = passages n)
+//!         varint sections S; S × (str url, str title)
+//!         n × (varint section < S, varint |d| in keyword tokens)
+//!         dims × f32 μ; f32 α_max (finite, ≥ 0); n × u8 α code; n × ⌈dims/8⌉ sign bytes
+//!             (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
+//!         varint term shards (≥ 1); u64 Σ|d|
+//!         varint text chunks C (≥ 1 when n > 0); C × varint first passage (0, then increasing, < n)
+//!         32-byte SHA-256
+//! shard   "LEFT" u16 version=1 16-byte build id, varint shard number
+//!         varint terms; per term (distinct, each hashing to this shard): str term,
+//!             varint df ≥ 1, df × (varint passage delta (first = passage), varint tf ≥ 1)
+//!         32-byte SHA-256
+//! chunk   "LEFC" u16 version=1 16-byte build id, varint chunk number
+//!         varint count (= passages of the chunk per the core); count × str text
+//!         32-byte SHA-256
+//! ```
+
+use std::collections::{HashMap, HashSet};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::IndexError;
+use crate::hybrid::{check_fusion, fused_scores};
+use crate::index::Index;
+use crate::keywords::{avgdl, for_each_term, idf, term_score};
+use crate::layout::{malformed, read_manifest, write_manifest, Reader, Writer};
+use crate::manifest::Manifest;
+use crate::util::{dot, sort_best_first, Scored};
+use crate::{Mode, SearchOptions};
+
+/// Version of the fragment layouts written and read here.
+pub const FRAGMENTS_VERSION: u16 = 1;
+
+const CORE_MAGIC: [u8; 4] = *b"LEFI";
+const SHARD_MAGIC: [u8; 4] = *b"LEFT";
+const CHUNK_MAGIC: [u8; 4] = *b"LEFC";
+const TRAILER: usize = 32;
+
+/// Sizes of the fragments [`split`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitOptions {
+    /// Target raw bytes of postings per term shard (the shard count is
+    /// `⌈postings bytes / shard_bytes⌉`). Default 16 KiB.
+    pub shard_bytes: usize,
+    /// Target raw bytes of text per chunk (a chunk closes once it reaches this). Default 16 KiB.
+    pub chunk_bytes: usize,
+}
+
+impl Default for SplitOptions {
+    fn default() -> Self {
+        SplitOptions {
+            shard_bytes: 16 << 10,
+            chunk_bytes: 16 << 10,
+        }
+    }
+}
+
+/// The files of a fragmented index, as bytes: `core`, `shards[s]` (term shard `s`),
+/// `chunks[c]` (text chunk `c`).
+#[derive(Debug, Clone)]
+pub struct Fragments {
+    /// The core (always fetched first).
+    pub core: Vec<u8>,
+    /// Term shards, by number.
+    pub shards: Vec<Vec<u8>>,
+    /// Text chunks, by number.
+    pub chunks: Vec<Vec<u8>>,
+}
+
+/// FNV-1a (32 bit) of `term`'s UTF-8 bytes: which shard holds it (`mod` the shard count).
+pub fn term_hash(term: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in term.as_bytes() {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// Cuts `index` into fragments. Live documents become passages `0..n` in slot order; a
+/// passage's text is its payload snippet, its section its `(url, title)`.
+///
+/// Errors: [`IndexError::InvalidArgument`] when a size in `opts` is 0.
+pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError> {
+    if opts.shard_bytes == 0 || opts.chunk_bytes == 0 {
+        return Err(IndexError::InvalidArgument {
+            what: "split options",
+            detail: "shard_bytes and chunk_bytes must be > 0".into(),
+        });
+    }
+    let dims = index.dims();
+    let live: Vec<u32> = (0..index.docs.len() as u32)
+        .filter(|&s| !index.deleted[s as usize])
+        .collect();
+    let n = live.len();
+    let kw = &index.keywords;
+
+    // Sections: distinct (url, title), in first-seen order.
+    let mut section_ids: HashMap<(&str, &str), u32> = HashMap::new();
+    let mut sections: Vec<(&str, &str)> = Vec::new();
+    let mut section_of = Vec::with_capacity(n);
+    let mut lens = Vec::with_capacity(n);
+    for &slot in &live {
+        let p = &index.docs[slot as usize].payload;
+        let key = (p.url.as_str(), p.title.as_str());
+        let id = *section_ids.entry(key).or_insert_with(|| {
+            sections.push(key);
+            sections.len() as u32 - 1
+        });
+        section_of.push(id);
+        lens.push(kw.terms_of(slot).iter().map(|&(_, tf)| tf).sum::<u32>());
+    }
+    let total_len: u64 = lens.iter().map(|&l| l as u64).sum();
+
+    // Binary codes of the centred vectors.
+    let vec_of = |slot: u32| &index.vectors[slot as usize * dims..(slot as usize + 1) * dims];
+    let mut mean = vec![0.0f64; dims];
+    for &slot in &live {
+        for (m, &x) in mean.iter_mut().zip(vec_of(slot)) {
+            *m += x as f64;
+        }
+    }
+    let mean: Vec<f32> = mean
+        .iter()
+        .map(|&m| if n == 0 { 0.0 } else { (m / n as f64) as f32 })
+        .collect();
+    let nbytes = dims.div_ceil(8);
+    let mut codes = vec![0u8; n * nbytes];
+    let mut alphas = Vec::with_capacity(n);
+    for (i, &slot) in live.iter().enumerate() {
+        let mut l1 = 0.0f64;
+        for (j, (&x, &m)) in vec_of(slot).iter().zip(&mean).enumerate() {
+            let c = x - m;
+            l1 += c.abs() as f64;
+            if c > 0.0 {
+                codes[i * nbytes + j / 8] |= 1 << (j % 8);
+            }
+        }
+        alphas.push((l1 / dims as f64) as f32);
+    }
+    let alpha_max = alphas.iter().copied().fold(0.0f32, f32::max);
+
+    // Postings per term over passages.
+    let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kw.vocab.len()];
+    for (i, &slot) in live.iter().enumerate() {
+        for &(t, tf) in kw.terms_of(slot) {
+            postings[t as usize].push((i as u32, tf));
+        }
+    }
+    let posting_bytes: usize = kw
+        .vocab
+        .iter()
+        .zip(&postings)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(t, p)| t.len() + 6 + 3 * p.len())
+        .sum();
+    let n_shards = posting_bytes.div_ceil(opts.shard_bytes).clamp(1, 1 << 16);
+    let mut by_shard: Vec<Vec<u32>> = vec![Vec::new(); n_shards];
+    for (t, term) in kw.vocab.iter().enumerate() {
+        if !postings[t].is_empty() {
+            by_shard[(term_hash(term) % n_shards as u32) as usize].push(t as u32);
+        }
+    }
+
+    // Text chunks: consecutive passages up to chunk_bytes.
+    let mut chunk_starts: Vec<u32> = Vec::new();
+    let mut acc = usize::MAX;
+    for (i, &slot) in live.iter().enumerate() {
+        if acc >= opts.chunk_bytes {
+            chunk_starts.push(i as u32);
+            acc = 0;
+        }
+        acc += index.docs[slot as usize].payload.snippet.len() + 4;
+    }
+
+    // Core.
+    let mut w = Writer { buf: Vec::new() };
+    w.buf.extend_from_slice(&CORE_MAGIC);
+    w.u16(FRAGMENTS_VERSION);
+    w.u16(u16::from(kw.stem));
+    write_manifest(&mut w, &index.manifest, n as u64);
+    w.varint(sections.len() as u32);
+    for (url, title) in &sections {
+        varstr(&mut w, url);
+        varstr(&mut w, title);
+    }
+    for i in 0..n {
+        w.varint(section_of[i]);
+        w.varint(lens[i]);
+    }
+    for &m in &mean {
+        w.f32(m);
+    }
+    w.f32(alpha_max);
+    for &a in &alphas {
+        let code = if alpha_max > 0.0 {
+            (a / alpha_max * 255.0).round().clamp(0.0, 255.0) as u8
+        } else {
+            0
+        };
+        w.u8(code);
+    }
+    w.buf.extend_from_slice(&codes);
+    w.varint(n_shards as u32);
+    w.u64(total_len);
+    w.varint(chunk_starts.len() as u32);
+    for &s in &chunk_starts {
+        w.varint(s);
+    }
+    let digest = Sha256::digest(&w.buf);
+    w.buf.extend_from_slice(&digest);
+    let mut build_id = [0u8; 16];
+    build_id.copy_from_slice(&digest[..16]);
+    let core = w.buf;
+
+    let seal = |mut w: Writer| {
+        let digest = Sha256::digest(&w.buf);
+        w.buf.extend_from_slice(&digest);
+        w.buf
+    };
+    let shards = by_shard
+        .iter_mut()
+        .enumerate()
+        .map(|(s, terms)| {
+            terms.sort_by(|&a, &b| kw.vocab[a as usize].cmp(&kw.vocab[b as usize]));
+            let mut w = Writer { buf: Vec::new() };
+            w.buf.extend_from_slice(&SHARD_MAGIC);
+            w.u16(FRAGMENTS_VERSION);
+            w.buf.extend_from_slice(&build_id);
+            w.varint(s as u32);
+            w.varint(terms.len() as u32);
+            for &t in terms.iter() {
+                varstr(&mut w, &kw.vocab[t as usize]);
+                let list = &postings[t as usize];
+                w.varint(list.len() as u32);
+                let mut prev = 0;
+                for (k, &(p, tf)) in list.iter().enumerate() {
+                    w.varint(if k == 0 { p } else { p - prev });
+                    w.varint(tf);
+                    prev = p;
+                }
+            }
+            seal(w)
+        })
+        .collect();
+    let chunks = (0..chunk_starts.len())
+        .map(|c| {
+            let from = chunk_starts[c] as usize;
+            let to = chunk_starts.get(c + 1).map_or(n, |&x| x as usize);
+            let mut w = Writer { buf: Vec::new() };
+            w.buf.extend_from_slice(&CHUNK_MAGIC);
+            w.u16(FRAGMENTS_VERSION);
+            w.buf.extend_from_slice(&build_id);
+            w.varint(c as u32);
+            w.varint((to - from) as u32);
+            for &slot in &live[from..to] {
+                varstr(&mut w, &index.docs[slot as usize].payload.snippet);
+            }
+            seal(w)
+        })
+        .collect();
+    Ok(Fragments {
+        core,
+        shards,
+        chunks,
+    })
+}
+
+/// A string as `varint` length + UTF-8 (fragments use varint lengths: titles and terms are short).
+fn varstr(w: &mut Writer, s: &str) {
+    w.varint(s.len() as u32);
+    w.buf.extend_from_slice(s.as_bytes());
+}
+
+fn read_varstr(r: &mut Reader<'_>, what: &'static str) -> Result<String, IndexError> {
+    let len = r.varint(what)?;
+    let bytes = r.take(len as u64, what)?;
+    core::str::from_utf8(bytes)
+        .map(str::to_owned)
+        .map_err(|e| malformed(what, format!("not UTF-8 ({e})")))
+}
+
+/// One result of [`FragmentedIndex::query`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FragmentHit {
+    /// The passage number (`0..len()`): ask [`FragmentedIndex::chunk_of`] which text chunk
+    /// holds its text.
+    pub passage: u32,
+    /// Higher is better: the estimated cosine (vector mode), BM25 (keyword mode) or the fused
+    /// score (hybrid), as in [`Index::query`].
+    pub score: f32,
+    /// The passage's section title.
+    pub title: String,
+    /// The passage's section URL.
+    pub url: String,
+}
+
+/// A fragmented index being read: the core, plus whatever term shards and text chunks have been
+/// added. Queries need the shards of their terms ([`FragmentedIndex::missing_shards`]); excerpts
+/// need the chunks of their passages.
+#[derive(Debug, Clone)]
+pub struct FragmentedIndex {
+    manifest: Manifest,
+    stem: bool,
+    build_id: [u8; 16],
+    sections: Vec<(String, String)>,
+    section_of: Vec<u32>,
+    lens: Vec<u32>,
+    total_len: u64,
+    mean: Vec<f32>,
+    alphas: Vec<f32>,
+    codes: Vec<u8>,
+    n_shards: u32,
+    shard_loaded: Vec<bool>,
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    chunk_starts: Vec<u32>,
+    texts: Vec<Option<String>>,
+}
+
+/// Checks magic, version and trailer; returns a reader after the version field.
+fn open<'a>(bytes: &'a [u8], magic: [u8; 4], what: &'static str) -> Result<Reader<'a>, IndexError> {
+    if bytes.len() < 6 + TRAILER {
+        return Err(IndexError::Truncated {
+            what,
+            offset: 0,
+            needed: (6 + TRAILER) as u64,
+            available: bytes.len(),
+        });
+    }
+    if bytes[..4] != magic {
+        return Err(malformed(
+            what,
+            format!(
+                "expected magic {:?}, found {:02x?}",
+                core::str::from_utf8(&magic).unwrap_or("?"),
+                &bytes[..4]
+            ),
+        ));
+    }
+    let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+    if version != FRAGMENTS_VERSION {
+        return Err(malformed(
+            what,
+            format!(
+                "fragment layout v{version}, this lightembed reads v{FRAGMENTS_VERSION}; \
+                 re-run `lightembed site`"
+            ),
+        ));
+    }
+    let body = bytes.len() - TRAILER;
+    if Sha256::digest(&bytes[..body]).as_slice() != &bytes[body..] {
+        return Err(IndexError::ChecksumMismatch);
+    }
+    Ok(Reader {
+        buf: &bytes[..body],
+        pos: 6,
+    })
+}
+
+fn done(r: &Reader<'_>) -> Result<(), IndexError> {
+    match r.remaining() {
+        0 => Ok(()),
+        count => Err(IndexError::TrailingBytes { count }),
+    }
+}
+
+impl FragmentedIndex {
+    /// Loads the core written by [`split`]. Checks magic, version, the SHA-256 trailer and every
+    /// field (lengths against the bytes left before anything is allocated, section numbers,
+    /// finite floats, chunk starts); never panics.
+    ///
+    /// Errors: [`IndexError::Truncated`], [`IndexError::Malformed`],
+    /// [`IndexError::ChecksumMismatch`], [`IndexError::TrailingBytes`].
+    pub fn from_core(bytes: &[u8]) -> Result<FragmentedIndex, IndexError> {
+        let mut r = open(bytes, CORE_MAGIC, "fragmented index core")?;
+        let flags = r.u16("core flags")?;
+        if flags & !1 != 0 {
+            return Err(malformed("core flags", format!("reserved bits set ({flags:#06x})")));
+        }
+        let manifest = read_manifest(&mut r)?;
+        let dims = manifest.dims;
+        let n = r.need(manifest.count, "passages")?; // each passage takes ≥ 2 bytes below
+        let n_sections = r.varint("sections")? as usize;
+        r.need(2 * n_sections as u64, "sections")?;
+        let mut sections = Vec::with_capacity(n_sections);
+        for _ in 0..n_sections {
+            let url = read_varstr(&mut r, "section url")?;
+            let title = read_varstr(&mut r, "section title")?;
+            sections.push((url, title));
+        }
+        r.need(2 * n as u64, "passages")?;
+        let mut section_of = Vec::with_capacity(n);
+        let mut lens = Vec::with_capacity(n);
+        for _ in 0..n {
+            let s = r.varint("passage section")?;
+            if s as usize >= n_sections {
+                return Err(malformed(
+                    "passage section",
+                    format!("section {s} of {n_sections}"),
+                ));
+            }
+            section_of.push(s);
+            lens.push(r.varint("passage length")?);
+        }
+        r.need(4 * dims as u64, "mean vector")?;
+        let mut mean = Vec::with_capacity(dims);
+        for _ in 0..dims {
+            let m = r.f32("mean vector")?;
+            if !m.is_finite() {
+                return Err(malformed("mean vector", "non-finite component".into()));
+            }
+            mean.push(m);
+        }
+        let alpha_max = r.f32("alpha_max")?;
+        if !(alpha_max.is_finite() && alpha_max >= 0.0) {
+            return Err(malformed("alpha_max", format!("{alpha_max} is not finite ≥ 0")));
+        }
+        let alphas = r
+            .take(n as u64, "alpha codes")?
+            .iter()
+            .map(|&c| c as f32 / 255.0 * alpha_max)
+            .collect();
+        let nbytes = dims.div_ceil(8);
+        let codes = r
+            .take((n as u64) * nbytes as u64, "sign codes")?
+            .to_vec();
+        if dims % 8 != 0 {
+            let pad = !((1u8 << (dims % 8)) - 1);
+            if codes.chunks(nbytes).any(|c| c[nbytes - 1] & pad != 0) {
+                return Err(malformed("sign codes", "bits set past dims".into()));
+            }
+        }
+        let n_shards = r.varint("term shards")?;
+        if n_shards == 0 || n_shards > 1 << 16 {
+            return Err(malformed("term shards", format!("{n_shards} is not in 1..=65536")));
+        }
+        let total_len = r.u64("total length")?;
+        if total_len != lens.iter().map(|&l| l as u64).sum::<u64>() {
+            return Err(malformed(
+                "total length",
+                "is not the sum of the passage lengths".into(),
+            ));
+        }
+        let n_chunks = r.varint("text chunks")? as usize;
+        r.need(n_chunks as u64, "text chunks")?;
+        let mut chunk_starts = Vec::with_capacity(n_chunks);
+        for c in 0..n_chunks {
+            let s = r.varint("chunk start")?;
+            let ok = if c == 0 {
+                s == 0
+            } else {
+                s > chunk_starts[c - 1] && (s as usize) < n
+            };
+            if !ok || (s as usize) >= n {
+                return Err(malformed("chunk start", format!("chunk {c} starts at {s}")));
+            }
+            chunk_starts.push(s);
+        }
+        if n > 0 && n_chunks == 0 {
+            return Err(malformed("text chunks", "no chunk holds the passages".into()));
+        }
+        done(&r)?;
+        let mut build_id = [0u8; 16];
+        build_id.copy_from_slice(&bytes[bytes.len() - TRAILER..bytes.len() - TRAILER + 16]);
+        Ok(FragmentedIndex {
+            manifest,
+            stem: flags & 1 != 0,
+            build_id,
+            sections,
+            section_of,
+            lens,
+            total_len,
+            mean,
+            alphas,
+            codes,
+            n_shards,
+            shard_loaded: vec![false; n_shards as usize],
+            postings: HashMap::new(),
+            chunk_starts,
+            texts: vec![None; n],
+        })
+    }
+
+    /// The manifest (spec §8): check it against the model with [`Manifest::check_compatible`].
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Number of passages.
+    pub fn len(&self) -> usize {
+        self.section_of.len()
+    }
+
+    /// `true` without passages.
+    pub fn is_empty(&self) -> bool {
+        self.section_of.is_empty()
+    }
+
+    /// Vector dims (a query embedding must have this length).
+    pub fn dims(&self) -> usize {
+        self.manifest.dims
+    }
+
+    /// Whether keyword text was stemmed (queries are tokenised the same way).
+    pub fn keyword_stemming(&self) -> bool {
+        self.stem
+    }
+
+    /// Number of term shards.
+    pub fn shard_count(&self) -> u32 {
+        self.n_shards
+    }
+
+    /// Number of text chunks.
+    pub fn chunk_count(&self) -> u32 {
+        self.chunk_starts.len() as u32
+    }
+
+    /// The query's distinct terms, in query order (the index's tokeniser and stemming).
+    fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for_each_term(query, self.stem, &mut |t| {
+            if !out.iter().any(|x| x == t) {
+                out.push(t.to_string());
+            }
+        });
+        out
+    }
+
+    /// The term shards `query`'s terms live in that are not loaded yet, ascending. Empty when the
+    /// query can be answered.
+    pub fn missing_shards(&self, query: &str) -> Vec<u32> {
+        let mut out: Vec<u32> = self
+            .query_terms(query)
+            .iter()
+            .map(|t| term_hash(t) % self.n_shards)
+            .filter(|&s| !self.shard_loaded[s as usize])
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Adds a term shard written by [`split`] for this core; returns its number. Adding a shard
+    /// again is a no-op.
+    ///
+    /// Errors: [`IndexError::Truncated`], [`IndexError::ChecksumMismatch`],
+    /// [`IndexError::TrailingBytes`], [`IndexError::Malformed`] (another build's shard, a term
+    /// in the wrong shard or listed twice, a passage out of range or out of order, tf 0).
+    pub fn add_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
+        let mut r = open(bytes, SHARD_MAGIC, "term shard")?;
+        self.check_build(&mut r, "term shard")?;
+        let s = r.varint("shard number")?;
+        if s >= self.n_shards {
+            return Err(malformed("shard number", format!("{s} of {}", self.n_shards)));
+        }
+        if self.shard_loaded[s as usize] {
+            return Ok(s);
+        }
+        let n = self.len() as u64;
+        let n_terms = r.varint("shard terms")?;
+        r.need(3 * n_terms as u64, "shard terms")?;
+        let mut terms: Vec<(String, Vec<(u32, u32)>)> = Vec::with_capacity(n_terms as usize);
+        let mut seen = HashSet::new();
+        for _ in 0..n_terms {
+            let term = read_varstr(&mut r, "shard term")?;
+            if term.is_empty() || term_hash(&term) % self.n_shards != s || !seen.insert(term.clone())
+            {
+                return Err(malformed(
+                    "shard term",
+                    format!("{term:?} is empty, listed twice or not in shard {s}"),
+                ));
+            }
+            let df = r.varint("document frequency")? as u64;
+            if df == 0 || df > n {
+                return Err(malformed("document frequency", format!("{df} for {n} passages")));
+            }
+            r.need(2 * df, "postings")?;
+            let mut list = Vec::with_capacity(df as usize);
+            let mut prev: u64 = 0;
+            for k in 0..df {
+                let delta = r.varint("posting")? as u64;
+                let p = if k == 0 { delta } else { prev + delta };
+                if (k > 0 && delta == 0) || p >= n {
+                    return Err(malformed(
+                        "posting",
+                        format!("passage {p} out of order or ≥ {n}"),
+                    ));
+                }
+                let tf = r.varint("term frequency")?;
+                if tf == 0 || tf > self.lens[p as usize] {
+                    return Err(malformed(
+                        "term frequency",
+                        format!("{tf} in passage {p} of length {}", self.lens[p as usize]),
+                    ));
+                }
+                list.push((p as u32, tf));
+                prev = p;
+            }
+            terms.push((term, list));
+        }
+        done(&r)?;
+        self.postings.extend(terms);
+        self.shard_loaded[s as usize] = true;
+        Ok(s)
+    }
+
+    /// The text chunk that holds `passage`'s text (`None` for a passage out of range).
+    pub fn chunk_of(&self, passage: u32) -> Option<u32> {
+        if passage as usize >= self.len() {
+            return None;
+        }
+        Some(self.chunk_starts.partition_point(|&s| s <= passage) as u32 - 1)
+    }
+
+    /// Adds a text chunk written by [`split`] for this core; returns its number.
+    ///
+    /// Errors: as [`FragmentedIndex::add_shard`], plus a passage count that is not the core's.
+    pub fn add_chunk(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
+        let mut r = open(bytes, CHUNK_MAGIC, "text chunk")?;
+        self.check_build(&mut r, "text chunk")?;
+        let c = r.varint("chunk number")? as usize;
+        if c >= self.chunk_starts.len() {
+            return Err(malformed(
+                "chunk number",
+                format!("{c} of {}", self.chunk_starts.len()),
+            ));
+        }
+        let from = self.chunk_starts[c] as usize;
+        let to = self
+            .chunk_starts
+            .get(c + 1)
+            .map_or(self.len(), |&x| x as usize);
+        let count = r.varint("chunk passages")? as usize;
+        if count != to - from {
+            return Err(malformed(
+                "chunk passages",
+                format!("{count}, the core says {}", to - from),
+            ));
+        }
+        let mut texts = Vec::with_capacity(count);
+        for _ in 0..count {
+            texts.push(read_varstr(&mut r, "passage text")?);
+        }
+        done(&r)?;
+        for (slot, t) in self.texts[from..to].iter_mut().zip(texts) {
+            *slot = Some(t);
+        }
+        Ok(c as u32)
+    }
+
+    /// The text of `passage` once its chunk is added.
+    pub fn text(&self, passage: u32) -> Option<&str> {
+        self.texts.get(passage as usize)?.as_deref()
+    }
+
+    fn check_build(&self, r: &mut Reader<'_>, what: &'static str) -> Result<(), IndexError> {
+        let id = r.array::<16>("build id")?;
+        if id != self.build_id {
+            return Err(malformed(
+                what,
+                "belongs to another build of the index (its build id differs from the core's)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The estimated cosine of every passage to the normalised query `q` (see the module docs).
+    fn vector_scores(&self, q: &[f32]) -> Vec<f32> {
+        let dims = self.dims();
+        let nbytes = dims.div_ceil(8);
+        // table[p][byte] = Σ_k q[8p+k] · (±1 by bit k)
+        let mut table = vec![0.0f32; nbytes * 256];
+        for p in 0..nbytes {
+            let qs: Vec<f32> = (0..8)
+                .map(|k| q.get(8 * p + k).copied().unwrap_or(0.0))
+                .collect();
+            for byte in 0..256usize {
+                let mut s = 0.0f32;
+                for (k, &qk) in qs.iter().enumerate() {
+                    s += if byte >> k & 1 == 1 { qk } else { -qk };
+                }
+                table[p * 256 + byte] = s;
+            }
+        }
+        let base = dot(q, &self.mean);
+        self.codes
+            .chunks_exact(nbytes.max(1))
+            .zip(&self.alphas)
+            .map(|(code, &a)| {
+                let s: f32 = code
+                    .iter()
+                    .enumerate()
+                    .map(|(p, &b)| table[p * 256 + b as usize])
+                    .sum();
+                base + a * s
+            })
+            .collect()
+    }
+
+    /// The `k` best passages for a query, as [`Index::query`] ranks them: `vector` is the
+    /// query's embedding at [`FragmentedIndex::dims`] (required unless `opts.mode` is
+    /// [`Mode::Keyword`]), `text` the query text for BM25. `opts.ef_search` is ignored (the
+    /// vector side scores every passage's code). Keyword scores equal [`Index::query`]'s on the
+    /// index this was split from.
+    ///
+    /// Errors: [`IndexError::InvalidArgument`] when the vector is missing, a fusion parameter is
+    /// out of range, or a term shard the query needs is not added yet
+    /// ([`FragmentedIndex::missing_shards`]); [`IndexError::VectorDims`],
+    /// [`IndexError::NonFiniteVector`].
+    pub fn query(
+        &self,
+        vector: Option<&[f32]>,
+        text: &str,
+        k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<FragmentHit>, IndexError> {
+        check_fusion(opts.fusion)?;
+        let q = match (opts.mode, vector) {
+            (Mode::Keyword, _) => None,
+            (mode, None) => {
+                return Err(IndexError::InvalidArgument {
+                    what: "vector",
+                    detail: format!("{} search needs the query's embedding", mode.as_str()),
+                })
+            }
+            (_, Some(v)) => {
+                if v.len() != self.dims() {
+                    return Err(IndexError::VectorDims {
+                        expected: self.dims(),
+                        found: v.len(),
+                    });
+                }
+                if v.iter().any(|x| !x.is_finite()) {
+                    return Err(IndexError::NonFiniteVector);
+                }
+                let norm = dot(v, v).sqrt().max(1e-12);
+                Some(v.iter().map(|x| x / norm).collect::<Vec<f32>>())
+            }
+        };
+        let terms = if opts.mode == Mode::Vector {
+            Vec::new()
+        } else {
+            let missing = self.missing_shards(text);
+            if let Some(s) = missing.first() {
+                return Err(IndexError::InvalidArgument {
+                    what: "query",
+                    detail: format!("term shard {s} is not loaded (add it with add_shard)"),
+                });
+            }
+            self.query_terms(text)
+        };
+        if k == 0 || self.is_empty() {
+            return Ok(Vec::new());
+        }
+        let c = opts.candidates.max(4 * k).max(1);
+        let n = self.len();
+        let lists: Vec<&[(u32, u32)]> = terms
+            .iter()
+            .filter_map(|t| self.postings.get(t).map(Vec::as_slice))
+            .collect();
+        let weights: Vec<f32> = lists.iter().map(|l| idf(n, l.len() as u32)).collect();
+        let avg = avgdl(self.total_len, n);
+        let bm25_of = |p: u32| -> f32 {
+            let mut score = 0.0f32;
+            for (list, &w) in lists.iter().zip(&weights) {
+                if let Ok(i) = list.binary_search_by_key(&p, |&(x, _)| x) {
+                    let x = term_score(w, list[i].1, self.lens[p as usize], avg);
+                    if x > 0.0 {
+                        score += x;
+                    }
+                }
+            }
+            score
+        };
+        let bm25_top = || -> Vec<Scored> {
+            let mut acc: HashMap<u32, f32> = HashMap::new();
+            let mut order: Vec<u32> = Vec::new();
+            for (list, &w) in lists.iter().zip(&weights) {
+                for &(p, tf) in list.iter() {
+                    let x = term_score(w, tf, self.lens[p as usize], avg);
+                    if x <= 0.0 {
+                        continue;
+                    }
+                    let e = acc.entry(p).or_insert_with(|| {
+                        order.push(p);
+                        0.0
+                    });
+                    *e += x;
+                }
+            }
+            let mut found: Vec<Scored> = order
+                .into_iter()
+                .map(|p| Scored {
+                    score: acc[&p],
+                    id: p,
+                })
+                .collect();
+            top_n(&mut found, c);
+            found
+        };
+        let vector_top = |q: &[f32]| -> (Vec<Scored>, Vec<f32>) {
+            let all = self.vector_scores(q);
+            let mut found: Vec<Scored> = all
+                .iter()
+                .enumerate()
+                .map(|(i, &score)| Scored {
+                    score,
+                    id: i as u32,
+                })
+                .collect();
+            top_n(&mut found, c);
+            (found, all)
+        };
+        let ranked: Vec<Scored> = match (opts.mode, &q) {
+            (Mode::Keyword, _) => bm25_top(),
+            (Mode::Vector, Some(q)) => vector_top(q).0,
+            (Mode::Hybrid, Some(q)) => {
+                let (vtop, all) = vector_top(q);
+                let mut ids: Vec<u32> = vtop.iter().map(|s| s.id).collect();
+                let mut seen: HashSet<u32> = ids.iter().copied().collect();
+                for s in bm25_top() {
+                    if seen.insert(s.id) {
+                        ids.push(s.id);
+                    }
+                }
+                let cos: Vec<f32> = ids.iter().map(|&p| all[p as usize]).collect();
+                let bm: Vec<f32> = ids.iter().map(|&p| bm25_of(p)).collect();
+                let fused = fused_scores(&cos, &bm, opts.fusion);
+                let mut out: Vec<Scored> = ids
+                    .into_iter()
+                    .zip(fused)
+                    .map(|(id, score)| Scored { score, id })
+                    .collect();
+                sort_best_first(&mut out);
+                out
+            }
+            (_, None) => unreachable!("checked above"),
+        };
+        let mut urls: HashSet<&str> = HashSet::new();
+        let mut out = Vec::with_capacity(k);
+        for s in ranked {
+            let (url, title) = &self.sections[self.section_of[s.id as usize] as usize];
+            if opts.collapse_sections && !url.is_empty() && !urls.insert(url) {
+                continue;
+            }
+            out.push(FragmentHit {
+                passage: s.id,
+                score: s.score,
+                title: title.clone(),
+                url: url.clone(),
+            });
+            if out.len() == k {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Keeps the `n` best of `v`, best first (ties by id).
+fn top_n(v: &mut Vec<Scored>, n: usize) {
+    if v.len() > n {
+        v.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
+        v.truncate(n);
+    }
+    sort_best_first(v);
+}

@@ -1,0 +1,402 @@
+//! Fragmented indexes (`lightembed_index::fragments`): the keyword side ranks exactly like the
+//! index it was split from, the binary vector codes estimate cosines, fragments round-trip their
+//! text, and malformed, corrupted or foreign fragments are refused without panics.
+
+use lightembed_index::fragments::{split, term_hash, FragmentedIndex, SplitOptions};
+use lightembed_index::{
+    Document, Fusion, Index, IndexError, ManifestFields, Metric, Mode, ModelVersion, Params,
+    SearchOptions,
+};
+
+const DIMS: usize = 20; // not a multiple of 8: the last code byte is padded
+
+fn fields() -> ManifestFields {
+    ManifestFields {
+        model_id: "test".into(),
+        model_version: ModelVersion::new(1, 0, 0),
+        dims: DIMS,
+        metric: Metric::Cosine,
+        model_sha256: [7; 32],
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn f(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    }
+}
+
+const WORDS: &[&str] = &[
+    "borrow", "ownership", "vector", "string", "thread", "channel", "closure", "iterator",
+    "trait", "lifetime", "reference", "module", "crate", "error", "panic", "result", "option",
+    "match", "pattern", "macro", "running", "runs", "indexes", "café", "read_to_string",
+];
+
+/// `n` passages in sections of three (shared URL and title), clustered vectors, a few deleted.
+fn build(n: usize) -> Index {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let centres: Vec<Vec<f32>> = (0..6)
+        .map(|_| (0..DIMS).map(|_| rng.f()).collect())
+        .collect();
+    let mut ix = Index::new(fields(), Params::default()).unwrap();
+    for i in 0..n {
+        let v: Vec<f32> = centres[i % 6].iter().map(|c| c + 0.4 * rng.f()).collect();
+        let len = 3 + (rng.next() % 12) as usize;
+        let text: Vec<&str> = (0..len)
+            .map(|_| WORDS[(rng.next() % WORDS.len() as u64) as usize])
+            .collect();
+        let text = text.join(" ");
+        let section = i / 3;
+        ix.insert_with_text(
+            Document::new(
+                format!("p{i}"),
+                format!("Section {section} — Page {}", section / 4),
+                format!("page{}.html#s{section}", section / 4),
+                text.clone(),
+            ),
+            &v,
+            &text,
+        )
+        .unwrap();
+    }
+    for i in [4, 17] {
+        if i < n {
+            assert!(ix.delete(&format!("p{i}")));
+        }
+    }
+    ix
+}
+
+fn small() -> SplitOptions {
+    SplitOptions {
+        shard_bytes: 64,
+        chunk_bytes: 200,
+    }
+}
+
+/// The core with every shard and chunk added.
+fn load_all(ix: &Index) -> FragmentedIndex {
+    let f = split(ix, &small()).unwrap();
+    let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+    for s in &f.shards {
+        fx.add_shard(s).unwrap();
+    }
+    for c in &f.chunks {
+        fx.add_chunk(c).unwrap();
+    }
+    fx
+}
+
+/// Passage number → the id of the live document it came from (live slots in order).
+fn live_ids(ix: &Index) -> Vec<String> {
+    ix.documents().map(|d| d.id.clone()).collect()
+}
+
+#[test]
+fn keyword_ranking_equals_the_index() {
+    let ix = build(120);
+    let fx = load_all(&ix);
+    let ids = live_ids(&ix);
+    assert_eq!(fx.len(), 118);
+    assert_eq!(fx.dims(), DIMS);
+    assert!(fx.keyword_stemming());
+    let opts = SearchOptions {
+        mode: Mode::Keyword,
+        ..SearchOptions::default()
+    };
+    for q in [
+        "borrow",
+        "ownership of a vector",
+        "run index",
+        "cafe READ_TO_STRING",
+        "nothing here",
+        "closure closure trait",
+    ] {
+        let want = ix.query(None, q, 10, &opts).unwrap();
+        let got = fx.query(None, q, 10, &opts).unwrap();
+        assert_eq!(got.len(), want.len(), "{q}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(ids[g.passage as usize], w.id, "{q}");
+            assert_eq!(g.score, w.score, "{q}: BM25 is the same f32");
+            assert_eq!(g.url, w.payload.url);
+            assert_eq!(g.title, w.payload.title);
+        }
+    }
+}
+
+#[test]
+fn binary_codes_estimate_the_cosine() {
+    let ix = build(120);
+    let fx = load_all(&ix);
+    let ids = live_ids(&ix);
+    let opts = SearchOptions {
+        mode: Mode::Vector,
+        collapse_sections: false,
+        ..SearchOptions::default()
+    };
+    let mut err = 0.0f32;
+    let mut top1 = 0;
+    for (p, id) in ids.iter().enumerate() {
+        let v = ix.vector(id).unwrap().to_vec();
+        let hits = fx.query(Some(&v), "", 118, &opts).unwrap();
+        assert_eq!(hits.len(), 118);
+        if hits[..5].iter().any(|h| h.passage as usize == p) {
+            top1 += 1;
+        }
+        for h in &hits {
+            let w = ix.vector(&ids[h.passage as usize]).unwrap();
+            let cos: f32 = v.iter().zip(w).map(|(a, b)| a * b).sum();
+            err += (h.score - cos).abs();
+        }
+        // best first
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+    let mean_err = err / (118.0 * 118.0);
+    // 20 sign bits per vector: a coarse estimate; among the 19 close mates of its cluster a
+    // passage is still found in its own top 5 for most queries.
+    assert!(mean_err < 0.12, "mean |estimate − cosine| = {mean_err}");
+    eprintln!("mean error {mean_err}, self in top 5: {top1} of 118");
+    // Measured 92 (a random order would give ~5).
+    assert!(top1 >= 85, "a passage is in its own top 5 in {top1} of 118");
+}
+
+#[test]
+fn hybrid_fuses_both_sides() {
+    let ix = build(120);
+    let fx = load_all(&ix);
+    let ids = live_ids(&ix);
+    let v = ix.vector("p30").unwrap().to_vec();
+    // Weight 0: the keyword order (every BM25 candidate is in the fused set).
+    let kw = fx
+        .query(None, "borrow channel", 5, &SearchOptions {
+            mode: Mode::Keyword,
+            ..SearchOptions::default()
+        })
+        .unwrap();
+    let h0 = fx
+        .query(Some(&v), "borrow channel", 5, &SearchOptions {
+            fusion: Fusion::Convex { vector_weight: 0.0 },
+            ..SearchOptions::default()
+        })
+        .unwrap();
+    assert_eq!(
+        h0.iter().map(|h| h.passage).collect::<Vec<_>>(),
+        kw.iter().map(|h| h.passage).collect::<Vec<_>>()
+    );
+    // Weight 1: the vector order.
+    let vec = fx
+        .query(Some(&v), "", 5, &SearchOptions {
+            mode: Mode::Vector,
+            ..SearchOptions::default()
+        })
+        .unwrap();
+    let h1 = fx
+        .query(Some(&v), "borrow channel", 5, &SearchOptions {
+            fusion: Fusion::Convex { vector_weight: 1.0 },
+            ..SearchOptions::default()
+        })
+        .unwrap();
+    assert_eq!(
+        h1.iter().map(|h| h.passage).collect::<Vec<_>>(),
+        vec.iter().map(|h| h.passage).collect::<Vec<_>>()
+    );
+    // One hit per section URL by default.
+    let d = fx
+        .query(Some(&v), "borrow channel", 20, &SearchOptions::default())
+        .unwrap();
+    let mut urls: Vec<&str> = d.iter().map(|h| h.url.as_str()).collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), d.len());
+    assert!(d.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    assert!(ids.len() == 118);
+}
+
+#[test]
+fn texts_come_from_their_chunks() {
+    let ix = build(120);
+    let f = split(&ix, &small()).unwrap();
+    assert!(f.chunks.len() > 5, "{} chunks", f.chunks.len());
+    let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+    assert_eq!(fx.chunk_count() as usize, f.chunks.len());
+    let docs: Vec<Document> = ix.documents().cloned().collect();
+    assert_eq!(fx.text(50), None);
+    let c = fx.chunk_of(50).unwrap();
+    assert_eq!(fx.add_chunk(&f.chunks[c as usize]).unwrap(), c);
+    assert_eq!(fx.text(50), Some(docs[50].payload.snippet.as_str()));
+    assert_eq!(fx.chunk_of(118), None);
+    for c in &f.chunks {
+        fx.add_chunk(c).unwrap();
+    }
+    for (p, d) in docs.iter().enumerate() {
+        assert_eq!(fx.text(p as u32), Some(d.payload.snippet.as_str()));
+    }
+}
+
+#[test]
+fn queries_need_their_shards() {
+    let ix = build(120);
+    let f = split(&ix, &small()).unwrap();
+    assert!(f.shards.len() > 4, "{} shards", f.shards.len());
+    let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+    assert_eq!(fx.shard_count() as usize, f.shards.len());
+    let q = "Borrowing closures";
+    let need = fx.missing_shards(q);
+    let n = fx.shard_count();
+    let mut want = vec![term_hash("borrow") % n, term_hash("closur") % n];
+    want.sort();
+    want.dedup();
+    assert_eq!(need, want);
+    let err = fx
+        .query(None, q, 5, &SearchOptions {
+            mode: Mode::Keyword,
+            ..SearchOptions::default()
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("is not loaded"), "{err}");
+    // Vector mode needs no shard.
+    assert!(fx
+        .query(Some(&[0.1; DIMS]), q, 5, &SearchOptions {
+            mode: Mode::Vector,
+            ..SearchOptions::default()
+        })
+        .is_ok());
+    for s in need {
+        assert_eq!(fx.add_shard(&f.shards[s as usize]).unwrap(), s);
+    }
+    assert!(fx.missing_shards(q).is_empty());
+    assert!(!fx
+        .query(None, q, 5, &SearchOptions {
+            mode: Mode::Keyword,
+            ..SearchOptions::default()
+        })
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let fx = load_all(&build(30));
+    assert!(matches!(
+        fx.query(None, "borrow", 3, &SearchOptions::default()),
+        Err(IndexError::InvalidArgument { what: "vector", .. })
+    ));
+    assert!(matches!(
+        fx.query(Some(&[0.1; 3]), "borrow", 3, &SearchOptions::default()),
+        Err(IndexError::VectorDims {
+            expected: DIMS,
+            found: 3
+        })
+    ));
+    let mut nan = [0.1f32; DIMS];
+    nan[2] = f32::NAN;
+    assert!(matches!(
+        fx.query(Some(&nan), "borrow", 3, &SearchOptions::default()),
+        Err(IndexError::NonFiniteVector)
+    ));
+    assert!(split(&build(3), &SplitOptions {
+        shard_bytes: 0,
+        chunk_bytes: 1
+    })
+    .is_err());
+}
+
+#[test]
+fn an_empty_index_splits_and_loads() {
+    let ix = Index::new(fields(), Params::default()).unwrap();
+    let f = split(&ix, &SplitOptions::default()).unwrap();
+    assert!(f.chunks.is_empty());
+    assert_eq!(f.shards.len(), 1);
+    let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+    fx.add_shard(&f.shards[0]).unwrap();
+    assert!(fx.is_empty());
+    assert!(fx
+        .query(Some(&[0.5; DIMS]), "borrow", 3, &SearchOptions::default())
+        .unwrap()
+        .is_empty());
+}
+
+/// Replaces the SHA-256 trailer so a mutated body reaches the field checks.
+fn reseal(bytes: &mut [u8]) {
+    use sha2::{Digest, Sha256};
+    let body = bytes.len() - 32;
+    let d = Sha256::digest(&bytes[..body]);
+    bytes[body..].copy_from_slice(&d);
+}
+
+#[test]
+fn corrupted_fragments_are_refused() {
+    let ix = build(40);
+    let f = split(&ix, &small()).unwrap();
+    // A flipped byte breaks the checksum.
+    let mut core = f.core.clone();
+    core[20] ^= 1;
+    assert_eq!(
+        FragmentedIndex::from_core(&core).unwrap_err(),
+        IndexError::ChecksumMismatch
+    );
+    // Truncations never load.
+    for cut in [0, 5, 37, f.core.len() - 1] {
+        assert!(FragmentedIndex::from_core(&f.core[..cut]).is_err(), "cut {cut}");
+    }
+    // Wrong kinds of fragment.
+    let e = FragmentedIndex::from_core(&f.shards[0]).unwrap_err();
+    assert!(e.to_string().contains("expected magic \"LEFI\""), "{e}");
+    let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+    assert!(fx.add_shard(&f.chunks[0]).is_err());
+    assert!(fx.add_chunk(&f.shards[0]).is_err());
+    // A shard of another build.
+    let other = split(&build(41), &small()).unwrap();
+    let e = fx.add_shard(&other.shards[0]).unwrap_err();
+    assert!(e.to_string().contains("another build"), "{e}");
+    let e = fx.add_chunk(&other.chunks[0]).unwrap_err();
+    assert!(e.to_string().contains("another build"), "{e}");
+    // Another layout version.
+    let mut v2 = f.core.clone();
+    v2[4] = 2;
+    reseal(&mut v2);
+    let e = FragmentedIndex::from_core(&v2).unwrap_err();
+    assert!(e.to_string().contains("re-run `lightembed site`"), "{e}");
+}
+
+#[test]
+fn every_resealed_byte_flip_loads_or_errs_without_panicking() {
+    let ix = build(24);
+    let f = split(&ix, &small()).unwrap();
+    for pos in 0..f.core.len() - 32 {
+        for bit in [0x01u8, 0x80] {
+            let mut b = f.core.clone();
+            b[pos] ^= bit;
+            reseal(&mut b);
+            if let Ok(fx) = FragmentedIndex::from_core(&b) {
+                let _ = fx.query(Some(&[0.3; DIMS]), "", 5, &SearchOptions {
+                    mode: Mode::Vector,
+                    ..SearchOptions::default()
+                });
+            }
+        }
+    }
+    for frag in f.shards.iter().chain(&f.chunks) {
+        for pos in 0..frag.len() - 32 {
+            let mut b = frag.clone();
+            b[pos] ^= 0x41;
+            reseal(&mut b);
+            let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+            let _ = fx.add_shard(&b);
+            let _ = fx.add_chunk(&b);
+            if fx.missing_shards("borrow vector").is_empty() {
+                let _ = fx.query(None, "borrow vector", 5, &SearchOptions {
+                    mode: Mode::Keyword,
+                    ..SearchOptions::default()
+                });
+            }
+        }
+    }
+}
