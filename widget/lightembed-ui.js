@@ -128,6 +128,14 @@ class LightembedSearch extends HTMLElement {
       if (this.input.value.trim()) this.search();
     } else if (m.type === 'results') {
       if (m.id === this.latest) this.show(m.hits, m.ms);
+    } else if (m.type === 'excerpts') {
+      if (m.id !== this.latest) return;
+      for (const x of m.items) {
+        for (const span of this.list.querySelectorAll(`[data-passage="${x.passage}"]`)) {
+          span.replaceChildren(marked(x.snippet, x.highlights));
+        }
+      }
+      this.dataset.lastExcerptMs = (performance.now() - this.sent).toFixed(1);
     } else if (m.type === 'error') {
       if (m.id === undefined) this.fail(`Search is unavailable: ${m.message}`);
       else this.say(m.message);
@@ -144,6 +152,7 @@ class LightembedSearch extends HTMLElement {
     if (!q) { this.close(); this.say(''); return; }
     if (!this.ready) return; // searched once ready
     this.latest = nextId++;
+    this.query = q;
     this.sent = performance.now();
     const id = this.latest;
     this.worker.then((w) => w && w.postMessage({ type: 'search', id, query: q, k: 20 }));
@@ -154,6 +163,7 @@ class LightembedSearch extends HTMLElement {
     this.active = -1;
     this.input.removeAttribute('aria-activedescendant');
     const pages = groupByPage(hits).slice(0, 8);
+    const shown = [];
     pages.forEach((p, i) => {
       const best = p.sections[0];
       const li = el('li', {
@@ -165,7 +175,9 @@ class LightembedSearch extends HTMLElement {
       for (const s of p.sections.slice(0, 3)) {
         const a = el('a', { href: new URL(s.url, SITE).href });
         if (s.heading) a.append(el('span', { class: 'lightembed-heading' }, s.heading));
-        a.append(el('span', { class: 'lightembed-excerpt' }, marked(s.snippet, s.highlights)));
+        // The excerpt arrives once the passage's text chunk is fetched (`excerpts` message).
+        a.append(el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage) }));
+        shown.push({ passage: s.passage, chunk: s.chunk });
         subs.append(el('li', {}, a));
       }
       li.append(subs);
@@ -174,6 +186,10 @@ class LightembedSearch extends HTMLElement {
     });
     const took = performance.now() - this.sent;
     this.dataset.lastQueryMs = took.toFixed(1);
+    delete this.dataset.lastExcerptMs;
+    if (shown.length) {
+      this.worker.then((w) => w && w.postMessage({ type: 'excerpts', id: this.latest, query: this.query, passages: shown }));
+    }
     this.say(pages.length ? `${pages.length} pages (${ms.toFixed(1)} ms)` : 'No results');
     this.list.hidden = pages.length === 0;
     this.input.setAttribute('aria-expanded', String(pages.length > 0));

@@ -1,10 +1,13 @@
 // lightembed search worker: owns the model and the index (the `lightembed` wasm package, web
 // target), so the page never blocks on embedding or ranking. Messages in: {type: 'init',
 // manifest: URL} then {type: 'search', id, query, k}; out: {type: 'progress', what, loaded,
-// total}, {type: 'ready', ...}, {type: 'results', id, hits, ms}, {type: 'error', message}.
+// total}, {type: 'ready', ...}, {type: 'results', id, hits, ms, fetched}, {type: 'error', message}.
 //
-// Files are fetched by their content-hashed names (the manifest lists them) and kept in the Cache
-// API, so a second page or a later visit downloads nothing; the model is verified on every load
+// The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
+// query the term shards of its words, then the text chunks of the results shown (for excerpts).
+// Files are fetched by content-hashed names (the manifest lists the core; fragments live in a
+// folder named by the core's build id) and kept in the Cache API, so a second page or a later
+// visit downloads nothing already seen; the model is verified on every load
 // (`Model.fromBytes`: its trailing SHA-256 against its contents + every load rule), and that
 // SHA-256 must be the one the manifest lists. Works on plain-http origins too (no
 // `crypto.subtle` needed; without the Cache API files are fetched on each page). Document text is
@@ -14,16 +17,20 @@
 const version = new URL(self.location.href).searchParams.get('v') || '';
 const glue = import(`./lightembed_wasm.js?v=${encodeURIComponent(version)}`);
 let Model;
-let SearchIndex;
+let SiteIndex;
 
 const CACHE = 'lightembed';
 let model = null;
 let index = null;
+let cache = null;
+let fragBase = null;
+// Fragments being fetched (number → promise), so concurrent queries share one request.
+const pending = { t: new Map(), c: new Map() };
 
 function post(msg) { self.postMessage(msg); }
 
 // The bytes at `url` (immutable: its name carries its hash), from the cache when there.
-async function fetchCached(url, what, cache) {
+async function fetchCached(url, what, cache, quiet = false) {
   let res = cache ? await cache.match(url) : undefined;
   const fromCache = Boolean(res);
   if (!res) {
@@ -39,29 +46,40 @@ async function fetchCached(url, what, cache) {
     if (done) break;
     parts.push(value);
     loaded += value.length;
-    post({ type: 'progress', what, loaded, total });
+    if (!quiet) post({ type: 'progress', what, loaded, total });
   }
   const bytes = new Uint8Array(loaded);
   let at = 0;
   for (const p of parts) { bytes.set(p, at); at += p.length; }
-  if (cache && !fromCache) await cache.put(url, res).catch(() => {});
+  if (cache && !fromCache) {
+    // Fragments are small and many: their cache writes are not waited for.
+    const put = cache.put(url, res).catch(() => {});
+    if (!quiet) await put;
+  }
   return { bytes, fromCache };
 }
 
 async function start(manifestUrl) {
   const t0 = performance.now();
   const manifest = await (await fetch(manifestUrl, { cache: 'no-cache' })).json();
+  if (manifest.bundle_version !== 2) {
+    throw new Error(`bundle version ${manifest.bundle_version} is not 2: re-run \`lightembed site\``);
+  }
   const base = new URL('.', new URL(manifestUrl, self.location.href));
-  const cache = self.caches ? await self.caches.open(CACHE).catch(() => null) : null;
-  const wanted = new Set(Object.values(manifest.files).map((f) => new URL(f, base).href));
+  cache = self.caches ? await self.caches.open(CACHE).catch(() => null) : null;
+  fragBase = new URL(manifest.files.fragments, base);
+  const wanted = new Set(['core', 'model', 'wasm'].map((k) => new URL(manifest.files[k], base).href));
   if (cache) {
     // Files of an older build of this site are never asked for again.
     for (const req of await cache.keys()) {
-      if (req.url.startsWith(base.href) && !wanted.has(req.url)) await cache.delete(req);
+      const url = req.url;
+      if (url.startsWith(base.href) && !wanted.has(url) && !url.startsWith(fragBase.href)) {
+        await cache.delete(req);
+      }
     }
   }
   const wasm = await glue;
-  ({ Model, SearchIndex } = wasm);
+  ({ Model, SiteIndex } = wasm);
   await wasm.default({ module_or_path: new URL(manifest.files.wasm, base) });
   const modelUrl = new URL(manifest.files.model, base).href;
   const m = await fetchCached(modelUrl, 'model', cache);
@@ -74,9 +92,15 @@ async function start(manifestUrl) {
     if (cache) await cache.delete(modelUrl);
     throw new Error(`model: ${err.message}`);
   }
-  const ix = await fetchCached(new URL(manifest.files.index, base).href, 'index', cache);
-  index = SearchIndex.fromBytes(ix.bytes);
-  index.checkCompatible(model);
+  const coreUrl = new URL(manifest.files.core, base).href;
+  const ix = await fetchCached(coreUrl, 'index', cache);
+  try {
+    index = SiteIndex.fromCore(ix.bytes);
+    index.checkCompatible(model);
+  } catch (err) {
+    if (cache) await cache.delete(coreUrl);
+    throw err;
+  }
   post({
     type: 'ready',
     passages: index.length,
@@ -84,6 +108,42 @@ async function start(manifestUrl) {
     fromCache: { model: m.fromCache, index: ix.fromCache },
     ms: performance.now() - t0,
   });
+}
+
+// Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk) once; resolves to
+// true when it came from the network.
+function ensure(kind, n) {
+  const map = pending[kind];
+  if (!map.has(n)) {
+    const url = new URL(`${kind}${n}.bin`, fragBase).href;
+    const p = fetchCached(url, kind === 't' ? 'terms' : 'text', cache, true).then(({ bytes, fromCache }) => {
+      try {
+        if (kind === 't') index.addShard(bytes); else index.addChunk(bytes);
+      } catch (err) {
+        map.delete(n);
+        if (cache) cache.delete(url);
+        throw err;
+      }
+      return !fromCache;
+    }, (err) => { map.delete(n); throw err; });
+    map.set(n, p);
+  }
+  return map.get(n);
+}
+
+// Ranks `query`: fetches the term shards it needs first. Hits carry no text yet.
+async function search(query, k) {
+  let fetched = 0;
+  await Promise.all(Array.from(index.missingShards(query),
+    (n) => ensure('t', n).then((downloaded) => { if (downloaded) fetched += 1; })));
+  return { fetched, hits: index.search(query, { k, mode: 'hybrid', model }) };
+}
+
+// Excerpts of the passages shown: fetches their text chunks first.
+async function excerpts(query, passages) {
+  const chunks = new Set(passages.map((p) => p.chunk));
+  await Promise.all([...chunks].map((n) => ensure('c', n)));
+  return passages.map((p) => ({ passage: p.passage, ...index.excerpt(p.passage, query, 180) }));
 }
 
 self.onmessage = async (e) => {
@@ -94,8 +154,11 @@ self.onmessage = async (e) => {
     } else if (msg.type === 'search') {
       if (!index) throw new Error('not ready');
       const t = performance.now();
-      const hits = index.search(msg.query, { k: msg.k || 20, mode: 'hybrid', model, excerptChars: 180 });
-      post({ type: 'results', id: msg.id, hits, ms: performance.now() - t });
+      const { hits, fetched } = await search(msg.query, msg.k || 20);
+      post({ type: 'results', id: msg.id, hits, fetched, ms: performance.now() - t });
+    } else if (msg.type === 'excerpts') {
+      if (!index) throw new Error('not ready');
+      post({ type: 'excerpts', id: msg.id, items: await excerpts(msg.query, msg.passages) });
     }
   } catch (err) {
     post({ type: 'error', id: msg.id, message: String(err && err.message ? err.message : err) });

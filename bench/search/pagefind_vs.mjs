@@ -125,9 +125,8 @@ const le = await (async () => {
   }, warmQuery, { timeout: 60_000 });
   const warm = Number(await page.evaluate(() => document.querySelector('lightembed-search').dataset.lastQueryMs));
   await ctx.close();
-  const manifest = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
-  const out = execFileSync(bin, ['search', '--index', path.join(site, 'lightembed', manifest.files.index),
-    '--model', path.join(site, 'lightembed', manifest.files.model), '-k', '30', '--jsonl', path.join(here, 'data', 'git.jsonl')], { encoding: 'utf8' });
+  const out = execFileSync(bin, ['search', '--index', path.join(site, 'lightembed'),
+    '-k', '30', '--jsonl', path.join(here, 'data', 'git.jsonl')], { encoding: 'utf8' });
   const ranked = out.split('\n').filter(Boolean).map((l) => {
     const pages = [];
     for (const h of JSON.parse(l).hits) {
@@ -152,7 +151,7 @@ function quality(ranked) {
   return { s1: s1 / n, s10: s10 / n, mrr: mrr / n, empty };
 }
 const rows = [['Pagefind 1.6.0', pfTime, dirBytes(path.join(site, 'pagefind')), pf],
-  [`lightembed site${siteArgs.length ? ` ${siteArgs.join(' ')}` : ''} (defaults: site model, 128-d int8 vectors, hybrid)`, leTime, dirBytes(path.join(site, 'lightembed')), le]];
+  [`lightembed site${siteArgs.length ? ` ${siteArgs.join(' ')}` : ''} (defaults: site model, 128-d binary codes, index in fragments, hybrid)`, leTime, dirBytes(path.join(site, 'lightembed')), le]];
 console.log(`Git manual (${fs.readdirSync(site).filter((f) => f.endsWith('.html')).length} pages), ${queries.length} queries (NAME line → page), page level; headless Chromium on localhost.\n`);
 console.log('| tool | index time | bundle on disk | first query: gzip bytes / requests | cold: first results | warm query | success@1 | success@10 | MRR@10 | no results |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');

@@ -228,10 +228,6 @@ enum Command {
         /// query words the site never uses are cut into smaller pieces.
         #[arg(long)]
         full_model: bool,
-        /// Keep the index's vectors as f32. By default they are stored as int8 codes with a
-        /// scale each: a quarter of the vector bytes a visitor downloads, cosines within ~1e-3.
-        #[arg(long)]
-        f32_vectors: bool,
         /// Read only the element(s) this CSS selector matches in each page (e.g. `main`,
         /// `article.content`), like Pagefind's option; a page where it matches nothing is read
         /// whole. Navigation, headers, footers and the chrome of Sphinx/mdBook/rustdoc are
@@ -242,7 +238,8 @@ enum Command {
     /// Search an index built by `lightembed index`. Refuses a model that does not match the index
     /// (spec §8: model_id, major version, dims) with the spec's message.
     Search {
-        /// Index directory (or its index.bin).
+        /// Index directory (or its index.bin), or the folder of a `lightembed site` bundle
+        /// (`SITE/lightembed`: searched whole from its fragments, with its site model by default).
         #[arg(long)]
         index: PathBuf,
         /// The `.bin` model (default: the model recorded in the index's index.json).
@@ -472,7 +469,6 @@ fn run(command: Command) -> Result<ExitCode> {
             no_default_excludes,
             quiet,
             full_model,
-            f32_vectors,
             root_selector,
         } => site::run(site::SiteArgs {
             site,
@@ -482,7 +478,6 @@ fn run(command: Command) -> Result<ExitCode> {
             default_excludes: !no_default_excludes,
             quiet,
             prune: !full_model,
-            f32_vectors,
             root_selector,
         }),
         Command::Fingerprint(command) => fingerprint::run(command),

@@ -16,6 +16,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+use lightembed_index::fragments::FragmentedIndex;
 use lightembed_index::snippet::excerpt;
 use lightembed_index::{Document, Index, ModelIdentity, Params, SearchOptions};
 use rayon::prelude::*;
@@ -570,8 +571,152 @@ pub struct SearchArgs {
     pub options: SearchOptions,
 }
 
+/// What `lightembed search` needs of an index: an [`Index`] (`lightembed index`) or a site
+/// bundle's fragments, all loaded (`lightembed site`).
+trait Searchable {
+    fn dims(&self) -> usize;
+    fn len(&self) -> usize;
+    fn stem(&self) -> bool;
+    /// The ranked hits of `query` (embedding `vector` unless keyword mode).
+    fn find(
+        &self,
+        vector: Option<&[f32]>,
+        query: &str,
+        k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Found>>;
+}
+
+/// One hit, whichever index kind it came from.
+struct Found {
+    id: String,
+    title: String,
+    url: String,
+    score: f32,
+    /// The passage text stored for excerpts.
+    text: String,
+}
+
+impl Searchable for Index {
+    fn dims(&self) -> usize {
+        Index::dims(self)
+    }
+    fn len(&self) -> usize {
+        Index::len(self)
+    }
+    fn stem(&self) -> bool {
+        self.keyword_stemming()
+    }
+    fn find(
+        &self,
+        vector: Option<&[f32]>,
+        query: &str,
+        k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Found>> {
+        let hits = self
+            .query(vector, query, k, opts)
+            .map_err(|e| anyhow!("{e}"))?;
+        Ok(hits
+            .into_iter()
+            .map(|h| Found {
+                id: h.id,
+                title: h.payload.title,
+                url: h.payload.url,
+                score: h.score,
+                text: h.payload.snippet,
+            })
+            .collect())
+    }
+}
+
+impl Searchable for FragmentedIndex {
+    fn dims(&self) -> usize {
+        FragmentedIndex::dims(self)
+    }
+    fn len(&self) -> usize {
+        FragmentedIndex::len(self)
+    }
+    fn stem(&self) -> bool {
+        self.keyword_stemming()
+    }
+    fn find(
+        &self,
+        vector: Option<&[f32]>,
+        query: &str,
+        k: usize,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Found>> {
+        let hits = self
+            .query(vector, query, k, opts)
+            .map_err(|e| anyhow!("{e}"))?;
+        Ok(hits
+            .into_iter()
+            .map(|h| Found {
+                id: format!("{}:{}", h.url, h.passage),
+                text: self.text(h.passage).unwrap_or_default().to_string(),
+                title: h.title,
+                url: h.url,
+                score: h.score,
+            })
+            .collect())
+    }
+}
+
+/// A `lightembed site` bundle folder (`…/lightembed`, holding `manifest.json` with a `core`),
+/// loaded whole: the core, every term shard and text chunk; and the bundle's model file.
+fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf)>> {
+    let manifest_path = dir.join("manifest.json");
+    if !dir.is_dir() || !manifest_path.is_file() {
+        return Ok(None);
+    }
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&manifest_path)
+            .with_context(|| format!("cannot read {}", manifest_path.display()))?,
+    )
+    .with_context(|| format!("{}: not valid JSON", manifest_path.display()))?;
+    let file = |key: &str| -> Result<PathBuf> {
+        let name = m["files"][key].as_str().ok_or_else(|| {
+            anyhow!(
+                "{}: no files.{key} (a bundle of another lightembed version? re-run `lightembed site`)",
+                manifest_path.display()
+            )
+        })?;
+        Ok(dir.join(name))
+    };
+    let read = |p: &Path| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));
+    let core = file("core")?;
+    let mut index = FragmentedIndex::from_core(&read(&core)?)
+        .map_err(|e| anyhow!("{}: {e}", core.display()))?;
+    let frags = file("fragments")?;
+    for (kind, n) in [("t", index.shard_count()), ("c", index.chunk_count())] {
+        for i in 0..n {
+            let p = frags.join(format!("{kind}{i}.bin"));
+            let bytes = read(&p)?;
+            let added = if kind == "t" {
+                index.add_shard(&bytes)
+            } else {
+                index.add_chunk(&bytes)
+            };
+            added.map_err(|e| anyhow!("{}: {e}", p.display()))?;
+        }
+    }
+    Ok(Some((index, file("model")?)))
+}
+
 /// Runs `lightembed search`: see the command's `--help`.
 pub fn search(a: SearchArgs) -> Result<ExitCode> {
+    if let Some((index, bundle_model)) = open_bundle(&a.index)? {
+        let (_, model) = crate::load(a.model.as_deref().unwrap_or(&bundle_model))?;
+        let warnings = index
+            .manifest()
+            .check_compatible(&ModelIdentity::from(&model))
+            .map_err(|e| anyhow!("{e}"))?;
+        for w in warnings {
+            crate::warn(&w.to_string());
+        }
+        return search_in(&index, &model, &a, a.options);
+    }
     let (bin, bytes, sidecar) = open_index(&a.index)?;
     let mut index = Index::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", bin.display()))?;
     let json_path = bin.with_file_name(SIDECAR_FILE);
@@ -582,8 +727,8 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
             bin.display(),
         ));
     }
-    let model_path = match a.model {
-        Some(p) => p,
+    let model_path = match &a.model {
+        Some(p) => p.clone(),
         None => match sidecar {
             None => bail!(
                 "no --model given and {} is missing; pass --model MODEL.bin",
@@ -611,24 +756,34 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         ef_search: a.ef_search,
         ..a.options
     };
+    search_in(&index, &model, &a, opts)
+}
+
+/// The query (or the `--jsonl` batch) against a loaded index, printed as asked.
+fn search_in(
+    index: &dyn Searchable,
+    model: &lightembed::Model,
+    a: &SearchArgs,
+    opts: SearchOptions,
+) -> Result<ExitCode> {
     if let Some(input) = &a.jsonl {
-        return batch_search(&index, &model, input, a.k, &opts);
+        return batch_search(index, model, input, a.k, &opts);
     }
     if a.query.trim().is_empty() {
         bail!("the query is empty");
     }
     let t = Instant::now();
-    let hits = run_query(&index, &model, &a.query, a.k, &opts)?;
+    let hits = run_query(index, model, &a.query, a.k, &opts)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    let stem = index.keyword_stemming();
+    let stem = index.stem();
     if a.json {
         let results: Vec<_> = hits
             .iter()
             .enumerate()
             .map(|(i, h)| {
-                let e = excerpt(&h.payload.snippet, &a.query, stem, 0);
-                json!({"rank": i + 1, "score": h.score, "id": h.id, "title": h.payload.title,
-                       "url": h.payload.url, "snippet": e.text, "highlights": e.highlights})
+                let e = excerpt(&h.text, &a.query, stem, 0);
+                json!({"rank": i + 1, "score": h.score, "id": h.id, "title": h.title,
+                       "url": h.url, "snippet": e.text, "highlights": e.highlights})
             })
             .collect();
         outln!(
@@ -649,13 +804,13 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         )?;
         let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
         for (i, h) in hits.iter().enumerate() {
-            let e = excerpt(&h.payload.snippet, &a.query, stem, 200);
+            let e = excerpt(&h.text, &a.query, stem, 200);
             outln!(
                 "\n{:>2}. {:.3}  {}\n    {}\n    {}",
                 i + 1,
                 h.score,
-                h.payload.title,
-                h.payload.url,
+                h.title,
+                h.url,
                 marked(&e, bold)
             )?;
         }
@@ -667,7 +822,7 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
 /// each written as soon as it is answered. A bad line (invalid JSON, no string "query", an empty
 /// query) stops the run with an error naming it, after every line before it has been written.
 fn batch_search(
-    index: &Index,
+    index: &dyn Searchable,
     model: &lightembed::Model,
     input: &str,
     k: usize,
@@ -703,7 +858,7 @@ fn batch_search(
             .map_err(|e| anyhow!("{input}: line {n}: {e:#}"))?;
         let hits: Vec<_> = hits
             .iter()
-            .map(|h| json!({"id": h.id, "url": h.payload.url, "title": h.payload.title, "score": h.score}))
+            .map(|h| json!({"id": h.id, "url": h.url, "title": h.title, "score": h.score}))
             .collect();
         let id = v.get("id").cloned().unwrap_or(serde_json::Value::Null);
         // The id first, as `embed`/`tokenize` write it (serde_json would sort the keys).
@@ -718,12 +873,12 @@ fn batch_search(
 
 /// One query in `opts.mode`: the query is embedded unless the mode is keyword-only.
 fn run_query(
-    index: &Index,
+    index: &dyn Searchable,
     model: &lightembed::Model,
     query: &str,
     k: usize,
     opts: &SearchOptions,
-) -> Result<Vec<lightembed_index::Hit>> {
+) -> Result<Vec<Found>> {
     let vector = match opts.mode {
         lightembed_index::Mode::Keyword => None,
         _ => Some(
@@ -732,9 +887,7 @@ fn run_query(
                 .map_err(|e| anyhow!("query: {e}"))?,
         ),
     };
-    index
-        .query(vector.as_deref(), query, k, opts)
-        .map_err(|e| anyhow!("{e}"))
+    index.find(vector.as_deref(), query, k, opts)
 }
 
 /// The excerpt's text with its highlights in bold (ANSI, for a terminal) or as it is.

@@ -8,11 +8,14 @@
 //! | `lightembed-ui.js`, `lightembed-ui.css` | the `<lightembed-search>` element (ES module) and its default style |
 //! | `lightembed-worker.js` | the module worker that loads the model and the index and answers queries |
 //! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
-//! | `index.<hash>.bin`, `model.<hash>.bin` | the index (layout v2) and the model (`.bin` v1) |
-//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the index file's SHA-256, counts |
+//! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see below) |
+//! | `core.<hash>.bin` | the index core (`lightembed_index::fragments`): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
+//! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards (postings of the terms hashing to `n`) and text chunks (passage text for excerpts), fetched as a query needs them |
+//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, counts |
 //!
-//! `<hash>` is the first 16 hex digits of the file's SHA-256, so the widget caches these files
-//! forever and a rebuilt site changes their names. The bundle is written to a temporary folder
+//! `<hash>` is the first 16 hex digits of the file's SHA-256 and `<build>` the first 16 of the
+//! core's build id (which covers every shard and chunk), so the widget caches these files forever
+//! and a rebuilt site changes their names. The bundle is written to a temporary folder
 //! beside the old one and swapped in by renames, so a visitor never sees half a bundle; a failed
 //! run leaves the old bundle as it was.
 
@@ -55,8 +58,6 @@ pub struct SiteArgs {
     /// Ship a site model: only the tokens the site uses (plus common ones and characters) and
     /// only the projection rows of the index dims.
     pub prune: bool,
-    /// Keep the index's vectors as f32 (default: int8 codes + a scale each).
-    pub f32_vectors: bool,
     /// CSS selector of the pages' content element (`--root-selector`).
     pub root_selector: Option<String>,
 }
@@ -179,7 +180,8 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         exclude,
         default_excludes: a.default_excludes,
         keyword_stemming: true,
-        int8_vectors: !a.f32_vectors,
+        // The bundle stores one sign bit per dim (fragments), taken from the f32 vectors.
+        int8_vectors: false,
         root_selector: a.root_selector.clone(),
     };
     // The pages are read once, cut with the full model (the site model cuts them the same way).
@@ -208,7 +210,8 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         skipped,
         ..
     } = build_from(&args, &model, index, inputs)?;
-    let index_bytes = index.to_bytes();
+    let fragments = lightembed_index::fragments::split(&index, &Default::default())
+        .map_err(|e| anyhow!("splitting the index: {e}"))?;
 
     // Write the new bundle beside the old one, then swap.
     let bundle = a.site.join(BUNDLE_DIR);
@@ -217,7 +220,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         .join(format!(".{BUNDLE_DIR}-new-{}", std::process::id()));
     let result = write_bundle(
         &tmp,
-        &index_bytes,
+        &fragments,
         &model_bytes,
         &model.sha256_hex(),
         (wasm, wasm_js),
@@ -230,7 +233,8 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
     }
     result?;
     outln!(
-        "indexed {} pages → {} passages in {:.1} s; wrote {} (index {} bytes, model {} bytes)\n\
+        "indexed {} pages → {} passages in {:.1} s; wrote {} (index core {} bytes, {} term shards \
+         {} bytes, {} text chunks {} bytes; model {} bytes)\n\
          add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
          <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
          <lightembed-search></lightembed-search>",
@@ -238,7 +242,11 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         index.len(),
         t0.elapsed().as_secs_f64(),
         bundle.display(),
-        index_bytes.len(),
+        fragments.core.len(),
+        fragments.shards.len(),
+        fragments.shards.iter().map(Vec::len).sum::<usize>(),
+        fragments.chunks.len(),
+        fragments.chunks.iter().map(Vec::len).sum::<usize>(),
         model_bytes.len(),
     )?;
     Ok(crate::skipped_code(skipped, "inputs"))
@@ -246,7 +254,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
 
 fn write_bundle(
     dir: &Path,
-    index_bytes: &[u8],
+    fragments: &lightembed_index::fragments::Fragments,
     model_bytes: &[u8],
     model_sha: &str,
     (wasm, wasm_js): (&[u8], &str),
@@ -255,17 +263,31 @@ fn write_bundle(
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let write = |name: &str, bytes: &[u8]| -> Result<()> {
-        std::fs::write(dir.join(name), bytes)
-            .with_context(|| format!("cannot write {}", dir.join(name).display()))
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
     };
     // File names carry the first 16 hex digits of the file's SHA-256. The manifest's model
     // SHA-256 is the model's own (its trailer, as `lightembed inspect` shows it): the widget checks
     // the loaded model against it without hashing the file again.
-    let index_sha = sha256_hex(index_bytes);
-    let index_file = format!("index.{}.bin", &index_sha[..16]);
+    let core_sha = sha256_hex(&fragments.core);
+    let build = lightembed_index::fragments::FragmentedIndex::from_core(&fragments.core)
+        .map_err(|e| anyhow!("the index core does not load: {e}"))?
+        .build_id();
+    let core_file = format!("core.{}.bin", &core_sha[..16]);
+    let frag_dir = format!("f/{}/", &build[..16]);
     let model_file = format!("model.{}.bin", &sha256_hex(model_bytes)[..16]);
     let wasm_file = format!("lightembed_wasm_bg.{}.wasm", &sha256_hex(wasm)[..16]);
-    write(&index_file, index_bytes)?;
+    write(&core_file, &fragments.core)?;
+    for (n, s) in fragments.shards.iter().enumerate() {
+        write(&format!("{frag_dir}t{n}.bin"), s)?;
+    }
+    for (n, c) in fragments.chunks.iter().enumerate() {
+        write(&format!("{frag_dir}c{n}.bin"), c)?;
+    }
     write(&model_file, model_bytes)?;
     write(&wasm_file, wasm)?;
     write("lightembed_wasm.js", wasm_js.as_bytes())?;
@@ -274,12 +296,14 @@ fn write_bundle(
     write("lightembed-ui.css", UI_CSS.as_bytes())?;
     let m = index.manifest();
     let manifest = json!({
-        "bundle_version": 1,
+        "bundle_version": 2,
         "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
-        "files": {"index": index_file, "model": model_file, "wasm": wasm_file},
+        "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file},
         "model": {"id": m.model_id, "version": m.model_version.to_string(),
                   "sha256": model_sha, "bytes": model_bytes.len()},
-        "index": {"sha256": index_sha, "bytes": index_bytes.len(), "index_version": m.index_version,
+        "index": {"sha256": core_sha, "bytes": fragments.core.len(),
+                  "fragments_version": lightembed_index::fragments::FRAGMENTS_VERSION,
+                  "shards": fragments.shards.len(), "chunks": fragments.chunks.len(),
                   "dims": m.dims, "passages": index.len(), "pages": pages},
     });
     write("manifest.json", format!("{manifest:#}\n").as_bytes())

@@ -55,40 +55,67 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
     // Each hashed file exists and its name carries the first 16 hex digits of its SHA-256.
-    for key in ["index", "model", "wasm"] {
+    for key in ["core", "model", "wasm"] {
         let name = manifest["files"][key].as_str().unwrap();
         let bytes = std::fs::read(bundle.join(name)).unwrap();
         let sha = sha_hex(&bytes);
         assert!(name.contains(&sha[..16]), "{name} vs {sha}");
-        if key == "index" {
-            assert_eq!(manifest[key]["sha256"], sha.as_str());
+        if key == "core" {
+            assert_eq!(manifest["index"]["sha256"], sha.as_str());
+            assert_eq!(manifest["index"]["bytes"], bytes.len());
         }
-        if key != "wasm" {
+        if key == "model" {
             assert_eq!(manifest[key]["bytes"], bytes.len());
         }
     }
-    // The index is a real one: only the HTML pages, the bundle itself not indexed.
-    let index = std::fs::read(bundle.join(manifest["files"]["index"].as_str().unwrap())).unwrap();
-    let index = lightembed_index::Index::from_bytes(&index).unwrap();
+    // The index is a real one, in fragments: the core, every term shard and text chunk the
+    // manifest counts (in the folder named by the core's build id), only the HTML pages.
+    let core = std::fs::read(bundle.join(manifest["files"]["core"].as_str().unwrap())).unwrap();
+    let mut index = lightembed_index::fragments::FragmentedIndex::from_core(&core).unwrap();
+    let frags = manifest["files"]["fragments"].as_str().unwrap();
+    assert_eq!(frags, format!("f/{}/", &index.build_id()[..16]));
+    assert_eq!(manifest["index"]["shards"], index.shard_count());
+    assert_eq!(manifest["index"]["chunks"], index.chunk_count());
+    for n in 0..index.shard_count() {
+        index
+            .add_shard(&std::fs::read(bundle.join(format!("{frags}t{n}.bin"))).unwrap())
+            .unwrap();
+    }
+    for n in 0..index.chunk_count() {
+        index
+            .add_chunk(&std::fs::read(bundle.join(format!("{frags}c{n}.bin"))).unwrap())
+            .unwrap();
+    }
     assert_eq!(manifest["index"]["passages"], index.len());
-    // The defaults: int8 vectors at the 128-d Matryoshka prefix of the shipped model.
-    assert!(index.int8_vectors());
+    // The defaults: the 128-d Matryoshka prefix of the shipped model.
     assert_eq!(
         (index.dims(), &manifest["index"]["dims"]),
         (128, &Value::from(128))
     );
-    assert!(index
-        .documents()
-        .all(|d| !d.payload.url.starts_with("lightembed/")));
-    assert!(index
-        .documents()
-        .any(|d| d.payload.url.starts_with("index.html#")));
+    let urls: Vec<&str> = (0..index.len() as u32)
+        .map(|p| index.section(p).unwrap().0)
+        .collect();
+    assert!(urls.iter().all(|u| !u.starts_with("lightembed/")));
+    assert!(urls.iter().any(|u| u.starts_with("index.html#")));
     assert!(
-        index
-            .documents()
-            .all(|d| !d.payload.url.ends_with(".md") && !d.payload.url.contains(".md#")),
+        urls.iter().all(|u| !u.ends_with(".md") && !u.contains(".md#")),
         "Markdown sources beside the pages are not indexed"
     );
+    // `lightembed search` reads the bundle folder as it is (its site model by default).
+    let o = run(&[
+        "search",
+        "--index",
+        bundle.to_str().unwrap(),
+        "--json",
+        "-k",
+        "3",
+        "--mode",
+        "keyword",
+        "what the fixture pages say",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let found: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(found["dims"], 128);
     for f in [
         "lightembed-ui.js",
         "lightembed-ui.css",
@@ -118,8 +145,8 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
         hex(&model_file[model_file.len() - 32..]).as_str()
     );
     // Text of the site (each passage's own text) embeds exactly as with the full model.
-    for d in index.documents() {
-        let text = &d.payload.snippet;
+    for p in 0..index.len() as u32 {
+        let text = index.text(p).unwrap();
         let (a, b) = (
             full.embed(text, 128).unwrap(),
             site_model.embed(text, 128).unwrap(),
@@ -153,16 +180,19 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
         hex(&shipped[shipped.len() - 32..]).as_str()
     );
 
-    // A re-run after a page changed: a new index name, the old files gone, no temporaries left.
-    let old_index = manifest["files"]["index"].as_str().unwrap().to_string();
+    // A re-run after a page changed: a new core name, the old files gone, no temporaries left.
+    let old_index = manifest["files"]["core"].as_str().unwrap().to_string();
+    let old_frags = manifest["files"]["fragments"].as_str().unwrap().to_string();
     std::fs::write(site.join("extra.html"), "<html><body><h1 id=\"new\">New page</h1><p>Brand new text about beekeeping.</p></body></html>").unwrap();
     let o = run(&["site", "--site", site.to_str().unwrap(), "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
-    let new_index = manifest["files"]["index"].as_str().unwrap();
+    let new_index = manifest["files"]["core"].as_str().unwrap();
     assert_ne!(new_index, old_index);
+    assert_ne!(manifest["files"]["fragments"].as_str().unwrap(), old_frags);
     assert!(!bundle.join(&old_index).exists());
+    assert!(!bundle.join(&old_frags).exists());
     let leftovers: Vec<_> = std::fs::read_dir(&site)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

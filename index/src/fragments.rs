@@ -37,6 +37,9 @@
 //!             (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
 //!         varint term shards (≥ 1); u64 Σ|d|
 //!         varint text chunks C (≥ 1 when n > 0); C × varint first passage (0, then increasing, < n)
+//!         32-byte content digest: SHA-256 over every shard and chunk, each as u64 length + its
+//!             bytes up to its trailer with the build id zeroed (so the build id, and every
+//!             cached fragment name derived from it, changes when any text or posting does)
 //!         32-byte SHA-256
 //! shard   "LEFT" u16 version=1 16-byte build id, varint shard number
 //!         varint terms; per term (distinct, each hashing to this shard): str term,
@@ -239,18 +242,11 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
     for &s in &chunk_starts {
         w.varint(s);
     }
-    let digest = Sha256::digest(&w.buf);
-    w.buf.extend_from_slice(&digest);
-    let mut build_id = [0u8; 16];
-    build_id.copy_from_slice(&digest[..16]);
-    let core = w.buf;
+    let mut core = w;
 
-    let seal = |mut w: Writer| {
-        let digest = Sha256::digest(&w.buf);
-        w.buf.extend_from_slice(&digest);
-        w.buf
-    };
-    let shards = by_shard
+    // Shards and chunks are written with a zeroed build id, hashed into the core, then given
+    // the core's build id and sealed.
+    let shards: Vec<Writer> = by_shard
         .iter_mut()
         .enumerate()
         .map(|(s, terms)| {
@@ -258,7 +254,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
             let mut w = Writer { buf: Vec::new() };
             w.buf.extend_from_slice(&SHARD_MAGIC);
             w.u16(FRAGMENTS_VERSION);
-            w.buf.extend_from_slice(&build_id);
+            w.buf.extend_from_slice(&[0; 16]);
             w.varint(s as u32);
             w.varint(terms.len() as u32);
             for &t in terms.iter() {
@@ -272,29 +268,44 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
                     prev = p;
                 }
             }
-            seal(w)
+            w
         })
         .collect();
-    let chunks = (0..chunk_starts.len())
+    let chunks: Vec<Writer> = (0..chunk_starts.len())
         .map(|c| {
             let from = chunk_starts[c] as usize;
             let to = chunk_starts.get(c + 1).map_or(n, |&x| x as usize);
             let mut w = Writer { buf: Vec::new() };
             w.buf.extend_from_slice(&CHUNK_MAGIC);
             w.u16(FRAGMENTS_VERSION);
-            w.buf.extend_from_slice(&build_id);
+            w.buf.extend_from_slice(&[0; 16]);
             w.varint(c as u32);
             w.varint((to - from) as u32);
             for &slot in &live[from..to] {
                 varstr(&mut w, &index.docs[slot as usize].payload.snippet);
             }
-            seal(w)
+            w
         })
         .collect();
+    let mut content = Sha256::new();
+    for w in shards.iter().chain(&chunks) {
+        content.update((w.buf.len() as u64).to_le_bytes());
+        content.update(&w.buf);
+    }
+    core.buf.extend_from_slice(&content.finalize());
+    let digest = Sha256::digest(&core.buf);
+    core.buf.extend_from_slice(&digest);
+    let build_id: [u8; 16] = digest[..16].try_into().expect("16 bytes");
+    let seal = |mut w: Writer| {
+        w.buf[6..22].copy_from_slice(&build_id);
+        let digest = Sha256::digest(&w.buf);
+        w.buf.extend_from_slice(&digest);
+        w.buf
+    };
     Ok(Fragments {
-        core,
-        shards,
-        chunks,
+        core: core.buf,
+        shards: shards.into_iter().map(seal).collect(),
+        chunks: chunks.into_iter().map(seal).collect(),
     })
 }
 
@@ -491,6 +502,7 @@ impl FragmentedIndex {
         if n > 0 && n_chunks == 0 {
             return Err(malformed("text chunks", "no chunk holds the passages".into()));
         }
+        r.take(32, "content digest")?;
         done(&r)?;
         let mut build_id = [0u8; 16];
         build_id.copy_from_slice(&bytes[bytes.len() - TRAILER..bytes.len() - TRAILER + 16]);
@@ -516,6 +528,12 @@ impl FragmentedIndex {
     /// The manifest (spec §8): check it against the model with [`Manifest::check_compatible`].
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    /// The first 16 bytes of the core's SHA-256, as 32 hex digits: names this build's
+    /// fragments (every shard and chunk carries it; any change of the index changes it).
+    pub fn build_id(&self) -> String {
+        self.build_id.iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// Number of passages.
@@ -679,6 +697,13 @@ impl FragmentedIndex {
             *slot = Some(t);
         }
         Ok(c as u32)
+    }
+
+    /// The section `(url, title)` of `passage` (`None` out of range).
+    pub fn section(&self, passage: u32) -> Option<(&str, &str)> {
+        let s = *self.section_of.get(passage as usize)? as usize;
+        let (url, title) = &self.sections[s];
+        Some((url, title))
     }
 
     /// The text of `passage` once its chunk is added.

@@ -400,3 +400,23 @@ fn every_resealed_byte_flip_loads_or_errs_without_panicking() {
         }
     }
 }
+
+#[test]
+fn any_text_change_changes_the_build_id() {
+    let one = |snippet: &str| {
+        let mut ix = Index::new(fields(), Params::default()).unwrap();
+        ix.insert_with_text(
+            Document::new("a", "A", "a.html", snippet),
+            &[0.2; DIMS],
+            "alpha beta",
+        )
+        .unwrap();
+        let f = split(&ix, &SplitOptions::default()).unwrap();
+        FragmentedIndex::from_core(&f.core).unwrap().build_id()
+    };
+    // Same vectors, same keyword statistics: only the shown text differs.
+    let (x, y) = (one("alpha beta"), one("alpha beta!"));
+    assert_eq!(x.len(), 32);
+    assert_ne!(x, y);
+    assert_eq!(x, one("alpha beta"), "deterministic");
+}

@@ -16,6 +16,7 @@
 //! `RUSTFLAGS` replaced `.cargo/config.toml`'s flags.
 
 use js_sys::{Array, Float32Array, Function, Object, Reflect};
+use lightembed_index::fragments::FragmentedIndex;
 use lightembed_index::snippet::excerpt;
 use lightembed_index::{Index, Mode, ModelIdentity, SearchOptions as RankOptions};
 use wasm_bindgen::prelude::*;
@@ -59,6 +60,25 @@ export interface SearchHit {
   /** `[start, end)` of each marked query word: UTF-16 offsets into `snippet`, i.e. `snippet.slice(start, end)`. Sorted, disjoint. */
   highlights: [number, number][];
 }
+
+/** One result of `SiteIndex.search`: the passage's text comes later, from its chunk (`SiteIndex.excerpt`). */
+export interface SiteHit {
+  /** Passage number, `0 .. index.length - 1`. */
+  passage: number;
+  /** The text chunk holding the passage's text: fetch it, `addChunk`, then `excerpt(passage, query)`. */
+  chunk: number;
+  title: string;
+  url: string;
+  /** Fused score in `[0, 1]` (hybrid), estimated cosine (vector) or BM25 score (keyword). */
+  score: number;
+}
+
+/** An excerpt of a passage: plain text, never HTML. */
+export interface Excerpt {
+  snippet: string;
+  /** `[start, end)` UTF-16 offsets into `snippet` of each marked query word. */
+  highlights: [number, number][];
+}
 "#;
 
 #[wasm_bindgen]
@@ -69,6 +89,12 @@ extern "C" {
     /// `SearchHit[]` (TypeScript interface above).
     #[wasm_bindgen(typescript_type = "SearchHit[]")]
     pub type SearchHits;
+    /// `SiteHit[]` (TypeScript interface above).
+    #[wasm_bindgen(typescript_type = "SiteHit[]")]
+    pub type SiteHits;
+    /// `Excerpt` (TypeScript interface above).
+    #[wasm_bindgen(typescript_type = "Excerpt")]
+    pub type JsExcerpt;
 }
 
 /// A JS `Error` with `msg` as its message.
@@ -270,17 +296,7 @@ impl JsSearchIndex {
         if query.trim().is_empty() {
             return Ok(Array::new().unchecked_into());
         }
-        let vector = match (o.mode, o.vector, o.model) {
-            (Mode::Keyword, _, _) => None,
-            (_, Some(v), _) => Some(v),
-            (_, None, Some(model)) => Some(embed_with(&model, query, self.inner.dims())?),
-            (mode, None, None) => {
-                return Err(js_error(format!(
-                    "{} search needs the query's embedding: pass options.model or options.vector",
-                    mode.as_str()
-                )))
-            }
-        };
+        let vector = o.vector_for(query, self.inner.dims())?;
         let rank = RankOptions {
             mode: o.mode,
             ..RankOptions::default()
@@ -314,6 +330,154 @@ impl JsSearchIndex {
     }
 }
 
+/// A static site's index cut into fragments (`lightembed site`): the core loads first
+/// (`fromCore`), then a query needs the term shards of its words (`missingShards` → fetch →
+/// `addShard`) and its results' text the chunks they are in (`hit.chunk` → fetch → `addChunk` →
+/// `excerpt`). Keyword scores equal `lightembed search` on the unsplit index; the vector side
+/// uses one sign bit per dim (see `lightembed_index::fragments`).
+#[wasm_bindgen(js_name = SiteIndex)]
+pub struct JsSiteIndex {
+    inner: FragmentedIndex,
+}
+
+#[wasm_bindgen(js_class = SiteIndex)]
+impl JsSiteIndex {
+    /// Loads the core fragment (checksum and every field validated; the bytes are copied).
+    ///
+    /// @throws {Error} for a corrupted or truncated core, or one of another layout version.
+    #[wasm_bindgen(js_name = fromCore)]
+    pub fn from_core(bytes: &[u8]) -> Result<JsSiteIndex, JsValue> {
+        FragmentedIndex::from_core(bytes)
+            .map(|inner| JsSiteIndex { inner })
+            .map_err(js_error)
+    }
+
+    /// As `SearchIndex.checkCompatible` (spec §8).
+    ///
+    /// @throws {Error} with the spec's message when the model is not the index's.
+    #[wasm_bindgen(js_name = checkCompatible)]
+    pub fn check_compatible(&self, model: &JsModel) -> Result<Vec<String>, JsValue> {
+        let warnings = self
+            .inner
+            .manifest()
+            .check_compatible(&ModelIdentity::from(&model.inner))
+            .map_err(js_error)?;
+        Ok(warnings.iter().map(ToString::to_string).collect())
+    }
+
+    /// Number of passages.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The `dims` a query vector must have.
+    #[wasm_bindgen(getter)]
+    pub fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+
+    /// Number of term shards (files `terms-<n>` in the bundle).
+    #[wasm_bindgen(getter, js_name = shardCount)]
+    pub fn shard_count(&self) -> u32 {
+        self.inner.shard_count()
+    }
+
+    /// Number of text chunks.
+    #[wasm_bindgen(getter, js_name = chunkCount)]
+    pub fn chunk_count(&self) -> u32 {
+        self.inner.chunk_count()
+    }
+
+    /// The term shards `query` needs that are not added yet (empty: it can be searched).
+    #[wasm_bindgen(js_name = missingShards)]
+    pub fn missing_shards(&self, query: &str) -> Vec<u32> {
+        self.inner.missing_shards(query)
+    }
+
+    /// Adds a term shard; returns its number.
+    ///
+    /// @throws {Error} for a corrupted shard or one of another build.
+    #[wasm_bindgen(js_name = addShard)]
+    pub fn add_shard(&mut self, bytes: &[u8]) -> Result<u32, JsValue> {
+        self.inner.add_shard(bytes).map_err(js_error)
+    }
+
+    /// Adds a text chunk; returns its number.
+    ///
+    /// @throws {Error} for a corrupted chunk or one of another build.
+    #[wasm_bindgen(js_name = addChunk)]
+    pub fn add_chunk(&mut self, bytes: &[u8]) -> Result<u32, JsValue> {
+        self.inner.add_chunk(bytes).map_err(js_error)
+    }
+
+    /// Whether the text of `passage` is here (its chunk was added).
+    #[wasm_bindgen(js_name = hasText)]
+    pub fn has_text(&self, passage: u32) -> bool {
+        self.inner.text(passage).is_some()
+    }
+
+    /// The `k` best passages for `query`, best first, at most one per section, without text
+    /// (options as `SearchIndex.search`; `excerptChars` is not used here).
+    ///
+    /// @throws {Error} for a bad option, a missing term shard (`missingShards`), or a model
+    /// whose dims do not include the index dims.
+    pub fn search(&self, query: &str, options: Option<SearchOptions>) -> Result<SiteHits, JsValue> {
+        let o = Options::parse(options.map(JsValue::from))?;
+        if query.trim().is_empty() {
+            return Ok(Array::new().unchecked_into());
+        }
+        let vector = o.vector_for(query, self.inner.dims())?;
+        let rank = RankOptions {
+            mode: o.mode,
+            ..RankOptions::default()
+        };
+        let hits = self
+            .inner
+            .query(vector.as_deref(), query, o.k, &rank)
+            .map_err(js_error)?;
+        let out = Array::new();
+        for h in hits {
+            let hit = Object::new();
+            let chunk = self.inner.chunk_of(h.passage).unwrap_or(0);
+            for (key, value) in [
+                ("passage", JsValue::from(h.passage)),
+                ("chunk", chunk.into()),
+                ("title", h.title.into()),
+                ("url", h.url.into()),
+                ("score", f64::from(h.score).into()),
+            ] {
+                Reflect::set(&hit, &key.into(), &value)?;
+            }
+            out.push(&hit);
+        }
+        Ok(out.unchecked_into())
+    }
+
+    /// The excerpt of `passage` (at most `chars` characters, default 240; 0 = all) holding the
+    /// most words of `query`, with those words marked.
+    ///
+    /// @throws {Error} when the passage's chunk has not been added.
+    pub fn excerpt(&self, passage: u32, query: &str, chars: Option<u32>) -> Result<JsExcerpt, JsValue> {
+        let text = self.inner.text(passage).ok_or_else(|| {
+            js_error(format!(
+                "the text of passage {passage} is not loaded: add chunk {:?} first",
+                self.inner.chunk_of(passage)
+            ))
+        })?;
+        let chars = chars.map_or(DEFAULT_EXCERPT_CHARS, |c| c as usize);
+        let e = excerpt(text, query, self.inner.keyword_stemming(), chars);
+        let highlights: Array = utf16_ranges(&e.text, &e.highlights)
+            .into_iter()
+            .map(|(a, b)| JsValue::from(Array::of2(&a.into(), &b.into())))
+            .collect();
+        let out = Object::new();
+        Reflect::set(&out, &"snippet".into(), &e.text.into())?;
+        Reflect::set(&out, &"highlights".into(), &highlights.into())?;
+        Ok(out.unchecked_into())
+    }
+}
+
 /// `SearchOptions` read from JS, defaults applied.
 struct Options {
     k: usize,
@@ -326,6 +490,20 @@ struct Options {
 const OPTION_KEYS: [&str; 5] = ["k", "mode", "vector", "model", "excerptChars"];
 
 impl Options {
+    /// The query's embedding the options call for: `vector`, else `model.embed(query, dims)`;
+    /// `None` in keyword mode.
+    fn vector_for(&self, query: &str, dims: usize) -> Result<Option<Vec<f32>>, JsValue> {
+        match (self.mode, &self.vector, &self.model) {
+            (Mode::Keyword, _, _) => Ok(None),
+            (_, Some(v), _) => Ok(Some(v.clone())),
+            (_, None, Some(model)) => Ok(Some(embed_with(model, query, dims)?)),
+            (mode, None, None) => Err(js_error(format!(
+                "{} search needs the query's embedding: pass options.model or options.vector",
+                mode.as_str()
+            ))),
+        }
+    }
+
     fn parse(options: Option<JsValue>) -> Result<Options, JsValue> {
         let mut o = Options {
             k: DEFAULT_K,

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -60,7 +61,7 @@ const server = http.createServer((req, res) => {
   if (fs.existsSync(p) && fs.statSync(p).isDirectory()) p = path.join(p, 'index.html');
   if (!fs.existsSync(p)) { res.writeHead(404).end(); return; }
   const body = fs.readFileSync(p);
-  requests.push({ path: url.pathname, bytes: body.length });
+  requests.push({ path: url.pathname, bytes: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length });
   res.writeHead(200, { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream', 'content-length': body.length });
   res.end(body);
 });
@@ -119,7 +120,29 @@ await step('focus → model and index verified and loaded; a question → result
   await input().fill(q);
   await page.waitForSelector('[data-testid="lightembed-result"]', { timeout: STEP_MS });
   figures.coldMs = Date.now() - t0;
+  await page.waitForFunction(() => document.querySelector('lightembed-search').dataset.lastExcerptMs, null, { timeout: STEP_MS });
+  figures.coldExcerptMs = Date.now() - t0;
   figures.coldBytes = requests.reduce((s, r) => s + r.bytes, 0);
+  figures.coldGzip = requests.reduce((s, r) => s + r.gzip, 0);
+  figures.coldRequests = requests.length;
+  // What the search itself fetched (the bundle), by kind: gzip -9 bytes / requests.
+  const kinds = {};
+  for (const r of requests.filter((r) => r.path.includes('/lightembed/'))) {
+    const name = r.path.split('/').pop();
+    const kind = /^t\d+\.bin$/.test(name) ? 'terms' : /^c\d+\.bin$/.test(name) ? 'text' : name.replace(/\.[0-9a-f]{16}\./, '.');
+    kinds[kind] = kinds[kind] || { gzip: 0, n: 0 };
+    kinds[kind].gzip += r.gzip;
+    kinds[kind].n += 1;
+  }
+  figures.bundleGzip = Object.values(kinds).reduce((s, k) => s + k.gzip, 0);
+  figures.bundleRequests = Object.values(kinds).reduce((s, k) => s + k.n, 0);
+  figures.kinds = Object.entries(kinds).map(([k, v]) => `${k} ${(v.gzip / 1e3).toFixed(0)} kB/${v.n}`).join(', ');
+  // The index came in fragments: the core, a few term shards, the text chunks of the results.
+  const frags = requests.filter((r) => /\/lightembed\/f\/[0-9a-f]{16}\/[tc]\d+\.bin$/.test(r.path));
+  const manifest = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
+  const shards = frags.filter((r) => /\/t\d+\.bin$/.test(r.path)).length;
+  assert(shards >= 1 && shards < manifest.index.shards / 2, `${shards} of ${manifest.index.shards} term shards fetched`);
+  assert(frags.length - shards >= 1, 'text chunks fetched for the excerpts');
   const results = await page.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => ({
     href: e.querySelector('a')?.getAttribute('href'),
     sections: e.querySelectorAll('.lightembed-sections li').length,
@@ -162,18 +185,24 @@ await step('second page: model and index from the cache, no second download', as
   assert(fromCache === 'true,true', `model, index from the cache: ${fromCache}`);
   const heavyNow = requests.filter(heavy).slice(before).map((r) => r.path);
   // The wasm comes from the HTTP cache or a revalidation; the model and index never again.
-  assert(!heavyNow.some((p) => /\/(model|index)\.[0-9a-f]+\.bin$/.test(p)), `downloaded again: ${heavyNow}`);
+  assert(!heavyNow.some((p) => /\/(model|core)\.[0-9a-f]+\.bin$/.test(p)), `downloaded again: ${heavyNow}`);
   // Warm queries (typing): end to end in the page.
   const times = [];
+  const excerptTimes = [];
   for (const q of ['ownership', 'borrowing rules', 'what is a trait object', 'match on an enum', 'cargo workspaces']) {
     await input().fill(q);
     await page.waitForFunction((q) => {
       const el = document.querySelector('lightembed-search');
-      return el.querySelector('input').value === q && el.querySelector('[data-testid="lightembed-status"]').textContent.includes('ms');
+      return el.querySelector('input').value === q && el.querySelector('[data-testid="lightembed-status"]').textContent.includes('ms')
+        && el.dataset.lastExcerptMs;
     }, q, { timeout: STEP_MS });
-    times.push(Number(await page.evaluate(() => document.querySelector('lightembed-search').dataset.lastQueryMs)));
+    const d = await page.evaluate(() => ({ ...document.querySelector('lightembed-search').dataset }));
+    times.push(Number(d.lastQueryMs));
+    excerptTimes.push(Number(d.lastExcerptMs));
   }
-  figures.warmQueryMs = times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  figures.warmQueryMs = median(times);
+  figures.warmExcerptMs = median(excerptTimes);
 });
 
 await step('no WebAssembly SIMD → a readable message', async () => {
@@ -185,8 +214,9 @@ await step('no WebAssembly SIMD → a readable message', async () => {
   await p2.close();
 });
 
-console.log(`     figures: cold visitor → first results ${figures.coldMs} ms, ${(figures.coldBytes / 1e6).toFixed(2)} MB fetched (uncompressed); `
-  + `second page ready ${figures.warmStartMs} ms; warm query p50 ${figures.warmQueryMs} ms`);
+console.log(`     figures: cold visitor → first results ${figures.coldMs} ms (excerpts ${figures.coldExcerptMs} ms), ${(figures.coldBytes / 1e6).toFixed(2)} MB fetched (uncompressed), `
+  + `${(figures.coldGzip / 1e6).toFixed(2)} MB gzip -9, ${figures.coldRequests} requests (the search bundle: ${(figures.bundleGzip / 1e6).toFixed(3)} MB gzip, ${figures.bundleRequests} requests: ${figures.kinds}); `
+  + `second page ready ${figures.warmStartMs} ms; warm query p50 ${figures.warmQueryMs} ms (excerpts ${figures.warmExcerptMs} ms)`);
 if (pageErrors.length) { console.log(`FAIL page errors: ${pageErrors.slice(0, 3).join(' | ')}`); failed++; }
 await context.close();
 server.close();
