@@ -68,8 +68,8 @@ pub struct SiteArgs {
 const KEEP_COMMON: u32 = 5000;
 
 /// The site model (seed §9): `model` pruned to the tokens of `passages` (tokenised as they will
-/// be embedded), the first [`KEEP_COMMON`] ids and every single character (plain and `##`), and to
-/// the first `dims` outputs. Embeds the site's text exactly like `model` at `dims`, so passages
+/// be embedded), the words among the first [`KEEP_COMMON`] ids and the ASCII characters (plain and
+/// `##`; characters the site uses are kept as site tokens), and to the first `dims` outputs. Embeds the site's text exactly like `model` at `dims`, so passages
 /// cut with `model` are the passages the site model would cut.
 fn site_model(
     model: &lightembed::Model,
@@ -85,10 +85,13 @@ fn site_model(
     let mut b = lightembed::ModelBuilder::from_model(model);
     b.prune(
         |id, t| {
+            let piece = t.strip_prefix("##").unwrap_or(t);
+            let one_char = piece.chars().count() == 1;
             used[id as usize]
-                || id < KEEP_COMMON
-                || t.chars().count() == 1
-                || (t.starts_with("##") && t.chars().count() == 3)
+                // common words (not BERT's `[unusedN]` placeholders, which text never produces)
+                || (id < KEEP_COMMON && !t.starts_with("[unused") && !one_char)
+                // ASCII characters, plain and `##`, so every ASCII word still has a segmentation
+                || (one_char && piece.is_ascii())
         },
         Some(dims),
     )

@@ -13,10 +13,13 @@
 //! | text chunk `c` | the text of consecutive passages (for excerpts) | for the results shown |
 //!
 //! **Vectors.** Each passage vector `x` (L2-normalised, the index dims) is stored as the signs of
-//! `x − μ` (`μ` the mean passage vector, kept in the core), one bit per dim, plus `α = ‖x − μ‖₁ / d`
-//! as one byte (`α ≈ code / 255 · α_max`). A query `q` (normalised) scores
-//! `q·μ + α · Σ_j q_j · sign_j` — the inner product with the reconstruction `μ + α·sign(x − μ)`,
-//! an estimate of the cosine computed without unpacking (a 256-entry table per code byte). At 128
+//! `x − μ` (`μ` the mean passage vector, kept in the core), one bit per dim, plus one byte for its
+//! scale `α` (`α ≈ code / 255 · α_max`): the least-squares fit of `x − μ ≈ α · σ ⊙ sign(x − μ)`,
+//! where `σ_j` is the mean `|x_j − μ_j|` over the passages (also in the core: in a Matryoshka
+//! frame the leading dims spread most, and a bit of a leading dim stands for more). A query `q`
+//! (normalised) scores `q·μ + α · Σ_j q_j σ_j sign_j` — the inner product with that
+//! reconstruction, an estimate of the cosine computed without unpacking (a 256-entry table per
+//! code byte). At 128
 //! dims a passage costs 17 bytes instead of 132 (int8) or 512 (f32). The search over codes is
 //! exact (every passage scored): for a site's few thousand to few ten thousand passages that is a
 //! millisecond or two, and no graph has to be downloaded.
@@ -33,7 +36,8 @@
 //!         manifest (as crate::layout; count = passages n)
 //!         varint sections S; S × (str url, str title)
 //!         n × (varint section < S, varint |d| in keyword tokens)
-//!         dims × f32 μ; f32 α_max (finite, ≥ 0); n × u8 α code; n × ⌈dims/8⌉ sign bytes
+//!         dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0); n × u8 α code;
+//!         n × ⌈dims/8⌉ sign bytes
 //!             (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
 //!         varint term shards (≥ 1); u64 Σ|d|
 //!         varint text chunks C (≥ 1 when n > 0); C × varint first passage (0, then increasing, < n)
@@ -159,19 +163,33 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
         .iter()
         .map(|&m| if n == 0 { 0.0 } else { (m / n as f64) as f32 })
         .collect();
+    // σ_j = mean |x_j − μ_j|: the spread of each dim (in a Matryoshka/PCA frame the leading
+    // dims spread most), so a sign bit stands for ±σ_j.
+    let mut sigma = vec![0.0f64; dims];
+    for &slot in &live {
+        for ((s, &x), &m) in sigma.iter_mut().zip(vec_of(slot)).zip(&mean) {
+            *s += (x - m).abs() as f64;
+        }
+    }
+    let sigma: Vec<f32> = sigma
+        .iter()
+        .map(|&s| if n == 0 { 0.0 } else { (s / n as f64) as f32 })
+        .collect();
+    let sigma_sq: f64 = sigma.iter().map(|&s| (s as f64) * (s as f64)).sum();
     let nbytes = dims.div_ceil(8);
     let mut codes = vec![0u8; n * nbytes];
     let mut alphas = Vec::with_capacity(n);
     for (i, &slot) in live.iter().enumerate() {
-        let mut l1 = 0.0f64;
-        for (j, (&x, &m)) in vec_of(slot).iter().zip(&mean).enumerate() {
+        // α = the least-squares scale of x − μ ≈ α · σ ⊙ sign(x − μ).
+        let mut fit = 0.0f64;
+        for (j, ((&x, &m), &sg)) in vec_of(slot).iter().zip(&mean).zip(&sigma).enumerate() {
             let c = x - m;
-            l1 += c.abs() as f64;
+            fit += (c.abs() as f64) * sg as f64;
             if c > 0.0 {
                 codes[i * nbytes + j / 8] |= 1 << (j % 8);
             }
         }
-        alphas.push((l1 / dims as f64) as f32);
+        alphas.push(if sigma_sq > 0.0 { (fit / sigma_sq) as f32 } else { 0.0 });
     }
     let alpha_max = alphas.iter().copied().fold(0.0f32, f32::max);
 
@@ -223,7 +241,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
         w.varint(section_of[i]);
         w.varint(lens[i]);
     }
-    for &m in &mean {
+    for &m in mean.iter().chain(&sigma) {
         w.f32(m);
     }
     w.f32(alpha_max);
@@ -351,6 +369,7 @@ pub struct FragmentedIndex {
     lens: Vec<u32>,
     total_len: u64,
     mean: Vec<f32>,
+    sigma: Vec<f32>,
     alphas: Vec<f32>,
     codes: Vec<u8>,
     n_shards: u32,
@@ -445,7 +464,7 @@ impl FragmentedIndex {
             section_of.push(s);
             lens.push(r.varint("passage length")?);
         }
-        r.need(4 * dims as u64, "mean vector")?;
+        r.need(8 * dims as u64, "mean vector")?;
         let mut mean = Vec::with_capacity(dims);
         for _ in 0..dims {
             let m = r.f32("mean vector")?;
@@ -453,6 +472,14 @@ impl FragmentedIndex {
                 return Err(malformed("mean vector", "non-finite component".into()));
             }
             mean.push(m);
+        }
+        let mut sigma = Vec::with_capacity(dims);
+        for _ in 0..dims {
+            let x = r.f32("dim spreads")?;
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(malformed("dim spreads", format!("{x} is not finite ≥ 0")));
+            }
+            sigma.push(x);
         }
         let alpha_max = r.f32("alpha_max")?;
         if !(alpha_max.is_finite() && alpha_max >= 0.0) {
@@ -515,6 +542,7 @@ impl FragmentedIndex {
             lens,
             total_len,
             mean,
+            sigma,
             alphas,
             codes,
             n_shards,
@@ -731,7 +759,10 @@ impl FragmentedIndex {
         let mut table = vec![0.0f32; nbytes * 256];
         for p in 0..nbytes {
             let qs: Vec<f32> = (0..8)
-                .map(|k| q.get(8 * p + k).copied().unwrap_or(0.0))
+                .map(|k| {
+                    let j = 8 * p + k;
+                    q.get(j).copied().unwrap_or(0.0) * self.sigma.get(j).copied().unwrap_or(0.0)
+                })
                 .collect();
             for byte in 0..256usize {
                 let mut s = 0.0f32;

@@ -3,7 +3,9 @@
 // passages, both built by `lightembed index` with the shipped static model. Results must agree:
 // ids in the same order, scores within 1e-4, the same excerpts and the same highlighted words
 // (the package's UTF-16 offsets vs the CLI's byte ranges), embeddings within 1e-4, identical
-// token ids; and the errors carry the engine's and the index's messages.
+// token ids; and the errors carry the engine's and the index's messages. A `lightembed site`
+// bundle of the same fixture site, read in fragments by `SiteIndex`, ranks as `lightembed search`
+// ranks the bundle folder.
 //
 //   bash js/build.sh && cargo build -p lightembed-cli && node --test js/test/
 //
@@ -19,7 +21,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // Through js/package.json's "exports" (the package refers to itself by name).
-import { Model, SearchIndex } from "lightembed";
+import { Model, SearchIndex, SiteIndex } from "lightembed";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const cliPath = process.env.LIGHTEMBED_CLI ?? join(root, "target/debug/lightembed");
@@ -332,6 +334,65 @@ test("the bundler build (ES module importing the .wasm) gives the Node build's r
   const got = JSON.parse(r.stdout);
   assert.deepEqual(got.ids, Array.from(model.tokenize("compost heap")));
   assert.deepEqual(got.hits, siteIndex.search("compost heap", { model, k: 3 }));
+});
+
+describe("site index (lightembed site bundle, in fragments)", () => {
+  let bundle, manifest, siteModel, six;
+  const read = (name) => readFileSync(join(bundle, name));
+  before(() => {
+    const copy = join(tmp, "site-copy");
+    cli(["index", "--help"]); // the CLI is there
+    execFileSync("cp", ["-r", site, copy]);
+    const r = spawnSync(cliPath, ["site", "--site", copy, "--quiet"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    bundle = join(copy, "lightembed");
+    manifest = JSON.parse(read("manifest.json"));
+    siteModel = Model.fromBytes(read(manifest.files.model));
+    six = SiteIndex.fromCore(read(manifest.files.core));
+    six.checkCompatible(siteModel);
+  });
+  after(() => { siteModel?.free(); six?.free(); });
+
+  test("a query needs only its terms' shards; then it ranks as lightembed search on the bundle", () => {
+    assert.equal(six.length, manifest.index.passages);
+    assert.equal(six.dims, 128);
+    assert.equal(six.shardCount, manifest.index.shards);
+    for (const mode of MODES) {
+      for (const query of ["what the fixture pages say", "installing the tool", "zzzz"]) {
+        const missing = Array.from(six.missingShards(query));
+        if (mode !== "vector") {
+          assert.ok(missing.length <= 4, `${query}: ${missing}`);
+          if (missing.length) assert.throws(() => six.search(query, { mode, model: siteModel }), /is not loaded/);
+        }
+        for (const n of missing) assert.equal(six.addShard(read(`${manifest.files.fragments}t${n}.bin`)), n);
+        assert.equal(six.missingShards(query).length, 0);
+        const got = six.search(query, { k: 5, mode, model: siteModel });
+        const want = JSON.parse(cli(["search", "--index", bundle, "--json", "--mode", mode, "-k", "5", query]));
+        const where = `${mode} ${JSON.stringify(query)}`;
+        assert.deepEqual(got.map((h) => `${h.url}:${h.passage}`), want.results.map((r) => r.id), `ids, ${where}`);
+        for (const [i, w] of want.results.entries()) {
+          assert.ok(Math.abs(got[i].score - w.score) <= EPS, `score, ${where}`);
+          assert.equal(got[i].title, w.title);
+          // The text comes from its chunk; the excerpt (whole passage) equals the CLI's.
+          if (!six.hasText(got[i].passage)) {
+            assert.throws(() => six.excerpt(got[i].passage, query, 0), /not loaded/);
+          }
+          six.addChunk(read(`${manifest.files.fragments}c${got[i].chunk}.bin`));
+          const e = six.excerpt(got[i].passage, query, 0);
+          assert.equal(e.snippet, w.snippet);
+          assert.deepEqual(e.highlights, cliHighlightsUtf16(w.snippet, w.highlights));
+        }
+      }
+    }
+  });
+
+  test("damaged and foreign fragments are refused", () => {
+    const core = Buffer.from(read(manifest.files.core));
+    core[40] ^= 1;
+    assert.throws(() => SiteIndex.fromCore(core), /corrupted/);
+    assert.throws(() => six.addShard(read(`${manifest.files.fragments}c0.bin`)), /expected magic "LEFT"/);
+    assert.throws(() => SiteIndex.fromCore(read(manifest.files.model)), /expected magic "LEFI"/);
+  });
 });
 
 describe("compatibility and damaged files", () => {
