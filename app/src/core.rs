@@ -206,12 +206,13 @@ impl Core {
             format!("{} › {}", p.title, p.heading)
         };
         let snippet: String = p.text.chars().take(SNIPPET_CHARS).collect();
-        // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
+        // BM25 indexes the document title and what is embedded (heading + whole passage), not
+        // the cut snippet.
         index
             .insert_with_text(
                 Document::new(p.id.clone(), title, p.url.clone(), snippet),
                 vector,
-                &p.embed_text(),
+                &p.keyword_text(),
             )
             .map_err(|e| e.to_string())
     }

@@ -35,6 +35,12 @@ impl Passage {
     pub fn embed_text(&self) -> String {
         lightembed_index::ingest::embed_text(&self.heading, &self.text)
     }
+
+    /// What BM25 indexes: the document title, then [`Passage::embed_text`] — exactly what
+    /// `lightembed index` indexes for the same passage ([`lightembed_index::ingest::keyword_text`]).
+    pub fn keyword_text(&self) -> String {
+        lightembed_index::ingest::keyword_text(&self.title, &self.heading, &self.text)
+    }
 }
 
 /// The document id of a passage id: everything before the first `#` (the whole id if none).

@@ -253,7 +253,7 @@ pub fn build_from(
         );
         // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
         index
-            .insert_with_text(doc, v, &p.embed_text)
+            .insert_with_text(doc, v, &p.keyword_text())
             .map_err(|e| anyhow!("passage {}: {e}", p.id))?;
         if i % 64 == 63 {
             pb.inc(64);

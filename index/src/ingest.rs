@@ -87,6 +87,46 @@ pub struct Passage {
     pub embed_text: String,
 }
 
+impl Passage {
+    /// What BM25 indexes: [`keyword_text`] of the passage.
+    pub fn keyword_text(&self) -> String {
+        keyword_text(&self.page_title, &self.heading, &self.text)
+    }
+}
+
+/// How many times [`keyword_text`] repeats the page title and the section heading: BM25 over
+/// the result weights title words ×3 and heading words ×2 against body words (a simple BM25F, as
+/// site search engines weight titles and headings). Chosen on the Git manual set of
+/// `bench/search/pagefind_vs.mjs` (MRR@10 0.682 at 1/1, 0.696 at 3/2, flat up to 5/2); figures in
+/// `bench/RESULTS.md`.
+pub const TITLE_WEIGHT: usize = 3;
+/// See [`TITLE_WEIGHT`].
+pub const HEADING_WEIGHT: usize = 2;
+
+/// What BM25 indexes for a passage: the page title [`TITLE_WEIGHT`] times, the section heading
+/// [`HEADING_WEIGHT`] times, then the text, one per line (the page title only when it differs
+/// from the heading). The CLI and the app index exactly this; what is embedded is
+/// [`embed_text`].
+pub fn keyword_text(page_title: &str, heading: &str, text: &str) -> String {
+    let mut out = String::with_capacity(
+        TITLE_WEIGHT * (page_title.len() + 1) + HEADING_WEIGHT * (heading.len() + 1) + text.len(),
+    );
+    if !page_title.is_empty() && page_title != heading {
+        for _ in 0..TITLE_WEIGHT {
+            out.push_str(page_title);
+            out.push('\n');
+        }
+    }
+    if !heading.is_empty() {
+        for _ in 0..HEADING_WEIGHT {
+            out.push_str(heading);
+            out.push('\n');
+        }
+    }
+    out.push_str(text);
+    out
+}
+
 /// The text a passage is embedded from: its section heading, a newline, the passage text (the
 /// text alone when there is no heading). The CLI and the app embed exactly this.
 pub fn embed_text(heading: &str, text: &str) -> String {
@@ -559,13 +599,19 @@ pub fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
 }
 
 /// Classes of navigation chrome in the documentation generators our users run: Sphinx
-/// (`sphinxsidebar`, `related` bars, `headerlink` ¶ marks, `footer`), mdBook (`menu-bar`,
+/// (`sphinxsidebar`, `related` bars, `headerlink` ¶ marks, `footer`, the link lists of tables of
+/// contents `toctree-wrapper` and of the generated general and module indexes `indextable`,
+/// `genindex-jumpbox`, `modindex-jumpbox`), mdBook (`menu-bar`,
 /// `sidebar`, `nav-chapters`, `nav-wrapper`), rustdoc (`sidebar`, `search-form`, `out-of-band`).
-pub const CHROME_CLASSES: [&str; 12] = [
+pub const CHROME_CLASSES: [&str; 16] = [
     "sphinxsidebar",
     "related",
     "headerlink",
     "footer",
+    "toctree-wrapper",
+    "indextable",
+    "genindex-jumpbox",
+    "modindex-jumpbox",
     "menu-bar",
     "sidebar",
     "nav-chapters",
@@ -1065,6 +1111,19 @@ mod tests {
 
     /// Ids are numbered per URL, titles follow "Heading — Page title", the embedded text is
     /// heading + newline + text, and text already seen on another page is skipped.
+    #[test]
+    fn keyword_text_weights_title_and_heading() {
+        assert_eq!(
+            keyword_text("Ownership", "Moves", "a b"),
+            "Ownership\nOwnership\nOwnership\nMoves\nMoves\na b"
+        );
+        assert_eq!(keyword_text("Ownership", "", "a b"), "Ownership\nOwnership\nOwnership\na b");
+        // A heading equal to the page title is written once, as the heading.
+        assert_eq!(keyword_text("Ownership", "Ownership", "a b"), "Ownership\nOwnership\na b");
+        assert_eq!(keyword_text("", "Moves", "a b"), "Moves\nMoves\na b");
+        assert_eq!(keyword_text("", "", "a b"), "a b");
+    }
+
     #[test]
     fn page_passages_ids_titles_embed_text_and_dedup() {
         let sizer = Sizer::new(static_model());
