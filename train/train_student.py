@@ -69,8 +69,11 @@ def pca_rotation(T):
     return R
 
 
-def loss_fn(y, t, lam, weights=None, sim_full=False, prefix_cos=1.0):
-    """Weighted mean over Matryoshka prefixes of (1 - cos) + lam * in-batch similarity MSE.
+def loss_fn(y, t, lam, weights=None, sim_full=False, prefix_cos=1.0, kl=0.0, tau=0.05):
+    """Weighted mean over Matryoshka prefixes of (1 - cos) + lam * in-batch similarity MSE
+    (+ kl * in-batch ranking KL: each row's softmax(teacher similarities / tau) against the
+    student's, the diagonal left out — it weights a text's nearest neighbours in the batch, which
+    is what retrieval ranks, where the MSE weights every pair alike).
 
     sim_full: the similarity term of every prefix targets the teacher's full 384-d similarities
     (what a truncated vector should rank like) instead of the teacher's own truncated prefix.
@@ -86,12 +89,32 @@ def loss_fn(y, t, lam, weights=None, sim_full=False, prefix_cos=1.0):
         ts = tf if sim_full else tt
         ls = ((s @ s.T - ts @ ts.T) ** 2).mean()
         wc = 1.0 if d == PREFIXES[-1] else prefix_cos
-        total = total + weights[d] * (wc * lc + lam * ls)
+        lk = 0.0
+        if kl > 0:
+            eye = torch.eye(len(s), dtype=torch.bool)
+            st = (ts @ ts.T / tau).masked_fill(eye, -1e4)
+            ss = (s @ s.T / tau).masked_fill(eye, -1e4)
+            lk = F.kl_div(F.log_softmax(ss, -1), F.log_softmax(st, -1), log_target=True,
+                          reduction="batchmean")
+        total = total + weights[d] * (wc * lc + lam * ls + kl * lk)
         parts[d] = lc.item()
     return total / sum(weights.values()), parts
 
 
-def batches(lengths, bs, rng):
+def batches(lengths, bs, rng, clusters=None, hard=0.0):
+    """Batches of `bs` indices. With `clusters` (a topic label per text) and `hard` > 0, that
+    fraction of each batch comes from one topic cluster (its texts in a row, clusters in random
+    order) and the rest at random, so in-batch neighbours are informative."""
+    if clusters is not None and hard > 0:
+        n_hard = int(bs * hard)
+        order = rng.permutation(int(clusters.max()) + 1)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        topical = np.lexsort((rng.random_sample(len(clusters)), rank[clusters]))
+        rand = rng.permutation(len(lengths))
+        nb = len(lengths) // bs
+        return [list(topical[i * n_hard:(i + 1) * n_hard]) + list(rand[i * (bs - n_hard):(i + 1) * (bs - n_hard)])
+                for i in range(nb)]
     idx = rng.permutation(len(lengths))
     out = []
     for g in range(0, len(idx), bs * 50):  # sort within chunks of 50 batches to cut padding
@@ -137,6 +160,11 @@ def main():
     ap.add_argument("--prefix-cos", type=float, default=1.0,
                     help="weight of the (1 - cos) term for the prefixes shorter than 384")
     ap.add_argument("--max-minutes", type=float, default=1e9, help="stop (checkpointed) after this")
+    ap.add_argument("--kl", type=float, default=0.0,
+                    help="weight of the in-batch ranking KL term (0: off)")
+    ap.add_argument("--tau", type=float, default=0.05, help="temperature of the ranking KL term")
+    ap.add_argument("--hard", type=float, default=0.0,
+                    help="fraction of each batch drawn from one topic cluster of the teacher vectors")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -164,6 +192,7 @@ def main():
     val_ids, val_T = ids[-VAL:], T[-VAL:]
     tr_ids, tr_T = ids[:-VAL], torch.from_numpy(T[:-VAL])
     lengths = [len(i) for i in tr_ids]
+    clusters = topic_clusters(tr_T, P) if args.hard > 0 else None
 
     model = Student(len(tok.vocab), n_layers=args.layers)
     ck = os.path.join(out, "ckpt.pt")
@@ -204,7 +233,7 @@ def main():
     epoch = step // steps_per_epoch
     while step < total:
         erng = np.random.RandomState(epoch)
-        bl = batches(lengths, args.bs, erng)
+        bl = batches(lengths, args.bs, erng, clusters, args.hard)
         for bi, b in enumerate(bl):
             if epoch * steps_per_epoch + bi < step:
                 continue
@@ -215,7 +244,8 @@ def main():
                 g["lr"] = lr0 * max(f, 0.02)
             x = pad_batch([tr_ids[i] for i in b])
             y = model(x)
-            loss, parts = loss_fn(y, tr_T[b], args.lam, weights, args.sim_full, args.prefix_cos)
+            loss, parts = loss_fn(y, tr_T[b], args.lam, weights, args.sim_full, args.prefix_cos,
+                                  args.kl, args.tau)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(other, 1.0)
@@ -235,6 +265,28 @@ def main():
         epoch += 1
     torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck)
     finish(model, out, val_ids, val_T, P, args)
+
+
+def topic_clusters(T, P, k=512, iters=8):
+    """k-means (k topics) of the teacher vectors on their first 64 PCA coordinates; cached in
+    train/data/clusters_K.npy for the training split."""
+    p = os.path.join(DATA, f"clusters_{k}_{len(T)}.npy")
+    if os.path.exists(p):
+        return np.load(p)
+    t0 = time.time()
+    X = F.normalize(T[:, :64].float(), dim=-1)
+    g = torch.Generator().manual_seed(0)
+    C = X[torch.randperm(len(X), generator=g)[:k]].clone()
+    for _ in range(iters):
+        lab = torch.cat([(X[i:i + 20000] @ C.T).argmax(1) for i in range(0, len(X), 20000)])
+        for c in range(k):
+            m = lab == c
+            if m.any():
+                C[c] = F.normalize(X[m].mean(0), dim=0)
+    lab = lab.numpy()
+    np.save(p, lab)
+    P(f"topic clusters: k={k} in {time.time() - t0:.0f}s, sizes {np.bincount(lab, minlength=k).min()}–{np.bincount(lab, minlength=k).max()}")
+    return lab
 
 
 def finish(model, out, val_ids, val_T, P, args):
