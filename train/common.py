@@ -35,10 +35,19 @@ def vocab_path():
     return p
 
 
+def device():
+    """`cuda` when a CUDA GPU is there (and LE_DEVICE does not say otherwise), else `cpu`: the
+    same scripts run unchanged on both."""
+    want = os.environ.get("LE_DEVICE")
+    if want:
+        return want
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def load_teacher(threads=int(os.environ.get("LE_THREADS", "2"))):
     torch.set_num_threads(threads)
     from sentence_transformers import SentenceTransformer
-    m = SentenceTransformer(teacher_dir(), device="cpu")
+    m = SentenceTransformer(teacher_dir(), device=device())
     m.eval()
     return m
 

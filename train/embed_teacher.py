@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DATA, MAX_SEQ_LEN, load_teacher, read_corpus, vocab_path  # noqa: E402
+from common import DATA, MAX_SEQ_LEN, device, load_teacher, read_corpus, vocab_path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -36,11 +36,11 @@ def main():
         res = []
         with torch.inference_mode():
             for i in range(0, len(vocab), 2048):
-                ids = torch.arange(i, min(i + 2048, len(vocab)))
+                ids = torch.arange(i, min(i + 2048, len(vocab)), device=device())
                 inp = torch.stack([torch.full_like(ids, cls), ids, torch.full_like(ids, sep)], 1)
                 h = hf(input_ids=inp, attention_mask=torch.ones_like(inp)).last_hidden_state
                 v = torch.nn.functional.normalize(h.mean(1), dim=-1)
-                res.append(v.numpy())
+                res.append(v.cpu().numpy())
         np.save(vt, np.concatenate(res).astype(np.float32))
         print(f"vocab tokens done in {time.time() - t0:.0f}s", flush=True)
 
@@ -54,7 +54,8 @@ def main():
             continue
         t0 = time.time()
         chunk = texts[s * SHARD:(s + 1) * SHARD]
-        v = m.encode(chunk, batch_size=128, normalize_embeddings=True, convert_to_numpy=True)
+        v = m.encode(chunk, batch_size=512 if device() == "cuda" else 128,
+                     normalize_embeddings=True, convert_to_numpy=True)
         np.save(p + ".tmp.npy", v.astype(np.float16))
         os.replace(p + ".tmp.npy", p)
         dt = time.time() - t0

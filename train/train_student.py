@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (DATA, PREFIXES, RUNS, Student, Tok, pad_batch, read_corpus)  # noqa: E402
+from common import (DATA, PREFIXES, RUNS, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
 import quant  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -91,7 +91,7 @@ def loss_fn(y, t, lam, weights=None, sim_full=False, prefix_cos=1.0, kl=0.0, tau
         wc = 1.0 if d == PREFIXES[-1] else prefix_cos
         lk = 0.0
         if kl > 0:
-            eye = torch.eye(len(s), dtype=torch.bool)
+            eye = torch.eye(len(s), dtype=torch.bool, device=s.device)
             st = (ts @ ts.T / tau).masked_fill(eye, -1e4)
             ss = (s @ s.T / tau).masked_fill(eye, -1e4)
             lk = F.kl_div(F.log_softmax(ss, -1), F.log_softmax(st, -1), log_target=True,
@@ -129,8 +129,9 @@ def evaluate(model, ids, T):
     model.eval()
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     ys = []
+    dev = next(model.parameters()).device
     for i in range(0, len(ids), 256):
-        ys.append(model(pad_batch([ids[j] for j in order[i: i + 256]])))
+        ys.append(model(pad_batch([ids[j] for j in order[i: i + 256]]).to(dev)).cpu())
     y = torch.cat(ys)
     t = torch.from_numpy(T[order])
     res = {d: F.cosine_similarity(y[:, :d], t[:, :d]).mean().item() for d in PREFIXES}
@@ -192,13 +193,13 @@ def main():
     val_ids, val_T = ids[-VAL:], T[-VAL:]
     tr_ids, tr_T = ids[:-VAL], torch.from_numpy(T[:-VAL])
     lengths = [len(i) for i in tr_ids]
-    clusters = topic_clusters(tr_T, P) if args.hard > 0 else None
+    clusters = topic_clusters(tr_T, P) if args.hard > 0 else None  # on the CPU copy
 
     model = Student(len(tok.vocab), n_layers=args.layers)
     ck = os.path.join(out, "ckpt.pt")
     state = None
     if os.path.exists(ck):
-        state = torch.load(ck, weights_only=False)
+        state = torch.load(ck, weights_only=False, map_location="cpu")
         model.load_state_dict(state["model"])
         P(f"resumed at step {state['step']}")
     elif args.init_from:
@@ -207,6 +208,10 @@ def main():
         init_model(model, tok, tr_ids[:3000], tr_T[:3000], R, P)
     if args.emb_quant != "none":
         model.emb_quant = quant.RULES[args.emb_quant]
+    dev = device()
+    model.to(dev)
+    tr_T = tr_T.to(dev)
+    P(f"device {dev}")
 
     emb_params = [model.embedding.weight]
     other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
@@ -242,7 +247,7 @@ def main():
             f = step / max(1, warm) if step < warm else 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
             for g, lr0 in zip(opt.param_groups, base):
                 g["lr"] = lr0 * max(f, 0.02)
-            x = pad_batch([tr_ids[i] for i in b])
+            x = pad_batch([tr_ids[i] for i in b]).to(dev)
             y = model(x)
             loss, parts = loss_fn(y, tr_T[b], args.lam, weights, args.sim_full, args.prefix_cos,
                                   args.kl, args.tau)

@@ -44,7 +44,8 @@ def metrics(ranked, relevant):
 
 
 def build_index(binary, model, docs, out, extra):
-    model_path = os.path.join(ROOT, "public", "models", f"{model}.bin")
+    # a shipped model's name, or the path of any .bin
+    model_path = model if model.endswith(".bin") else os.path.join(ROOT, "public", "models", f"{model}.bin")
     stamp = os.path.join(out, "index.bin")
     if os.path.exists(stamp) and os.path.getmtime(stamp) > max(
             os.path.getmtime(p) for p in (model_path, docs, binary)):
@@ -84,7 +85,7 @@ def main():
     print("|---|---|---|---|---|")
     for model in a.models:
         name = corpus.split(".")[0]
-        idx = os.path.join(DATA, f"idx-{name}-{model}" + (f"-{a.tag}" if a.tag else ""))
+        idx = os.path.join(DATA, f"idx-{name}-{os.path.basename(model).removesuffix('.bin')}" + (f"-{a.tag}" if a.tag else ""))
         build_index(a.bin, model, docs, idx, a.index_arg)
         for mode in a.modes:
             results = run(a.bin, idx, queries, mode, a.search_arg)

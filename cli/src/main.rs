@@ -161,6 +161,11 @@ enum Command {
         /// `article.content`); a page where it matches nothing is read whole.
         #[arg(long, value_name = "CSS")]
         root_selector: Option<String>,
+        /// Passage size in the model's word pieces, [CLS] and [SEP] included: a passage and its
+        /// heading take at most this many (or the model's max_seq_len when smaller).
+        #[arg(long, value_name = "N", default_value_t = lightembed_index::ingest::PASSAGE_TOKENS as u32,
+              value_parser = clap::value_parser!(u32).range(8..=65535))]
+        passage_tokens: u32,
         /// Files and folders to index.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
@@ -396,8 +401,10 @@ fn run(command: Command) -> Result<ExitCode> {
             keyword_stemming,
             int8_vectors,
             root_selector,
+            passage_tokens,
             inputs,
         } => search_index::index(search_index::IndexArgs {
+            passage_tokens: passage_tokens as usize,
             keyword_stemming: keyword_stemming == "english",
             int8_vectors,
             root_selector,

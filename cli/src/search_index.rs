@@ -54,6 +54,8 @@ pub struct IndexArgs {
     pub int8_vectors: bool,
     /// CSS selector of the element holding an HTML page's content (whole page when unmatched).
     pub root_selector: Option<String>,
+    /// Passage size in word pieces (`--passage-tokens`; [`lightembed_index::ingest::PASSAGE_TOKENS`]).
+    pub passage_tokens: usize,
 }
 
 fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
@@ -134,7 +136,7 @@ pub fn read_inputs(a: &IndexArgs, model: &lightembed::Model) -> Result<Inputs> {
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
     let (mut skipped, mut excluded) = (0usize, 0usize);
     let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
-    let sizer = Sizer::new(model);
+    let sizer = Sizer::with_tokens(model, a.passage_tokens);
     let mut passages: Vec<Passage> = Vec::new();
     let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
     let mut documents = 0usize;

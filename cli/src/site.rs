@@ -186,6 +186,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         // The bundle stores one sign bit per dim (fragments), taken from the f32 vectors.
         int8_vectors: false,
         root_selector: a.root_selector.clone(),
+        passage_tokens: lightembed_index::ingest::PASSAGE_TOKENS,
     };
     // The pages are read once, cut with the full model (the site model cuts them the same way).
     let inputs = read_inputs(&args, &model)?;

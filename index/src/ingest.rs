@@ -418,21 +418,37 @@ pub fn url_encode(segment: &str) -> String {
     out
 }
 
-/// Sizes passages in the model's own word pieces: each passage plus its heading fits the
-/// model's window (`max_seq_len`, including `[CLS]` and `[SEP]`), so no passage text is
+/// The passage size of the pipeline, in the model's word pieces including `[CLS]` and `[SEP]`:
+/// a passage and its heading take at most this many, or the model's window (`max_seq_len`) when
+/// that is smaller. 128: the size both shipped models were trained and measured at (a passage is
+/// the unit a result points to; longer ones make coarser results and excerpts). A model whose
+/// window is larger (the static model has no position table, so its window costs nothing) never
+/// truncates a passage.
+pub const PASSAGE_TOKENS: usize = 128;
+
+/// Sizes passages in the model's own word pieces: each passage plus its heading fits
+/// `min(PASSAGE_TOKENS, max_seq_len)` (including `[CLS]` and `[SEP]`), so no passage text is
 /// invisible to the vector side.
 pub struct Sizer<'m> {
     tokenizer: &'m lightembed::tokenizer::Tokenizer,
-    /// Word pieces a passage and its heading may use: `max_seq_len − 2`.
+    /// Word pieces a passage and its heading may use: `min(PASSAGE_TOKENS, max_seq_len) − 2`.
     window: usize,
 }
 
 impl<'m> Sizer<'m> {
-    /// The sizer for `model`'s tokenizer and window.
+    /// The sizer for `model`'s tokenizer, passages of [`PASSAGE_TOKENS`] (or the model's window
+    /// when smaller).
     pub fn new(model: &'m lightembed::Model) -> Sizer<'m> {
+        Sizer::with_tokens(model, PASSAGE_TOKENS)
+    }
+
+    /// The sizer for passages of `tokens` word pieces (including `[CLS]` and `[SEP]`), capped at
+    /// the model's window.
+    pub fn with_tokens(model: &'m lightembed::Model, tokens: usize) -> Sizer<'m> {
         Sizer {
             tokenizer: model.tokenizer(),
-            window: (model.header().max_seq_len as usize)
+            window: tokens
+                .min(model.header().max_seq_len as usize)
                 .saturating_sub(2)
                 .max(1),
         }
@@ -933,7 +949,7 @@ mod tests {
             .collect();
         let ps = sizer.passages(heading, &text);
         assert!(ps.len() >= 5, "{}", ps.len());
-        let window = model.header().max_seq_len as usize - 2;
+        let window = PASSAGE_TOKENS.min(model.header().max_seq_len as usize) - 2;
         for p in &ps {
             let n = tok.count_pieces(&format!("{heading}\n{p}"));
             assert!(n <= window, "{n} pieces > {window}: {p}");
