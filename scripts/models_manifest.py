@@ -5,7 +5,7 @@ Run by trunk as a post-build hook on the staged `models/` folder, so the app's m
 cache validators (SHA-256 per file) always describe the files actually shipped:
 
     {"models": [{"file": "lightembed-en-static.bin", "sha256": "…", "size": 4658384,
-                 "model_id": "lightembed-en", "version": "2.0.0", "n_layers": 0,
+                 "model_id": "lightembed-en-0l", "version": "3.0.0", "n_layers": 0,
                  "output_dim": 384, "embedding_quant": "int4"}, …]}
 
 Only files that look like lightembed v1 models (magic `LEMB`, trailing SHA-256 correct) are

@@ -67,8 +67,11 @@ def main():
 
     config = {"vocab": common.vocab_path(), "d_model": int(npz["embedding"].shape[1]), "n_layers": n_layers,
               "n_heads": 4 if n_layers else 1, "ffn_dim": 1024 if n_layers else 0, "output_dim": OUTPUT_DIM,
-              "max_seq_len": MAX_SEQ_LEN, "matryoshka_dims": MATRYOSHKA, "do_lower_case": True,
-              "strip_accents": True, "model_id": "lightembed-en", "version": args.version, "license_id": 0}
+              # the static model has no position table: a window of 512 costs nothing and never
+              # truncates a passage (ingest::PASSAGE_TOKENS is 128); the 2-layer model keeps the
+              # window it was trained at
+              "max_seq_len": MAX_SEQ_LEN if n_layers else 512, "matryoshka_dims": MATRYOSHKA, "do_lower_case": True,
+              "strip_accents": True, "model_id": f"lightembed-en-{n_layers}l", "version": args.version, "license_id": 0}
     json.dump(config, open(os.path.join(run, "config.json"), "w"), indent=1)
     ev = {}
     evp = os.path.join(RUNS, "eval.json")

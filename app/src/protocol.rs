@@ -316,8 +316,8 @@ pub enum Event {
     /// The stored index does not fit the loaded model (spec §8). Searching is disabled until
     /// [`Request::Reindex`].
     IndexMismatch {
-        /// The spec's message, e.g. "Index was built with lightembed-en v1.2 but the loaded model
-        /// is v2.0. Re-run `lightembed index`."
+        /// The spec's message, e.g. "Index was built with lightembed-en-0l v3.0 but the loaded model
+        /// is v4.0. Re-run `lightembed index`."
         message: String,
         /// Passages stored (what a re-index embeds).
         stored_passages: usize,

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// `lightembed-en v1.0.0, 2 layers, ternary/ternary, dims 32,64,128,256,384, sha256 1a2b…`.
+/// `lightembed-en-2l v4.0.0, 2 layers, ternary/ternary, dims 32,64,128,256,384, sha256 1a2b…`.
 pub fn one_line(m: &Model) -> String {
     let h = m.header();
     format!(

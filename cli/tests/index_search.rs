@@ -56,7 +56,7 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
 
     let side: Value =
         serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
-    assert_eq!(side["model_id"], "lightembed-en");
+    assert_eq!(side["model_id"], shipped_id());
     let (major, minor, patch) = shipped_version();
     assert_eq!(side["model_version"], format!("{major}.{minor}.{patch}"));
     assert_eq!(side["dims"], 384);
@@ -149,6 +149,15 @@ fn matryoshka_dims_index_and_search() {
 }
 
 /// The static model with its header `version_major` set to `major` and the SHA-256 trailer redone.
+/// `model_id` of the shipped static model (header offset 48, NUL-padded).
+fn shipped_id() -> String {
+    let b = std::fs::read(model()).unwrap();
+    String::from_utf8(b[48..64].to_vec())
+        .unwrap()
+        .trim_end_matches('\0')
+        .to_string()
+}
+
 /// `(major, minor, patch)` of the shipped static model (header offsets 44, 45, 46..48).
 fn shipped_version() -> (u8, u8, u16) {
     let b = std::fs::read(model()).unwrap();
@@ -180,7 +189,8 @@ fn search_refuses_a_model_the_index_was_not_built_for() {
     assert_eq!(
         stderr(&o),
         format!(
-            "error: Index was built with lightembed-en v{major}.{minor} but the loaded model is v{}.{minor}. Re-run `lightembed index`.\n",
+            "error: Index was built with {} v{major}.{minor} but the loaded model is v{}.{minor}. Re-run `lightembed index`.\n",
+            shipped_id(),
             major + 1
         )
     );
@@ -199,7 +209,54 @@ fn search_refuses_a_model_the_index_was_not_built_for() {
     assert_eq!(
         stderr(&o),
         format!(
-            "error: Index was built with lightembed-en v{major}.{minor} but the loaded model is tern-2l v1.0. Re-run `lightembed index`.\n"
+            "error: Index was built with {} v{major}.{minor} but the loaded model is tern-2l v1.0. Re-run `lightembed index`.\n",
+            shipped_id()
+        )
+    );
+
+    // The other shipped model: refused by model_id, whatever the versions (issue 14).
+    let two = root().join("public/models/lightembed-en-2l.bin");
+    let o = run(&["search", "--index", s(&out), "--model", s(&two), "compost"]);
+    assert_eq!(o.status.code(), Some(1));
+    let b2 = std::fs::read(&two).unwrap();
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: Index was built with {} v{major}.{minor} but the loaded model is lightembed-en-2l v{}.{}. Re-run `lightembed index`.\n",
+            shipped_id(),
+            b2[44],
+            b2[45]
+        )
+    );
+    assert_ne!(shipped_id(), "lightembed-en-2l");
+
+    // An index built under the old shared id `lightembed-en` (before issue 14) is refused too.
+    let old_dir = scratch("site-index-old-id");
+    let mut old = std::fs::read(model()).unwrap();
+    old[48..64].copy_from_slice(b"lightembed-en\0\0\0");
+    old[44] = 2;
+    let n = old.len() - 32;
+    let h = Sha256::digest(&old[..n]);
+    old[n..].copy_from_slice(&h);
+    let old_model = old_dir.join("old.bin");
+    std::fs::write(&old_model, &old).unwrap();
+    let fixture_site = root().join("tests/fixtures/site");
+    let o = run(&[
+        "index",
+        "--quiet",
+        "--model",
+        s(&old_model),
+        "--out",
+        s(&old_dir.join("ix")),
+        s(&fixture_site),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["search", "--index", s(&old_dir.join("ix")), "--model", s(&model()), "compost"]);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: Index was built with lightembed-en v2.{minor} but the loaded model is {} v{major}.{minor}. Re-run `lightembed index`.\n",
+            shipped_id()
         )
     );
 

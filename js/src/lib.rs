@@ -128,7 +128,7 @@ impl JsModel {
             })
     }
 
-    /// The header's `model_id`, e.g. `"lightembed-en"`.
+    /// The header's `model_id`, e.g. `"lightembed-en-0l"`.
     #[wasm_bindgen(getter, js_name = modelId)]
     pub fn model_id(&self) -> String {
         self.inner.model_id().to_string()
@@ -234,8 +234,8 @@ impl JsSearchIndex {
     /// same major version, the index dims valid for it). Returns warnings that do not stop a
     /// search (another minor version, another file), as sentences.
     ///
-    /// @throws {Error} with the spec's message, e.g. `"Index was built with lightembed-en v1.0
-    /// but the loaded model is v2.0. Re-run \`lightembed index\`."`
+    /// @throws {Error} with the spec's message, e.g. `"Index was built with lightembed-en-0l v3.0
+    /// but the loaded model is v4.0. Re-run \`lightembed index\`."`
     #[wasm_bindgen(js_name = checkCompatible)]
     pub fn check_compatible(&self, model: &JsModel) -> Result<Vec<String>, JsValue> {
         let warnings = self
