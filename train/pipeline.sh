@@ -31,7 +31,7 @@ if has static; then
   log "static student (resumes from train/runs/static_v3/ckpt.pt)"
   $py train/train_student.py $threads --name static_v3 --layers 0 --init-from static_v2 \
     --epochs "${STATIC_EPOCHS:-4}" --bs 128 --lr 5e-4 --emb-lr 1e-2 --prefix-weights 128:2 \
-    --kl "${KL:-1.0}" --tau 0.05 --hard "${HARD:-0.5}"
+    --kl "${KL:-1.0}" --tau 0.05 --hard "${HARD:-0.5}" --max-minutes "${MAX_MINUTES:-1e9}"
 fi
 if has 2l; then
   log "2-layer student (resumes from train/runs/2l_v4/ckpt.pt)"

@@ -33,11 +33,21 @@ pub fn identity(model: &Model) -> ModelIdentity {
 }
 
 /// Verifies and loads `bytes` with every load rule ([`Model::from_bytes`]) and describes it.
+/// `digest`: the SHA-256 of `bytes` without its 32-byte trailer when the caller already has it
+/// (the worker asks WebCrypto, [`Model::from_bytes_with_digest`]); `None` hashes here.
 ///
 /// # Errors
 /// The engine's message for the first violated rule; nothing is loaded.
-pub fn load_model(bytes: &[u8], url: &str) -> Result<(Model, ModelInfo), String> {
-    let model = Model::from_bytes(bytes).map_err(|e| e.to_string())?;
+pub fn load_model(
+    bytes: &[u8],
+    url: &str,
+    digest: Option<[u8; 32]>,
+) -> Result<(Model, ModelInfo), String> {
+    let model = match digest {
+        Some(d) => Model::from_bytes_with_digest(bytes, d),
+        None => Model::from_bytes(bytes),
+    }
+    .map_err(|e| e.to_string())?;
     let h = model.header();
     let info = ModelInfo {
         url: url.to_string(),
@@ -479,7 +489,7 @@ mod tests {
 
     fn loaded(name: &str) -> Core {
         let bytes = fixture(name);
-        let (m, info) = load_model(&bytes, name).unwrap();
+        let (m, info) = load_model(&bytes, name, None).unwrap();
         let mut c = Core::new();
         c.set_model(m, info);
         c
@@ -530,7 +540,7 @@ mod tests {
         let v = c.info().unwrap().version.clone();
         let major: u8 = v.split('.').next().unwrap().parse().unwrap();
         let bumped = with_major(&bytes, major + 1);
-        let (m, info) = load_model(&bumped, "bumped").unwrap();
+        let (m, info) = load_model(&bumped, "bumped", None).unwrap();
         let mut c2 = Core::new();
         c2.set_model(m, info);
         match c2.attach_index(&stored) {
@@ -608,13 +618,16 @@ mod tests {
         let mut bytes = fixture("static_int8_uncased_keep_accents.bin");
         let n = bytes.len();
         bytes[n / 2] ^= 0x55;
-        let err = load_model(&bytes, "x").err().unwrap();
+        // A digest from the platform (WebCrypto in the worker) that is not this file's: refused.
+        let wrong = load_model(&bytes, "x", Some([0; 32])).err().unwrap();
+        assert!(wrong.to_lowercase().contains("sha-256") || wrong.to_lowercase().contains("sha256"), "{wrong}");
+        let err = load_model(&bytes, "x", None).err().unwrap();
         assert!(
             err.to_lowercase().contains("sha-256") || err.to_lowercase().contains("sha256"),
             "{err}"
         );
         let truncated = &fixture("static_int8_uncased_keep_accents.bin")[..1000];
-        assert!(load_model(truncated, "x").is_err());
+        assert!(load_model(truncated, "x", None).is_err());
     }
 
     #[test]
@@ -665,7 +678,7 @@ mod tests {
             "/../public/models/lightembed-en-static.bin"
         ))
         .unwrap();
-        let (m, info) = load_model(&bytes, "static").unwrap();
+        let (m, info) = load_model(&bytes, "static", None).unwrap();
         let mut c = Core::new();
         c.set_model(m, info);
         c.ensure_index(None).unwrap();
@@ -731,7 +744,7 @@ mod tests {
         assert!(st.docs.iter().any(|d| d.doc_id == "user/other.txt"));
         // "Reload": the stored bytes restore the index without the stale passages.
         let mut c2 = Core::new();
-        let (m, info) = load_model(&bytes, "static").unwrap();
+        let (m, info) = load_model(&bytes, "static", None).unwrap();
         c2.set_model(m, info);
         c2.attach_index(&c.index_bytes().unwrap()).unwrap();
         let ids: Vec<String> = c2

@@ -271,7 +271,12 @@ impl WorkerApp {
         post(&Event::Verifying);
         sleep_ms(0).await;
         let t0 = now_ms();
-        let (model, mut info) = match load_model(&bytes, &url) {
+        let digest = if bytes.len() > 32 {
+            platform_sha256(&bytes[..bytes.len() - 32]).await
+        } else {
+            None
+        };
+        let (model, mut info) = match load_model(&bytes, &url, digest) {
             Ok(x) => x,
             Err(e) => {
                 if from_cache {
@@ -684,4 +689,20 @@ fn storage_event(s: &Storage) -> Event {
             message: s.unavailable_reason().map(str::to_string),
         }
     }
+}
+
+/// SHA-256 of `data` by the platform's WebCrypto (`crypto.subtle.digest`): a few milliseconds for
+/// a 4.7 MB model where the wasm `sha2` takes hundreds (bench/RESULTS.md). `None` where WebCrypto
+/// is missing (`crypto.subtle` exists only in secure contexts: HTTPS and localhost) or fails; the
+/// engine then hashes the bytes itself.
+async fn platform_sha256(data: &[u8]) -> Option<[u8; 32]> {
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().dyn_into().ok()?;
+    let crypto = scope.crypto().ok()?;
+    let subtle = crypto.subtle();
+    if subtle.is_undefined() {
+        return None;
+    }
+    let promise = subtle.digest_with_str_and_u8_array("SHA-256", data).ok()?;
+    let buf = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+    js_sys::Uint8Array::new(&buf).to_vec().try_into().ok()
 }

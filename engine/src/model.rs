@@ -268,6 +268,23 @@ impl Model {
     /// # Errors
     /// The first violated rule as a [`LoadError`]; nothing is partially loaded.
     pub fn from_bytes(bytes: &[u8]) -> Result<Model, LoadError> {
+        Model::load(bytes, None)
+    }
+
+    /// [`Model::from_bytes`] with the SHA-256 of `bytes[..len − 32]` already computed by the
+    /// caller — e.g. by the browser's `crypto.subtle.digest`, which hashes a 4.7 MB model in a
+    /// few milliseconds where the wasm `sha2` takes hundreds. Every rule is checked as by
+    /// `from_bytes`; rule 5 (§3, the trailing SHA-256) compares the trailer with `digest`, so
+    /// `digest` must be the hash of exactly these bytes (a digest of other bytes makes a corrupt
+    /// file load). Files shorter than the envelope are refused before `digest` is looked at.
+    ///
+    /// # Errors
+    /// As [`Model::from_bytes`]; [`LoadError::HashMismatch`] reports `digest` as `computed`.
+    pub fn from_bytes_with_digest(bytes: &[u8], digest: [u8; 32]) -> Result<Model, LoadError> {
+        Model::load(bytes, Some(digest))
+    }
+
+    fn load(bytes: &[u8], digest: Option<[u8; 32]>) -> Result<Model, LoadError> {
         let file_len = bytes.len();
         // --- envelope
         if file_len < MIN_FILE_LEN {
@@ -285,7 +302,8 @@ impl Model {
             return Err(LoadError::UnsupportedFormatVersion { found: version });
         }
         let hash_start = file_len - HASH_LEN;
-        let computed: [u8; 32] = Sha256::digest(&bytes[..hash_start]).into();
+        let computed: [u8; 32] =
+            digest.unwrap_or_else(|| Sha256::digest(&bytes[..hash_start]).into());
         let mut stored = [0u8; 32];
         stored.copy_from_slice(&bytes[hash_start..]);
         if computed != stored {
