@@ -63,6 +63,10 @@ pub enum Request {
         sha256: Option<String>,
         /// Do not use IndexedDB at all (test hook `?nostore`): everything stays in memory.
         no_store: bool,
+        /// Open the database at this schema version instead of [`crate::storage::DB_VERSION`]
+        /// (test hook `?dbversion=N`: a newer deployment in another tab).
+        #[serde(default)]
+        db_version: Option<u32>,
     },
     /// Fetch the bundled corpus (JSON lines of [`crate::chunk::CorpusRecord`], written by
     /// `lightembed passages`) and index it.
@@ -431,6 +435,7 @@ mod tests {
                 url: "models/a.bin".into(),
                 sha256: Some("ab".into()),
                 no_store: false,
+                db_version: None,
             },
             Request::Search {
                 id: 7,

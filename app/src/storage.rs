@@ -35,6 +35,12 @@ const INDEX_KEY: &str = "current";
 /// How long opening may stay blocked (another tab holding an old version open) before giving up.
 const OPEN_TIMEOUT_MS: i32 = 4000;
 
+/// Shown when another tab opened a newer schema: this tab closed its connection (so the other tab
+/// could upgrade) and keeps working in memory.
+pub const NEWER_IN_OTHER_TAB: &str = "A newer version of this app is open in another tab. This tab \
+closed its database so that one can upgrade, and now works in memory only (nothing is saved): \
+reload this tab to use the newer version.";
+
 /// The app's storage: IndexedDB when available, else nothing (the worker keeps state in memory).
 pub struct Storage {
     db: Option<Database>,
@@ -52,10 +58,16 @@ fn err(e: idb::Error) -> String {
 }
 
 impl Storage {
-    /// Opens (creating or upgrading) database `name`. Never fails: on any error the result is
-    /// memory-only and [`Storage::unavailable_reason`] says why.
-    pub async fn open(name: &str) -> Storage {
-        match Self::try_open(name).await {
+    /// Opens (creating or upgrading) database `name` at schema `version` ([`DB_VERSION`]). Never
+    /// fails: on any error the result is memory-only and [`Storage::unavailable_reason`] says why.
+    ///
+    /// When another tab later opens a newer version, this connection is closed at once (so that
+    /// tab's upgrade is not blocked) and `on_newer` runs: the caller switches to memory-only and
+    /// tells the user ([`NEWER_IN_OTHER_TAB`]). A blocked open (another tab holds an older
+    /// version and does not close it) gives up after [`OPEN_TIMEOUT_MS`] with a message saying to
+    /// close that tab and reload; reloading once it is closed opens the database with its data.
+    pub async fn open(name: &str, version: u32, on_newer: impl FnOnce() + 'static) -> Storage {
+        match Self::try_open(name, version, on_newer).await {
             Ok(db) => Storage {
                 db: Some(db),
                 reason: None,
@@ -72,7 +84,11 @@ impl Storage {
         }
     }
 
-    async fn try_open(name: &str) -> Result<Database, String> {
+    async fn try_open(
+        name: &str,
+        version: u32,
+        on_newer: impl FnOnce() + 'static,
+    ) -> Result<Database, String> {
         let factory = Factory::new().map_err(|e| {
             format!(
                 "IndexedDB is not available in this browser context ({})",
@@ -80,7 +96,7 @@ impl Storage {
             )
         })?;
         let mut req = factory
-            .open(name, Some(DB_VERSION))
+            .open(name, Some(version))
             .map_err(|e| format!("IndexedDB refused to open the database ({})", err(e)))?;
         req.on_upgrade_needed(|event| {
             use idb::Event as _;
@@ -99,9 +115,29 @@ impl Storage {
         let open = std::pin::pin!(req.into_future());
         let timeout = std::pin::pin!(sleep_ms(OPEN_TIMEOUT_MS));
         match futures::future::select(open, timeout).await {
-            futures::future::Either::Left((Ok(db), _)) => Ok(db),
+            futures::future::Either::Left((Ok(db), _)) => {
+                // `versionchange`: another tab asks for a newer schema. Close now (an open
+                // connection would block its upgrade) and let the caller switch to memory.
+                let js: JsValue = db.into();
+                let raw: web_sys::IdbDatabase = js.clone().unchecked_into();
+                let closing = raw.clone();
+                let handler = wasm_bindgen::closure::Closure::once(move |_e: web_sys::Event| {
+                    closing.close();
+                    on_newer();
+                });
+                raw.set_onversionchange(Some(handler.as_ref().unchecked_ref()));
+                handler.forget(); // lives as long as the connection
+                Database::try_from(js).map_err(|e| format!("IndexedDB could not be opened ({})", err(e)))
+            }
             futures::future::Either::Left((Err(e), _)) => {
-                Err(format!("IndexedDB could not be opened ({})", err(e)))
+                let e = err(e);
+                Err(if e.contains("VersionError") {
+                    // The stored schema is newer than this build's: another tab of a newer
+                    // deployment upgraded it.
+                    format!("a newer version of this app has upgraded the stored data ({e}); reload this tab to use it")
+                } else {
+                    format!("IndexedDB could not be opened ({e})")
+                })
             }
             futures::future::Either::Right(_) => Err(if blocked.get() {
                 "IndexedDB is blocked by another tab of this app holding an older version open; close it and reload".to_string()

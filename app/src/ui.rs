@@ -158,6 +158,7 @@ impl St {
             url,
             sha256,
             no_store: query_param("nostore").is_some(),
+            db_version: query_param("dbversion").and_then(|v| v.parse().ok()),
         });
     }
 

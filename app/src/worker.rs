@@ -118,11 +118,12 @@ impl WorkerApp {
                 url,
                 sha256,
                 no_store,
+                db_version,
             } => {
                 me.generation.set(me.generation.get() + 1);
                 me.cancel.set(true);
                 wasm_bindgen_futures::spawn_local(async move {
-                    me.load_model(url, sha256, no_store).await
+                    me.load_model(url, sha256, no_store, db_version).await
                 });
             }
             Request::IndexCorpus { url, limit, dims } => {
@@ -190,7 +191,7 @@ impl WorkerApp {
             .unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
     }
 
-    async fn open_storage(&self, no_store: bool) {
+    async fn open_storage(self: &Rc<Self>, no_store: bool, db_version: Option<u32>) {
         if self.storage.borrow().is_some() {
             return;
         }
@@ -199,7 +200,16 @@ impl WorkerApp {
                 "IndexedDB is disabled (?nostore): the index lives in memory for this session",
             )
         } else {
-            Storage::open(&self.db_name).await
+            let me = Rc::downgrade(self);
+            let version = db_version.unwrap_or(crate::storage::DB_VERSION);
+            Storage::open(&self.db_name, version, move || {
+                if let Some(me) = me.upgrade() {
+                    let s = Storage::memory(crate::storage::NEWER_IN_OTHER_TAB);
+                    post(&storage_event(&s));
+                    *me.storage.borrow_mut() = Some(Rc::new(s));
+                }
+            })
+            .await
         };
         post(&storage_event(&s));
         *self.storage.borrow_mut() = Some(Rc::new(s));
@@ -213,10 +223,16 @@ impl WorkerApp {
         *self.storage.borrow_mut() = Some(Rc::new(s));
     }
 
-    async fn load_model(self: Rc<Self>, url: String, sha256: Option<String>, no_store: bool) {
+    async fn load_model(
+        self: Rc<Self>,
+        url: String,
+        sha256: Option<String>,
+        no_store: bool,
+        db_version: Option<u32>,
+    ) {
         let generation = self.generation.get();
         *self.core.borrow_mut() = Core::new();
-        self.open_storage(no_store).await;
+        self.open_storage(no_store, db_version).await;
         let storage = self.storage();
         post(&Event::Download {
             loaded: 0,

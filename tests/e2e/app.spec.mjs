@@ -17,6 +17,9 @@
 //   6. a corrupted model file → the `error` banner with the verification failure
 //   7. a truncated model file → the `error` banner
 //   8. a model with another major version → the spec §8 message and `reindex`; re-index works
+//   9. two tabs: a newer schema (`?dbversion=2`) in another tab makes this one close its database
+//      and say so; a tab holding the database open without a versionchange handler blocks the
+//      next upgrade, which gives up within 5 s saying to close it; closed, a reload keeps the data
 //  10. the same dist/ served under /sub/path/ (another origin) → ready, search, no 404
 //  11. no WebAssembly SIMD (simulated: the probe module fails to validate) → `no-simd` message
 //      within 5 s, the app is not started
@@ -447,6 +450,51 @@ await step('model with another major version → §8 message and re-index', asyn
   assert((await text('embed-count')) === String(LIMIT), `re-index embedded ${await text('embed-count')}`);
   assert((await tid('reindex').count()) === 0, 'mismatch cleared');
   await shot('09-reindexed.png');
+});
+
+await step('two tabs: a newer schema in another tab closes this tab\'s database (message); a blocked open says to close the other tab; after that, a reload keeps the data', async () => {
+  // After the §8 step: `page` shows the index re-built with the bumped model; the other tabs
+  // load the same model, so they restore that index.
+  const same = `model=/e2e/major-bump.bin&limit=${LIMIT}`;
+  const tabText = (pg, id) => pg.evaluate((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent.trim() ?? null, id);
+  const ready = (pg) => pg.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="model-status"]')?.textContent.trim()), null, { timeout: STEP_MS });
+  const docs = (pg) => pg.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n), LIMIT, { timeout: 60_000, polling: 100 });
+  // A newer deployment (schema v2) opens in a second tab: the first closes its connection at
+  // once and says so; the second upgrades with the data.
+  const p2 = await context.newPage();
+  await p2.goto(`${base}/?${same}&dbversion=2`);
+  await ready(p2);
+  await page.waitForFunction(() => /newer version of this app is open in another tab/.test(
+    document.querySelector('[data-testid="storage-warning"]')?.textContent || ''), null, { timeout: 10_000 });
+  assert((await tabText(page, 'storage-status')) === 'memory only', 'the old tab works in memory now');
+  assert((await tabText(p2, 'storage-status')) === 'IndexedDB', `the new tab upgraded: ${await tabText(p2, 'storage-status')}`);
+  await docs(p2);
+  // A tab that holds v2 open and ignores versionchange (an old build) blocks the next upgrade:
+  // the opening tab gives up within 5 s with a message saying to close the other tab.
+  const p3 = await context.newPage();
+  await p3.goto(`${base}/models/manifest.json`);
+  await p3.evaluate(() => new Promise((res, rej) => {
+    const r = indexedDB.open('lightembed', 2);
+    r.onsuccess = () => { window.heldOpen = r.result; res(); };
+    r.onerror = () => rej(r.error);
+  }));
+  const p4 = await context.newPage();
+  const t0 = Date.now();
+  await p4.goto(`${base}/?${same}&dbversion=3`);
+  await p4.waitForFunction(() => /blocked by another tab/.test(document.querySelector('[data-testid="storage-warning"]')?.textContent || ''), null, { timeout: 10_000 });
+  const blockedMs = Date.now() - t0;
+  assert(blockedMs < 5000 + 1500, `blocked open ended in ${blockedMs} ms`);
+  assert(/close it and reload/.test(await tabText(p4, 'storage-warning')), 'says what to do');
+  // Close the blocking tab, reload: the upgrade goes through and the index is still there.
+  await p3.close();
+  await p4.reload();
+  await ready(p4);
+  assert((await tabText(p4, 'storage-status')) === 'IndexedDB', `after the other tab closed: ${await tabText(p4, 'storage-status')}`);
+  await docs(p4);
+  assert((await tabText(p4, 'embed-count')) === '0', 'restored, not re-embedded');
+  console.log(`     newer tab → old tab closed its database; blocked open ended after ${blockedMs} ms; reload kept ${LIMIT} passages`);
+  await p2.close();
+  await p4.close();
 });
 
 await step('sub-path deployment (/sub/path/): ready, search works, no 404', async () => {
