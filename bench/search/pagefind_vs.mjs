@@ -8,7 +8,11 @@
 //           mechanical queries (each command's one-line description → its page); the default
 //   book    the Rust book from Debian's rust-doc (print.html, the whole book on one page, removed
 //           for both tools) with bench/search/questions/book.jsonl: 55 questions we wrote and
-//           judged (30 keyword-like, 25 natural-language; one or more relevant pages each)
+//           judged (30 keyword-like, 25 natural-language; one or more relevant pages each). A
+//           chapter's copy in an earlier edition's folder counts as that chapter.
+//           Judging: relevant pages were written first; then the top 3 pages of both tools were
+//           pooled and judged by reading them (TREC-style pooling): those found to answer the
+//           question are listed under "pooled" as well as in "relevant".
 //   python  the Python 3.11 docs from Debian's python3.11-doc (HTML only), questions/python.jsonl
 //
 //   python3 bench/search/make_git_set.py      # SET=git only
@@ -59,6 +63,9 @@ const queries = set.questions();
 const pageKey = (u) => {
   let p = decodeURI(u.split('#')[0].replace(/^https?:\/\/[^/]+/, '').replace(/^\//, ''));
   if (p === '' || p.endsWith('/')) p += 'index.html';
+  // The Rust book folder also holds earlier editions' copies of the chapters
+  // (`2018-edition/ch15-04-rc.html`): the same chapter, so the same page for judging.
+  if (SET === 'book') p = p.replace(/^(2018-edition|second-edition)\//, '');
   return p;
 };
 
@@ -200,7 +207,8 @@ if (process.env.DEBUG) {
     for (const u of urls) { const p = pageKey(u); if (!pages.includes(p)) pages.push(p); }
     return pages.slice(0, 10).findIndex((p) => q.relevant.includes(p)) + 1;
   };
-  queries.forEach((q, i) => console.log(`${rank(pf.ranked[i], q)}\t${rank(le.ranked[i], q)}\t${q.kind}\t${q.query}\t${pageKey(le.ranked[i][0] || '')}`));
+  const top = (urls) => [...new Set(urls.map(pageKey))].slice(0, 5).join(' ');
+  queries.forEach((q, i) => console.log(`${rank(pf.ranked[i], q)}\t${rank(le.ranked[i], q)}\t${q.kind}\t${q.query}\tPF: ${top(pf.ranked[i])}\tLE: ${top(le.ranked[i])}`));
 }
 const kinds = [...new Set(queries.map((q) => q.kind))];
 console.log('\n| tool | questions | n | success@1 | success@10 | MRR@10 |');

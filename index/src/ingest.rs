@@ -638,6 +638,19 @@ pub const CHROME_CLASSES: [&str; 16] = [
     "skip-link",
 ];
 
+/// A Sphinx API entry: a `<dt>` with an `id` and the `sig` class (`<dt class="sig sig-object py"
+/// id="json.dumps">`), the signature of a documented function, class or attribute.
+fn is_api_entry(n: ego_tree::NodeRef<scraper::Node>) -> bool {
+    match n.value() {
+        scraper::Node::Element(e) => {
+            e.name() == "dt"
+                && e.id().is_some_and(|i| !i.is_empty())
+                && e.classes().any(|c| c == "sig")
+        }
+        _ => false,
+    }
+}
+
 /// True for an element that is site chrome rather than page content (see [`html_sections`]).
 fn is_chrome(el: &scraper::node::Element) -> bool {
     const SKIP: [&str; 12] = [
@@ -764,7 +777,10 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
     let mut title = None;
     let mut first_h1 = None;
     let mut sections = vec![Section::default()];
-    let mut stack = vec![doc.tree.root()];
+    // (node, end): `end` marks the close of a Sphinx API list (`dl` of `dt.sig` entries), after
+    // which the enclosing section resumes.
+    let mut stack = vec![(doc.tree.root(), false)];
+    let mut resume: HashMap<NodeId, (String, Option<String>)> = HashMap::new();
     if let Some(RootSelector(sel)) = root {
         let matched: Vec<ego_tree::NodeRef<Node>> = doc.select(sel).map(|e| *e).collect();
         let ids: HashSet<NodeId> = matched.iter().map(|n| n.id()).collect();
@@ -779,10 +795,20 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
                 let t = text_of(*t);
                 title = (!t.is_empty()).then_some(t);
             }
-            stack = outermost.into_iter().rev().collect();
+            stack = outermost.into_iter().rev().map(|n| (n, false)).collect();
         }
     }
-    while let Some(node) = stack.pop() {
+    while let Some((node, end)) = stack.pop() {
+        if end {
+            if let Some((heading, anchor)) = resume.remove(&node.id()) {
+                sections.push(Section {
+                    heading,
+                    anchor,
+                    blocks: Vec::new(),
+                });
+            }
+            continue;
+        }
         let el = match node.value() {
             Node::Element(el) => el,
             Node::Text(t) => {
@@ -794,7 +820,7 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
                 continue;
             }
             Node::Document | Node::Fragment => {
-                stack.extend(node.children().rev());
+                stack.extend(node.children().rev().map(|c| (c, false)));
                 continue;
             }
             _ => continue,
@@ -808,8 +834,27 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
         if is_chrome(el) {
             if name == "head" {
                 // Only the title matters in <head>.
-                stack.extend(node.children().rev());
+                stack.extend(node.children().rev().map(|c| (c, false)));
             }
+            continue;
+        }
+        // Sphinx API entries (`<dt class="sig …" id="json.dumps">signature</dt><dd>…</dd>`): each
+        // is a section of its own, headed by its signature and linked to its id, as Sphinx lists
+        // them in its own tables of contents; after the list the enclosing section resumes.
+        if name == "dl" && node.children().any(|c| is_api_entry(c)) {
+            let current = sections.last().expect("one section");
+            resume.insert(node.id(), (current.heading.clone(), current.anchor.clone()));
+            stack.push((node, true));
+            stack.extend(node.children().rev().map(|c| (c, false)));
+            continue;
+        }
+        if name == "dt" && is_api_entry(node) {
+            let id = el.id().expect("is_api_entry checks the id");
+            sections.push(Section {
+                heading: text_of(node),
+                anchor: Some(url_encode(id)),
+                blocks: Vec::new(),
+            });
             continue;
         }
         if HEADINGS.contains(&name) {
@@ -849,7 +894,7 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
             }
             continue;
         }
-        stack.extend(node.children().rev());
+        stack.extend(node.children().rev().map(|c| (c, false)));
     }
     sections.retain(|s| !s.blocks.is_empty());
     (title.or(first_h1), sections)
@@ -1127,6 +1172,41 @@ mod tests {
 
     /// Ids are numbered per URL, titles follow "Heading — Page title", the embedded text is
     /// heading + newline + text, and text already seen on another page is skipped.
+    #[test]
+    fn sphinx_api_entries_are_sections_and_the_enclosing_section_resumes() {
+        let html = r##"<html><head><title>json — Python docs</title></head><body>
+            <section id="module-json"><h1>json — JSON encoder</h1><p>Intro text.</p>
+            <dl class="py function"><dt class="sig sig-object py" id="json.dumps">json.dumps(obj, indent=None)</dt>
+            <dd><p>Serialize obj.</p></dd>
+            <dt class="sig sig-object py" id="json.loads">json.loads(s)</dt><dd><p>Deserialize s.</p></dd></dl>
+            <dl><dt>plain term</dt><dd>plain definition</dd></dl>
+            <p>After the list.</p></section></body></html>"##;
+        let (_, sections) = html_sections(html);
+        let got: Vec<(&str, Option<&str>, Vec<&str>)> = sections
+            .iter()
+            .map(|s| {
+                (
+                    s.heading.as_str(),
+                    s.anchor.as_deref(),
+                    s.blocks.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("json — JSON encoder", Some("module-json"), vec!["Intro text."]),
+                ("json.dumps(obj, indent=None)", Some("json.dumps"), vec!["Serialize obj."]),
+                ("json.loads(s)", Some("json.loads"), vec!["Deserialize s."]),
+                (
+                    "json — JSON encoder",
+                    Some("module-json"),
+                    vec!["plain term", "plain definition", "After the list."]
+                ),
+            ]
+        );
+    }
+
     #[test]
     fn keyword_text_weights_title_and_heading() {
         assert_eq!(
