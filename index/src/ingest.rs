@@ -684,6 +684,8 @@ fn is_chrome(el: &scraper::node::Element) -> bool {
 /// chrome of Sphinx, mdBook and rustdoc by class ([`CHROME_CLASSES`]). Anchors link only to ids that exist in the
 /// page (the heading's own id, an id inside it, or the nearest enclosing element's id such as
 /// Sphinx's `<section id>`), percent-encoded; otherwise the section links to the page itself.
+/// A Sphinx API entry (`<dt class="sig …" id="json.dumps">`) starts a section of its own, headed
+/// by its signature and linked to its id; after its `<dl>` the enclosing section resumes.
 /// Linear in the page size, whatever the nesting depth.
 pub fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
     html_sections_in(html, None)
