@@ -26,3 +26,8 @@ async fn passages_and_index_are_saved_together_and_survive_reopening() {
 async fn memory_storage_reports_why() {
     storage_cases::memory_storage_reports_why().await;
 }
+
+#[wasm_bindgen_test]
+async fn a_newer_version_closes_this_connection_and_keeps_the_data() {
+    storage_cases::a_newer_version_closes_this_connection_and_keeps_the_data().await;
+}

@@ -25,6 +25,7 @@ fn load(url: &str, model: &[u8]) -> Request {
         url: url.to_string(),
         sha256: Some(sha_hex(model)),
         no_store: false,
+        db_version: None,
     }
 }
 
@@ -220,6 +221,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
             url: blob_url(&bad),
             sha256: None,
             no_store: false,
+            db_version: None,
         },
     );
     let Event::ModelFailed { reason } = ev
@@ -241,6 +243,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
             url: blob_url(&MODEL[..MODEL.len() / 3]),
             sha256: None,
             no_store: false,
+            db_version: None,
         },
     );
     let Event::ModelFailed { reason } = ev
@@ -272,6 +275,7 @@ async fn cancel_stops_indexing_and_keeps_what_was_done() {
             url: blob_url(MODEL),
             sha256: None,
             no_store: true,
+            db_version: None,
         },
     );
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
@@ -347,6 +351,7 @@ async fn playground_requests() {
             url: blob_url(MODEL),
             sha256: None,
             no_store: true,
+            db_version: None,
         },
     );
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
@@ -479,7 +484,7 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
     };
     assert_eq!(state.count, 1);
     assert_eq!(state.docs[0].doc_id, "user/notes.md");
-    let storage = lightembed_app::storage::Storage::open(&db).await;
+    let storage = lightembed_app::storage::Storage::open(&db, lightembed_app::storage::DB_VERSION, || {}).await;
     let stored = storage.all_passages().await.unwrap();
     assert_eq!(
         stored.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),

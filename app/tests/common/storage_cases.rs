@@ -1,12 +1,15 @@
 //! The storage test bodies, shared by `storage.rs` (page) and `storage_in_worker.rs` (worker).
 #![allow(dead_code)]
 
-use lightembed_app::storage::Storage;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use lightembed_app::storage::{Storage, DB_VERSION};
 
 use crate::common::{passages, unique_db};
 
 pub async fn models_are_cached_by_url_and_validator() {
-    let s = Storage::open(&unique_db("models")).await;
+    let s = Storage::open(&unique_db("models"), DB_VERSION, || {}).await;
     assert!(
         s.is_persistent(),
         "IndexedDB should open: {:?}",
@@ -32,7 +35,7 @@ pub async fn models_are_cached_by_url_and_validator() {
 
 pub async fn passages_and_index_are_saved_together_and_survive_reopening() {
     let name = unique_db("index");
-    let s = Storage::open(&name).await;
+    let s = Storage::open(&name, DB_VERSION, || {}).await;
     assert!(s.is_persistent());
     assert_eq!(s.get_index().await.unwrap(), None);
     let ps = passages(30);
@@ -42,7 +45,7 @@ pub async fn passages_and_index_are_saved_together_and_survive_reopening() {
     drop(s);
 
     // A new connection (as after a reload) sees the same data.
-    let s = Storage::open(&name).await;
+    let s = Storage::open(&name, DB_VERSION, || {}).await;
     assert_eq!(
         s.get_index().await.unwrap().as_deref(),
         Some(&index_bytes[..])
@@ -74,9 +77,30 @@ pub async fn memory_storage_reports_why() {
     let e = s.save(&passages(1), &[], None).await.unwrap_err();
     assert!(e.contains("disabled for the test"), "{e}");
     // A persistent storage degrades after a failed write.
-    let mut p = Storage::open(&unique_db("degrade")).await;
+    let mut p = Storage::open(&unique_db("degrade"), DB_VERSION, || {}).await;
     p.degrade("quota exceeded");
     assert!(!p.is_persistent());
     s.degrade("x");
     assert_eq!(s.unavailable_reason(), Some("x"));
+}
+
+pub async fn a_newer_version_closes_this_connection_and_keeps_the_data() {
+    let name = unique_db("versions");
+    let told = Rc::new(Cell::new(false));
+    let t2 = told.clone();
+    let old = Storage::open(&name, DB_VERSION, move || t2.set(true)).await;
+    assert!(old.is_persistent());
+    old.save(&passages(5), &[], Some(&[9; 16])).await.unwrap();
+    // A newer schema opens (another tab of a newer deployment): the old connection is told and
+    // closes at once, so the upgrade is not blocked; the data is kept.
+    let new = Storage::open(&name, DB_VERSION + 1, || {}).await;
+    assert!(new.is_persistent(), "{:?}", new.unavailable_reason());
+    assert!(told.get(), "the old connection was told");
+    assert_eq!(new.count_passages().await.unwrap(), 5);
+    assert_eq!(new.get_index().await.unwrap(), Some(vec![9; 16]));
+    // An older build meeting the newer schema: memory-only, saying to reload.
+    let older = Storage::open(&name, DB_VERSION, || {}).await;
+    assert!(!older.is_persistent());
+    let why = older.unavailable_reason().unwrap();
+    assert!(why.contains("newer version of this app has upgraded"), "{why}");
 }
