@@ -7,6 +7,8 @@
 //   2. index the bundled corpus (its first E2E_LIMIT passages) → `doc-count`
 //   3. a query with a known relevant passage finds it in the top 3
 //   4. reload → index restored from IndexedDB with no embedding work (`embed-count` stays 0)
+//  4b. offline (service worker, app/sw.js): with the network off a reload reaches ready and searches
+//  4c. a new deployment (a new sw.js) is offered as an update; accepting it reloads into it
 //   3a. playground: cosine of two texts, tokenisation, 2-D PCA of the index with the query
 //   3b. an own document (.md file through the file input) is found, then deleted
 //   3c. a windows-1252 HTML page and a Latin-1 .txt are decoded by their charset (the .txt's
@@ -366,6 +368,51 @@ await step('reload: index restored from IndexedDB without embedding', async () =
   await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
   assert((await text('embed-count')) === '0', 'a query is not passage embedding work');
   await shot('04-restored.png');
+});
+
+await step('offline after the first visit: with the network off a reload reaches ready and searches the stored index', async () => {
+  // The service worker (app/sw.js) has precached this build since the first load.
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
+  await context.setOffline(true);
+  try {
+    await page.reload();
+    await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status (offline)', 60_000);
+    assert((await text('model-status')) === 'ready', `offline: ${await text('model-status')} ${await text('error')}`);
+    await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
+      LIMIT, { timeout: 60_000, polling: 100 });
+    await tid('query').fill(query);
+    await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
+    await shot('04b-offline.png');
+  } finally {
+    await context.setOffline(false);
+  }
+});
+
+await step('a new deployment is offered as an update, never mixed in; accepting it reloads into the new build', async () => {
+  const swPath = path.join(dist, 'sw.js');
+  const orig = fs.readFileSync(swPath, 'utf8');
+  const m = orig.match(/const VERSION = "([0-9a-f]+)";/);
+  assert(m, 'sw.js carries its build version');
+  const cachesNow = () => page.evaluate(async () => (await caches.keys()).filter((k) => k.startsWith('lightembed-app-')).sort());
+  const before = await cachesNow();
+  assert(before.length === 1 && before[0] === `lightembed-app-${m[1]}`, `one cache for this build: ${before}`);
+  // "Deploy" a new build: its sw.js differs (a new version), as every real build's does.
+  fs.writeFileSync(swPath, orig.replace(m[0], `const VERSION = "${m[1]}next";`));
+  try {
+    await page.reload();
+    await page.waitForFunction(() => !document.querySelector('[data-testid="update-available"]')?.hidden, null, { timeout: 60_000 });
+    // Offered, not applied: the page still runs on the old build's cache, next to the new one.
+    assert((await cachesNow()).length === 2, `old and new caches side by side: ${await cachesNow()}`);
+    await waitText('model-status', (t) => t === 'ready', 'still ready on the old build', 60_000);
+    await Promise.all([page.waitForEvent('load', { timeout: 60_000 }), tid('update-reload').click()]);
+    await waitText('model-status', (t) => t === 'ready', 'ready on the new build', 60_000);
+    const after = await cachesNow();
+    assert(after.length === 1 && after[0] === `lightembed-app-${m[1]}next`, `only the new build's cache: ${after}`);
+    assert(await page.evaluate(() => document.querySelector('[data-testid="update-available"]').hidden), 'no offer after updating');
+  } finally {
+    fs.writeFileSync(swPath, orig);
+  }
 });
 
 await step('worker crash → restarted, state restored without re-embedding', async () => {
