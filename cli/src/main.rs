@@ -282,6 +282,11 @@ enum Command {
         /// per section, i.e. per URL with its #anchor).
         #[arg(long)]
         all_passages: bool,
+        /// Hybrid mode: weight of page evidence — each candidate gains this × the best score of
+        /// another section of the same page (URL before `#`); 0 turns it off.
+        #[arg(long, value_name = "W", default_value_t = lightembed_index::PAGE_WEIGHT,
+              value_parser = parse_page_weight)]
+        page_weight: f32,
         /// Batch mode: read `{"id": …, "query": …}` lines from FILE (`-` = stdin) and write one
         /// `{"id": …, "hits": [{"id", "url", "title", "score"}, …]}` line per query, in input order.
         #[arg(long, value_name = "FILE", conflicts_with = "query")]
@@ -451,15 +456,19 @@ fn run(command: Command) -> Result<ExitCode> {
             rrf_k,
             candidates,
             all_passages,
+            page_weight,
         } => search_index::search(search_index::SearchArgs {
-            options: search_options(
-                &mode,
-                fusion.as_deref(),
-                vector_weight,
-                rrf_k,
-                candidates,
-                all_passages,
-            )?,
+            options: SearchOptions {
+                page_weight,
+                ..search_options(
+                    &mode,
+                    fusion.as_deref(),
+                    vector_weight,
+                    rrf_k,
+                    candidates,
+                    all_passages,
+                )?
+            },
             index,
             model,
             k: k as usize,
@@ -488,6 +497,15 @@ fn run(command: Command) -> Result<ExitCode> {
             root_selector,
         }),
         Command::Fingerprint(command) => fingerprint::run(command),
+    }
+}
+
+/// `--page-weight`: a finite number ≥ 0 (a usage error otherwise, exit 2).
+fn parse_page_weight(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        Ok(w) => Err(format!("{w} is not a finite number ≥ 0")),
+        Err(_) => Err(format!("{s:?} is not a number")),
     }
 }
 
@@ -534,6 +552,7 @@ fn search_options(
         candidates,
         ef_search: None,
         collapse_sections: !all_passages,
+        ..SearchOptions::default()
     })
 }
 

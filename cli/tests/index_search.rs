@@ -112,7 +112,9 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
         let top = &v["results"][0];
         assert_eq!(top["rank"], 1);
         let score = top["score"].as_f64().unwrap();
-        assert!(score > 0.3 && score <= 1.0, "{score}");
+        // Convex fusion is in [0, 1]; page evidence adds at most PAGE_WEIGHT × another score.
+        let max = 1.0 + f64::from(lightembed_index::PAGE_WEIGHT);
+        assert!(score > 0.3 && score <= max, "{score}");
     }
     let v = search_json(&out, &["-k", "1"], "how often should I water tomato plants");
     assert_eq!(v["results"][0]["url"], "index.html#watering");
@@ -120,7 +122,16 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     assert_eq!(v["dims"], 384);
 
     // Plain-text output: a header line, then rank, score, title.
-    let o = run(&["search", "--index", s(&out), "-k", "1", "compost heap"]);
+    let o = run(&[
+        "search",
+        "--index",
+        s(&out),
+        "-k",
+        "1",
+        "--page-weight",
+        "0",
+        "compost heap",
+    ]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
         text.starts_with("1 result for \"compost heap\" (hybrid mode, 8 passages, 384 dims, "),
@@ -128,6 +139,13 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     );
     // Best on both sides: the fused (min–max normalised) score is 1.
     assert!(text.contains(" 1. 1.000  Compost — Soil\n"), "{text}");
+    // With page evidence (the default) another section of soil.md adds to it.
+    let o = run(&["search", "--index", s(&out), "-k", "1", "compost heap"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("  Compost — Soil\n") && !text.contains(" 1. 1.000 "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -251,7 +269,14 @@ fn search_refuses_a_model_the_index_was_not_built_for() {
         s(&fixture_site),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(&["search", "--index", s(&old_dir.join("ix")), "--model", s(&model()), "compost"]);
+    let o = run(&[
+        "search",
+        "--index",
+        s(&old_dir.join("ix")),
+        "--model",
+        s(&model()),
+        "compost",
+    ]);
     assert_eq!(
         stderr(&o),
         format!(
@@ -949,9 +974,15 @@ fn search_modes_fusion_flags_and_highlights() {
     assert_eq!(none["results"].as_array().unwrap().len(), 0);
     let hy = search_json(&out, &["-k", "1"], "xylophone tomato watering");
     assert_eq!(ids(&hy)[0], "index.html#watering:1");
-    // RRF scores: at most 2/(k+1).
-    let rrf = search_json(&out, &["-k", "1", "--fusion", "rrf"], "compost heap");
+    // RRF scores: at most 2/(k+1) without page evidence, (1 + page weight) times that with it.
+    let rrf = search_json(
+        &out,
+        &["-k", "1", "--fusion", "rrf", "--page-weight", "0"],
+        "compost heap",
+    );
     assert!(rrf["results"][0]["score"].as_f64().unwrap() <= 2.0 / 61.0 + 1e-6);
+    let rrf = search_json(&out, &["-k", "1", "--fusion", "rrf"], "compost heap");
+    assert!(rrf["results"][0]["score"].as_f64().unwrap() <= 1.4 * 2.0 / 61.0 + 1e-6);
     let o = run(&[
         "search",
         "--index",

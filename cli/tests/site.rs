@@ -98,7 +98,8 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     assert!(urls.iter().all(|u| !u.starts_with("lightembed/")));
     assert!(urls.iter().any(|u| u.starts_with("index.html#")));
     assert!(
-        urls.iter().all(|u| !u.ends_with(".md") && !u.contains(".md#")),
+        urls.iter()
+            .all(|u| !u.ends_with(".md") && !u.contains(".md#")),
         "Markdown sources beside the pages are not indexed"
     );
     // `lightembed search` reads the bundle folder as it is (its site model by default).

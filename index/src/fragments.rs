@@ -59,7 +59,7 @@ use std::collections::{HashMap, HashSet};
 use sha2::{Digest, Sha256};
 
 use crate::error::IndexError;
-use crate::hybrid::{check_fusion, fused_scores};
+use crate::hybrid::{add_page_evidence, check_fusion, check_page_weight, fused_scores};
 use crate::index::Index;
 use crate::keywords::{avgdl, for_each_term, idf, term_score};
 use crate::layout::{malformed, read_manifest, write_manifest, Reader, Writer};
@@ -189,7 +189,11 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
                 codes[i * nbytes + j / 8] |= 1 << (j % 8);
             }
         }
-        alphas.push(if sigma_sq > 0.0 { (fit / sigma_sq) as f32 } else { 0.0 });
+        alphas.push(if sigma_sq > 0.0 {
+            (fit / sigma_sq) as f32
+        } else {
+            0.0
+        });
     }
     let alpha_max = alphas.iter().copied().fold(0.0f32, f32::max);
 
@@ -437,7 +441,10 @@ impl FragmentedIndex {
         let mut r = open(bytes, CORE_MAGIC, "fragmented index core")?;
         let flags = r.u16("core flags")?;
         if flags & !1 != 0 {
-            return Err(malformed("core flags", format!("reserved bits set ({flags:#06x})")));
+            return Err(malformed(
+                "core flags",
+                format!("reserved bits set ({flags:#06x})"),
+            ));
         }
         let manifest = read_manifest(&mut r)?;
         let dims = manifest.dims;
@@ -483,7 +490,10 @@ impl FragmentedIndex {
         }
         let alpha_max = r.f32("alpha_max")?;
         if !(alpha_max.is_finite() && alpha_max >= 0.0) {
-            return Err(malformed("alpha_max", format!("{alpha_max} is not finite ≥ 0")));
+            return Err(malformed(
+                "alpha_max",
+                format!("{alpha_max} is not finite ≥ 0"),
+            ));
         }
         let alphas = r
             .take(n as u64, "alpha codes")?
@@ -491,9 +501,7 @@ impl FragmentedIndex {
             .map(|&c| c as f32 / 255.0 * alpha_max)
             .collect();
         let nbytes = dims.div_ceil(8);
-        let codes = r
-            .take((n as u64) * nbytes as u64, "sign codes")?
-            .to_vec();
+        let codes = r.take((n as u64) * nbytes as u64, "sign codes")?.to_vec();
         if dims % 8 != 0 {
             let pad = !((1u8 << (dims % 8)) - 1);
             if codes.chunks(nbytes).any(|c| c[nbytes - 1] & pad != 0) {
@@ -502,7 +510,10 @@ impl FragmentedIndex {
         }
         let n_shards = r.varint("term shards")?;
         if n_shards == 0 || n_shards > 1 << 16 {
-            return Err(malformed("term shards", format!("{n_shards} is not in 1..=65536")));
+            return Err(malformed(
+                "term shards",
+                format!("{n_shards} is not in 1..=65536"),
+            ));
         }
         let total_len = r.u64("total length")?;
         if total_len != lens.iter().map(|&l| l as u64).sum::<u64>() {
@@ -527,7 +538,10 @@ impl FragmentedIndex {
             chunk_starts.push(s);
         }
         if n > 0 && n_chunks == 0 {
-            return Err(malformed("text chunks", "no chunk holds the passages".into()));
+            return Err(malformed(
+                "text chunks",
+                "no chunk holds the passages".into(),
+            ));
         }
         r.take(32, "content digest")?;
         done(&r)?;
@@ -630,7 +644,10 @@ impl FragmentedIndex {
         self.check_build(&mut r, "term shard")?;
         let s = r.varint("shard number")?;
         if s >= self.n_shards {
-            return Err(malformed("shard number", format!("{s} of {}", self.n_shards)));
+            return Err(malformed(
+                "shard number",
+                format!("{s} of {}", self.n_shards),
+            ));
         }
         if self.shard_loaded[s as usize] {
             return Ok(s);
@@ -642,7 +659,9 @@ impl FragmentedIndex {
         let mut seen = HashSet::new();
         for _ in 0..n_terms {
             let term = read_varstr(&mut r, "shard term")?;
-            if term.is_empty() || term_hash(&term) % self.n_shards != s || !seen.insert(term.clone())
+            if term.is_empty()
+                || term_hash(&term) % self.n_shards != s
+                || !seen.insert(term.clone())
             {
                 return Err(malformed(
                     "shard term",
@@ -651,7 +670,10 @@ impl FragmentedIndex {
             }
             let df = r.varint("document frequency")? as u64;
             if df == 0 || df > n {
-                return Err(malformed("document frequency", format!("{df} for {n} passages")));
+                return Err(malformed(
+                    "document frequency",
+                    format!("{df} for {n} passages"),
+                ));
             }
             r.need(2 * df, "postings")?;
             let mut list = Vec::with_capacity(df as usize);
@@ -805,6 +827,7 @@ impl FragmentedIndex {
         opts: &SearchOptions,
     ) -> Result<Vec<FragmentHit>, IndexError> {
         check_fusion(opts.fusion)?;
+        check_page_weight(opts.page_weight)?;
         let q = match (opts.mode, vector) {
             (Mode::Keyword, _) => None,
             (mode, None) => {
@@ -915,7 +938,16 @@ impl FragmentedIndex {
                 }
                 let cos: Vec<f32> = ids.iter().map(|&p| all[p as usize]).collect();
                 let bm: Vec<f32> = ids.iter().map(|&p| bm25_of(p)).collect();
-                let fused = fused_scores(&cos, &bm, opts.fusion);
+                let mut fused = fused_scores(&cos, &bm, opts.fusion);
+                add_page_evidence(
+                    &mut fused,
+                    &|i| {
+                        self.sections[self.section_of[ids[i] as usize] as usize]
+                            .0
+                            .as_str()
+                    },
+                    opts.page_weight,
+                );
                 let mut out: Vec<Scored> = ids
                     .into_iter()
                     .zip(fused)

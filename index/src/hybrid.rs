@@ -92,7 +92,17 @@ pub struct SearchOptions {
     /// Keep only the best hit per URL (a section cut into several passages shares its URL and
     /// anchor). Hits with an empty URL are never collapsed. Default `true`.
     pub collapse_sections: bool,
+    /// Page evidence in [`Mode::Hybrid`]: each candidate's fused score gains `page_weight ×` the
+    /// best fused score of a candidate from *another section of the same page* (URL before `#`;
+    /// candidates without a URL gain nothing), so a page that answers in several sections ranks
+    /// above one matching section of an unrelated page. `0` turns it off. Default
+    /// [`PAGE_WEIGHT`], chosen on the Git manual dev set (`bench/RESULTS.md`).
+    pub page_weight: f32,
 }
+
+/// Default [`SearchOptions::page_weight`]: 0.4 (Git manual pages, MRR@10 0.702 → 0.739; flat from
+/// 0.4 to 0.8).
+pub const PAGE_WEIGHT: f32 = 0.4;
 
 impl Default for SearchOptions {
     fn default() -> Self {
@@ -102,6 +112,7 @@ impl Default for SearchOptions {
             candidates: 50,
             ef_search: None,
             collapse_sections: true,
+            page_weight: PAGE_WEIGHT,
         }
     }
 }
@@ -114,7 +125,8 @@ impl Index {
     /// side (ignored by [`Mode::Vector`]).
     ///
     /// [`Hit::score`] is the cosine in vector mode, the BM25 score in keyword mode and the fused
-    /// score in hybrid mode (convex fusion: `[0, 1]`; RRF: `(0, 2/(k+1)]`).
+    /// score in hybrid mode (convex fusion: `[0, 1]`; RRF: `(0, 2/(k+1)]`; page evidence adds up
+    /// to `page_weight ×` that maximum, [`SearchOptions::page_weight`]).
     ///
     /// Cost: one HNSW search with beam `max(ef_search, c)` plus BM25 over the query terms'
     /// postings, then `2c` exact scores (`c = max(candidates, 4k)`).
@@ -141,6 +153,7 @@ impl Index {
             (false, _) => None,
         };
         check_fusion(opts.fusion)?;
+        check_page_weight(opts.page_weight)?;
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
@@ -178,7 +191,12 @@ impl Index {
         }
         let cos: Vec<f32> = slots.iter().map(|&s| self.cosine(q, s)).collect();
         let bm: Vec<f32> = slots.iter().map(|&s| self.bm25_score(terms, s)).collect();
-        let fused = fused_scores(&cos, &bm, opts.fusion);
+        let mut fused = fused_scores(&cos, &bm, opts.fusion);
+        add_page_evidence(
+            &mut fused,
+            &|i| self.docs[slots[i] as usize].payload.url.as_str(),
+            opts.page_weight,
+        );
         let mut out: Vec<Scored> = slots
             .into_iter()
             .zip(fused)
@@ -250,8 +268,70 @@ pub(crate) fn fused_scores(cos: &[f32], bm: &[f32], fusion: Fusion) -> Vec<f32> 
     }
 }
 
+/// [`SearchOptions::page_weight`]: adds to `fused[i]` `weight ×` the best fused score among the
+/// candidates of the same page (URL before `#`) but another section (another URL); candidates
+/// with an empty URL are left as they are. Linear in the number of candidates.
+pub(crate) fn add_page_evidence<'a>(
+    fused: &mut [f32],
+    url_of: &dyn Fn(usize) -> &'a str,
+    weight: f32,
+) {
+    if weight == 0.0 {
+        return;
+    }
+    use std::collections::HashMap;
+    // per page: the best (score, section) and the best score of any other section
+    let mut pages: HashMap<&str, ((f32, &str), f32)> = HashMap::new();
+    for (i, &f) in fused.iter().enumerate() {
+        let url = url_of(i);
+        if url.is_empty() {
+            continue;
+        }
+        let page = url.split('#').next().unwrap_or(url);
+        let e = pages
+            .entry(page)
+            .or_insert(((f32::NEG_INFINITY, ""), f32::NEG_INFINITY));
+        if f > e.0 .0 {
+            if e.0 .1 != url {
+                e.1 = e.1.max(e.0 .0);
+            }
+            e.0 = (f, url);
+        } else if url != e.0 .1 {
+            e.1 = e.1.max(f);
+        }
+    }
+    let base: Vec<f32> = fused.to_vec();
+    for (i, f) in fused.iter_mut().enumerate() {
+        let url = url_of(i);
+        if url.is_empty() {
+            continue;
+        }
+        let ((best, best_url), other) = pages[url.split('#').next().unwrap_or(url)];
+        let evidence = if best_url != url { best } else { other };
+        if evidence.is_finite() {
+            *f = base[i] + weight * evidence;
+        }
+    }
+}
+
 /// Checks the fusion parameters of `opts` (the errors [`Index::query`] documents).
 pub(crate) fn check_fusion(fusion: Fusion) -> Result<(), IndexError> {
+    check_fusion_only(fusion)
+}
+
+/// Checks `page_weight` (finite, ≥ 0).
+pub(crate) fn check_page_weight(w: f32) -> Result<(), IndexError> {
+    if w.is_finite() && w >= 0.0 {
+        Ok(())
+    } else {
+        Err(IndexError::InvalidArgument {
+            what: "page_weight",
+            detail: format!("{w} is not a finite number ≥ 0"),
+        })
+    }
+}
+
+fn check_fusion_only(fusion: Fusion) -> Result<(), IndexError> {
     match fusion {
         Fusion::Convex { vector_weight } if !(0.0..=1.0).contains(&vector_weight) => {
             Err(IndexError::InvalidArgument {

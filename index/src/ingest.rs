@@ -1197,8 +1197,16 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("json — JSON encoder", Some("module-json"), vec!["Intro text."]),
-                ("json.dumps(obj, indent=None)", Some("json.dumps"), vec!["Serialize obj."]),
+                (
+                    "json — JSON encoder",
+                    Some("module-json"),
+                    vec!["Intro text."]
+                ),
+                (
+                    "json.dumps(obj, indent=None)",
+                    Some("json.dumps"),
+                    vec!["Serialize obj."]
+                ),
                 ("json.loads(s)", Some("json.loads"), vec!["Deserialize s."]),
                 (
                     "json — JSON encoder",
@@ -1215,9 +1223,15 @@ mod tests {
             keyword_text("Ownership", "Moves", "a b"),
             "Ownership\nOwnership\nOwnership\nMoves\nMoves\na b"
         );
-        assert_eq!(keyword_text("Ownership", "", "a b"), "Ownership\nOwnership\nOwnership\na b");
+        assert_eq!(
+            keyword_text("Ownership", "", "a b"),
+            "Ownership\nOwnership\nOwnership\na b"
+        );
         // A heading equal to the page title is written once, as the heading.
-        assert_eq!(keyword_text("Ownership", "Ownership", "a b"), "Ownership\nOwnership\na b");
+        assert_eq!(
+            keyword_text("Ownership", "Ownership", "a b"),
+            "Ownership\nOwnership\na b"
+        );
         assert_eq!(keyword_text("", "Moves", "a b"), "Moves\nMoves\na b");
         assert_eq!(keyword_text("", "", "a b"), "a b");
     }

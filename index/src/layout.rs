@@ -164,7 +164,10 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    pub(crate) fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], IndexError> {
+    pub(crate) fn array<const N: usize>(
+        &mut self,
+        what: &'static str,
+    ) -> Result<[u8; N], IndexError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N as u64, what)?);
         Ok(a)

@@ -51,10 +51,10 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod fragments;
 mod graph;
 mod hybrid;
 mod index;
-pub mod fragments;
 pub mod ingest;
 pub mod keywords;
 pub mod layout;
@@ -64,7 +64,7 @@ pub mod snippet;
 mod util;
 
 pub use error::IndexError;
-pub use hybrid::{Fusion, Mode, SearchOptions};
+pub use hybrid::{Fusion, Mode, SearchOptions, PAGE_WEIGHT};
 pub use index::{Document, Hit, Index, Params, Payload, MAX_EF};
 pub use keywords::{highlight_spans, terms, terms_with};
 pub use layout::read_manifest_prefix;

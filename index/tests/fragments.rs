@@ -34,9 +34,31 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "borrow", "ownership", "vector", "string", "thread", "channel", "closure", "iterator",
-    "trait", "lifetime", "reference", "module", "crate", "error", "panic", "result", "option",
-    "match", "pattern", "macro", "running", "runs", "indexes", "café", "read_to_string",
+    "borrow",
+    "ownership",
+    "vector",
+    "string",
+    "thread",
+    "channel",
+    "closure",
+    "iterator",
+    "trait",
+    "lifetime",
+    "reference",
+    "module",
+    "crate",
+    "error",
+    "panic",
+    "result",
+    "option",
+    "match",
+    "pattern",
+    "macro",
+    "running",
+    "runs",
+    "indexes",
+    "café",
+    "read_to_string",
 ];
 
 /// `n` passages in sections of three (shared URL and title), clustered vectors, a few deleted.
@@ -175,16 +197,27 @@ fn hybrid_fuses_both_sides() {
     let v = ix.vector("p30").unwrap().to_vec();
     // Weight 0: the keyword order (every BM25 candidate is in the fused set).
     let kw = fx
-        .query(None, "borrow channel", 5, &SearchOptions {
-            mode: Mode::Keyword,
-            ..SearchOptions::default()
-        })
+        .query(
+            None,
+            "borrow channel",
+            5,
+            &SearchOptions {
+                mode: Mode::Keyword,
+                ..SearchOptions::default()
+            },
+        )
         .unwrap();
     let h0 = fx
-        .query(Some(&v), "borrow channel", 5, &SearchOptions {
-            fusion: Fusion::Convex { vector_weight: 0.0 },
-            ..SearchOptions::default()
-        })
+        .query(
+            Some(&v),
+            "borrow channel",
+            5,
+            &SearchOptions {
+                fusion: Fusion::Convex { vector_weight: 0.0 },
+                page_weight: 0.0,
+                ..SearchOptions::default()
+            },
+        )
         .unwrap();
     assert_eq!(
         h0.iter().map(|h| h.passage).collect::<Vec<_>>(),
@@ -192,16 +225,27 @@ fn hybrid_fuses_both_sides() {
     );
     // Weight 1: the vector order.
     let vec = fx
-        .query(Some(&v), "", 5, &SearchOptions {
-            mode: Mode::Vector,
-            ..SearchOptions::default()
-        })
+        .query(
+            Some(&v),
+            "",
+            5,
+            &SearchOptions {
+                mode: Mode::Vector,
+                ..SearchOptions::default()
+            },
+        )
         .unwrap();
     let h1 = fx
-        .query(Some(&v), "borrow channel", 5, &SearchOptions {
-            fusion: Fusion::Convex { vector_weight: 1.0 },
-            ..SearchOptions::default()
-        })
+        .query(
+            Some(&v),
+            "borrow channel",
+            5,
+            &SearchOptions {
+                fusion: Fusion::Convex { vector_weight: 1.0 },
+                page_weight: 0.0,
+                ..SearchOptions::default()
+            },
+        )
         .unwrap();
     assert_eq!(
         h1.iter().map(|h| h.passage).collect::<Vec<_>>(),
@@ -215,7 +259,8 @@ fn hybrid_fuses_both_sides() {
     urls.sort();
     urls.dedup();
     assert_eq!(urls.len(), d.len());
-    assert!(d.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    // Fused scores are in [0, 1]; page evidence adds at most 0.4 × another section's.
+    assert!(d.iter().all(|h| (0.0..=1.4).contains(&h.score)));
     assert!(ids.len() == 118);
 }
 
@@ -255,28 +300,43 @@ fn queries_need_their_shards() {
     want.dedup();
     assert_eq!(need, want);
     let err = fx
-        .query(None, q, 5, &SearchOptions {
-            mode: Mode::Keyword,
-            ..SearchOptions::default()
-        })
+        .query(
+            None,
+            q,
+            5,
+            &SearchOptions {
+                mode: Mode::Keyword,
+                ..SearchOptions::default()
+            },
+        )
         .unwrap_err();
     assert!(err.to_string().contains("is not loaded"), "{err}");
     // Vector mode needs no shard.
     assert!(fx
-        .query(Some(&[0.1; DIMS]), q, 5, &SearchOptions {
-            mode: Mode::Vector,
-            ..SearchOptions::default()
-        })
+        .query(
+            Some(&[0.1; DIMS]),
+            q,
+            5,
+            &SearchOptions {
+                mode: Mode::Vector,
+                ..SearchOptions::default()
+            }
+        )
         .is_ok());
     for s in need {
         assert_eq!(fx.add_shard(&f.shards[s as usize]).unwrap(), s);
     }
     assert!(fx.missing_shards(q).is_empty());
     assert!(!fx
-        .query(None, q, 5, &SearchOptions {
-            mode: Mode::Keyword,
-            ..SearchOptions::default()
-        })
+        .query(
+            None,
+            q,
+            5,
+            &SearchOptions {
+                mode: Mode::Keyword,
+                ..SearchOptions::default()
+            }
+        )
         .unwrap()
         .is_empty());
 }
@@ -301,10 +361,13 @@ fn bad_arguments_are_errors() {
         fx.query(Some(&nan), "borrow", 3, &SearchOptions::default()),
         Err(IndexError::NonFiniteVector)
     ));
-    assert!(split(&build(3), &SplitOptions {
-        shard_bytes: 0,
-        chunk_bytes: 1
-    })
+    assert!(split(
+        &build(3),
+        &SplitOptions {
+            shard_bytes: 0,
+            chunk_bytes: 1
+        }
+    )
     .is_err());
 }
 
@@ -344,7 +407,10 @@ fn corrupted_fragments_are_refused() {
     );
     // Truncations never load.
     for cut in [0, 5, 37, f.core.len() - 1] {
-        assert!(FragmentedIndex::from_core(&f.core[..cut]).is_err(), "cut {cut}");
+        assert!(
+            FragmentedIndex::from_core(&f.core[..cut]).is_err(),
+            "cut {cut}"
+        );
     }
     // Wrong kinds of fragment.
     let e = FragmentedIndex::from_core(&f.shards[0]).unwrap_err();
@@ -376,10 +442,15 @@ fn every_resealed_byte_flip_loads_or_errs_without_panicking() {
             b[pos] ^= bit;
             reseal(&mut b);
             if let Ok(fx) = FragmentedIndex::from_core(&b) {
-                let _ = fx.query(Some(&[0.3; DIMS]), "", 5, &SearchOptions {
-                    mode: Mode::Vector,
-                    ..SearchOptions::default()
-                });
+                let _ = fx.query(
+                    Some(&[0.3; DIMS]),
+                    "",
+                    5,
+                    &SearchOptions {
+                        mode: Mode::Vector,
+                        ..SearchOptions::default()
+                    },
+                );
             }
         }
     }
@@ -392,10 +463,15 @@ fn every_resealed_byte_flip_loads_or_errs_without_panicking() {
             let _ = fx.add_shard(&b);
             let _ = fx.add_chunk(&b);
             if fx.missing_shards("borrow vector").is_empty() {
-                let _ = fx.query(None, "borrow vector", 5, &SearchOptions {
-                    mode: Mode::Keyword,
-                    ..SearchOptions::default()
-                });
+                let _ = fx.query(
+                    None,
+                    "borrow vector",
+                    5,
+                    &SearchOptions {
+                        mode: Mode::Keyword,
+                        ..SearchOptions::default()
+                    },
+                );
             }
         }
     }
@@ -419,4 +495,56 @@ fn any_text_change_changes_the_build_id() {
     assert_eq!(x.len(), 32);
     assert_ne!(x, y);
     assert_eq!(x, one("alpha beta"), "deterministic");
+}
+
+#[test]
+fn page_evidence_lifts_sections_of_a_page_that_answers_twice() {
+    // Three sections on two pages; the query's best single section is on page b, but page a
+    // answers in two sections.
+    let mut ix = Index::new(fields(), Params::default()).unwrap();
+    let v = |x: f32| {
+        let mut v = vec![0.0f32; DIMS];
+        v[0] = x;
+        v[1] = (1.0 - x * x).sqrt();
+        v
+    };
+    for (id, url, text, x) in [
+        ("a1", "a.html#one", "borrow checker rules", 0.80),
+        ("a2", "a.html#two", "borrow checker errors", 0.79),
+        ("b1", "b.html#one", "borrow checker rules", 0.82),
+        ("c1", "c.html", "unrelated text here", 0.10),
+    ] {
+        ix.insert_with_text(Document::new(id, id, url, text), &v(x), text)
+            .unwrap();
+    }
+    let q = v(1.0);
+    for (page_weight, first) in [(0.0, "b.html#one"), (0.4, "a.html#one")] {
+        let opts = SearchOptions {
+            page_weight,
+            ..SearchOptions::default()
+        };
+        let want = ix.query(Some(&q), "borrow checker", 3, &opts).unwrap();
+        assert_eq!(
+            want[0].payload.url, first,
+            "Index, page_weight {page_weight}"
+        );
+        let fx = load_all(&ix);
+        let got = fx.query(Some(&q), "borrow checker", 3, &opts).unwrap();
+        assert_eq!(
+            got[0].url, first,
+            "FragmentedIndex, page_weight {page_weight}"
+        );
+    }
+    // A negative or non-finite weight is refused.
+    let bad = SearchOptions {
+        page_weight: -1.0,
+        ..SearchOptions::default()
+    };
+    assert!(matches!(
+        ix.query(Some(&q), "borrow", 3, &bad),
+        Err(IndexError::InvalidArgument {
+            what: "page_weight",
+            ..
+        })
+    ));
 }

@@ -53,7 +53,7 @@ export interface SearchHit {
   id: string;
   title: string;
   url: string;
-  /** Fused score in `[0, 1]` (hybrid), cosine (vector) or BM25 score (keyword); higher is better. */
+  /** Fused score (hybrid: `[0, 1]`, plus up to 0.4× that from other sections of the same page), cosine (vector) or BM25 score (keyword); higher is better. */
   score: number;
   /** The part of the passage with the query's words, `…` where cut. Plain text, never HTML. */
   snippet: string;
@@ -69,7 +69,7 @@ export interface SiteHit {
   chunk: number;
   title: string;
   url: string;
-  /** Fused score in `[0, 1]` (hybrid), estimated cosine (vector) or BM25 score (keyword). */
+  /** Fused score (hybrid: `[0, 1]` plus page evidence), estimated cosine (vector) or BM25 score (keyword). */
   score: number;
 }
 
@@ -458,7 +458,12 @@ impl JsSiteIndex {
     /// most words of `query`, with those words marked.
     ///
     /// @throws {Error} when the passage's chunk has not been added.
-    pub fn excerpt(&self, passage: u32, query: &str, chars: Option<u32>) -> Result<JsExcerpt, JsValue> {
+    pub fn excerpt(
+        &self,
+        passage: u32,
+        query: &str,
+        chars: Option<u32>,
+    ) -> Result<JsExcerpt, JsValue> {
         let text = self.inner.text(passage).ok_or_else(|| {
             js_error(format!(
                 "the text of passage {passage} is not loaded: add chunk {:?} first",
