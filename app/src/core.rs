@@ -620,7 +620,10 @@ mod tests {
         bytes[n / 2] ^= 0x55;
         // A digest from the platform (WebCrypto in the worker) that is not this file's: refused.
         let wrong = load_model(&bytes, "x", Some([0; 32])).err().unwrap();
-        assert!(wrong.to_lowercase().contains("sha-256") || wrong.to_lowercase().contains("sha256"), "{wrong}");
+        assert!(
+            wrong.to_lowercase().contains("sha-256") || wrong.to_lowercase().contains("sha256"),
+            "{wrong}"
+        );
         let err = load_model(&bytes, "x", None).err().unwrap();
         assert!(
             err.to_lowercase().contains("sha-256") || err.to_lowercase().contains("sha256"),

@@ -37,7 +37,8 @@ const OPEN_TIMEOUT_MS: i32 = 4000;
 
 /// Shown when another tab opened a newer schema: this tab closed its connection (so the other tab
 /// could upgrade) and keeps working in memory.
-pub const NEWER_IN_OTHER_TAB: &str = "A newer version of this app is open in another tab. This tab \
+pub const NEWER_IN_OTHER_TAB: &str =
+    "A newer version of this app is open in another tab. This tab \
 closed its database so that one can upgrade, and now works in memory only (nothing is saved): \
 reload this tab to use the newer version.";
 
@@ -127,7 +128,8 @@ impl Storage {
                 });
                 raw.set_onversionchange(Some(handler.as_ref().unchecked_ref()));
                 handler.forget(); // lives as long as the connection
-                Database::try_from(js).map_err(|e| format!("IndexedDB could not be opened ({})", err(e)))
+                Database::try_from(js)
+                    .map_err(|e| format!("IndexedDB could not be opened ({})", err(e)))
             }
             futures::future::Either::Left((Err(e), _)) => {
                 let e = err(e);

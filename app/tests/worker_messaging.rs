@@ -484,7 +484,9 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
     };
     assert_eq!(state.count, 1);
     assert_eq!(state.docs[0].doc_id, "user/notes.md");
-    let storage = lightembed_app::storage::Storage::open(&db, lightembed_app::storage::DB_VERSION, || {}).await;
+    let storage =
+        lightembed_app::storage::Storage::open(&db, lightembed_app::storage::DB_VERSION, || {})
+            .await;
     let stored = storage.all_passages().await.unwrap();
     assert_eq!(
         stored.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),

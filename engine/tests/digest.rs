@@ -54,7 +54,10 @@ fn other_rules_are_still_checked() {
     b[n..].copy_from_slice(&d);
     let err = Model::from_bytes_with_digest(&b, d).unwrap_err();
     assert!(!matches!(err, LoadError::HashMismatch { .. }), "{err:?}");
-    assert_eq!(err.to_string(), Model::from_bytes(&b).unwrap_err().to_string());
+    assert_eq!(
+        err.to_string(),
+        Model::from_bytes(&b).unwrap_err().to_string()
+    );
     // Too short: refused before the digest matters.
     assert!(matches!(
         Model::from_bytes_with_digest(&b[..10], [0; 32]),

@@ -102,5 +102,8 @@ pub async fn a_newer_version_closes_this_connection_and_keeps_the_data() {
     let older = Storage::open(&name, DB_VERSION, || {}).await;
     assert!(!older.is_persistent());
     let why = older.unavailable_reason().unwrap();
-    assert!(why.contains("newer version of this app has upgraded"), "{why}");
+    assert!(
+        why.contains("newer version of this app has upgraded"),
+        "{why}"
+    );
 }
