@@ -41,6 +41,19 @@ STUDENTS = {  # name → (run dir, shipped embedding quant, shipped .bin)
 }
 
 
+def score_dims(Q, D, S, qrels, P, t_cos):
+    """Per Matryoshka prefix (truncate, re-normalise): retrieval nDCG@10 / MRR@10 of queries Q over
+    docs D, and the Spearman of the pair cosines of S against the teacher's `t_cos`."""
+    row = {}
+    for d in PREFIXES:
+        nrm = lambda X: X[:, :d] / np.linalg.norm(X[:, :d], axis=1, keepdims=True)  # noqa: E731
+        Qd, Dd, Sd = nrm(Q), nrm(D), nrm(S)
+        n_, m_ = ndcg_mrr(Qd, Dd, qrels)
+        sp = spearmanr((Sd[P[:, 0]] * Sd[P[:, 1]]).sum(1), t_cos).correlation
+        row[d] = {"ndcg": n_, "mrr": m_, "spearman": float(sp)}
+    return row
+
+
 def cli_embed(model, texts):
     """384-d vectors of `texts` from the Rust engine (`target/release/lightembed embed`)."""
     import subprocess
@@ -197,13 +210,7 @@ def main():
             # (`lightembed embed`), exactly what users get; no per-quantisation variants.
             path = os.path.join(ROOT, run[4:])
             Q, D, S = (cli_embed(path, t) for t in (ret["queries"], ret["docs"], pairs["sentences"]))
-            row = {}
-            for d in PREFIXES:
-                nrm = lambda X: X[:, :d] / np.linalg.norm(X[:, :d], axis=1, keepdims=True)
-                Qd, Dd, Sd = nrm(Q), nrm(D), nrm(S)
-                n_, m_ = ndcg_mrr(Qd, Dd, ret["qrels"])
-                sp = spearmanr((Sd[P[:, 0]] * Sd[P[:, 1]]).sum(1), t_cos).correlation
-                row[d] = {"ndcg": n_, "mrr": m_, "spearman": float(sp)}
+            row = score_dims(Q, D, S, ret["qrels"], P, t_cos)
             print(name, "(shipped file)", row[384], flush=True)
             res["rows"][f"{name} ({shipped} emb)"] = {"dims": row, "size": os.path.getsize(path),
                                                        "sps_torch": None, "bin": run[4:]}
@@ -221,13 +228,7 @@ def main():
             Q = student_encode(m, tok, ret["queries"])
             D = student_encode(m, tok, ret["docs"])
             S = student_encode(m, tok, pairs["sentences"])
-            row = {}
-            for d in PREFIXES:
-                nrm = lambda X: X[:, :d] / np.linalg.norm(X[:, :d], axis=1, keepdims=True)
-                Qd, Dd, Sd = nrm(Q), nrm(D), nrm(S)
-                n_, m_ = ndcg_mrr(Qd, Dd, ret["qrels"])
-                sp = spearmanr((Sd[P[:, 0]] * Sd[P[:, 1]]).sum(1), t_cos).correlation
-                row[d] = {"ndcg": n_, "mrr": m_, "spearman": float(sp)}
+            row = score_dims(Q, D, S, ret["qrels"], P, t_cos)
             quant_table[name][q] = row
             print(name, q, row[384], flush=True)
             if q == shipped:

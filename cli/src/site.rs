@@ -278,9 +278,7 @@ fn write_bundle(
     // SHA-256 is the model's own (its trailer, as `lightembed inspect` shows it): the widget checks
     // the loaded model against it without hashing the file again.
     let core_sha = sha256_hex(&fragments.core);
-    let build = lightembed_index::fragments::FragmentedIndex::from_core(&fragments.core)
-        .map_err(|e| anyhow!("the index core does not load: {e}"))?
-        .build_id();
+    let build = fragments.build_id();
     let core_file = format!("core.{}.bin", &core_sha[..16]);
     let frag_dir = format!("f/{}/", &build[..16]);
     let model_file = format!("model.{}.bin", &sha256_hex(model_bytes)[..16]);

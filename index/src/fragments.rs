@@ -59,7 +59,7 @@ use std::collections::{HashMap, HashSet};
 use sha2::{Digest, Sha256};
 
 use crate::error::IndexError;
-use crate::hybrid::{add_page_evidence, check_fusion, check_page_weight, fused_scores};
+use crate::hybrid::{checked_options, collapse_sections, fuse_candidates};
 use crate::index::Index;
 use crate::keywords::{avgdl, for_each_term, idf, term_score};
 use crate::layout::{malformed, read_manifest, write_manifest, Reader, Writer};
@@ -104,6 +104,19 @@ pub struct Fragments {
     pub shards: Vec<Vec<u8>>,
     /// Text chunks, by number.
     pub chunks: Vec<Vec<u8>>,
+}
+
+impl Fragments {
+    /// The build id of these fragments, as [`FragmentedIndex::build_id`] gives it: the first 16
+    /// bytes of the core's trailing SHA-256, in hex (read off the core, not recomputed).
+    pub fn build_id(&self) -> String {
+        let n = self.core.len() - TRAILER;
+        hex(&self.core[n..n + 16])
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// FNV-1a (32 bit) of `term`'s UTF-8 bytes: which shard holds it (`mod` the shard count).
@@ -575,7 +588,7 @@ impl FragmentedIndex {
     /// The first 16 bytes of the core's SHA-256, as 32 hex digits: names this build's
     /// fragments (every shard and chunk carries it; any change of the index changes it).
     pub fn build_id(&self) -> String {
-        self.build_id.iter().map(|b| format!("{b:02x}")).collect()
+        hex(&self.build_id)
     }
 
     /// Number of passages.
@@ -622,8 +635,12 @@ impl FragmentedIndex {
     /// The term shards `query`'s terms live in that are not loaded yet, ascending. Empty when the
     /// query can be answered.
     pub fn missing_shards(&self, query: &str) -> Vec<u32> {
-        let mut out: Vec<u32> = self
-            .query_terms(query)
+        self.missing_for(&self.query_terms(query))
+    }
+
+    /// The shards of `terms` not loaded yet, ascending.
+    fn missing_for(&self, terms: &[String]) -> Vec<u32> {
+        let mut out: Vec<u32> = terms
             .iter()
             .map(|t| term_hash(t) % self.n_shards)
             .filter(|&s| !self.shard_loaded[s as usize])
@@ -826,41 +843,18 @@ impl FragmentedIndex {
         k: usize,
         opts: &SearchOptions,
     ) -> Result<Vec<FragmentHit>, IndexError> {
-        check_fusion(opts.fusion)?;
-        check_page_weight(opts.page_weight)?;
-        let q = match (opts.mode, vector) {
-            (Mode::Keyword, _) => None,
-            (mode, None) => {
-                return Err(IndexError::InvalidArgument {
-                    what: "vector",
-                    detail: format!("{} search needs the query's embedding", mode.as_str()),
-                })
-            }
-            (_, Some(v)) => {
-                if v.len() != self.dims() {
-                    return Err(IndexError::VectorDims {
-                        expected: self.dims(),
-                        found: v.len(),
-                    });
-                }
-                if v.iter().any(|x| !x.is_finite()) {
-                    return Err(IndexError::NonFiniteVector);
-                }
-                let norm = dot(v, v).sqrt().max(1e-12);
-                Some(v.iter().map(|x| x / norm).collect::<Vec<f32>>())
-            }
-        };
+        let q = checked_options(opts, vector, self.dims())?;
         let terms = if opts.mode == Mode::Vector {
             Vec::new()
         } else {
-            let missing = self.missing_shards(text);
-            if let Some(s) = missing.first() {
+            let terms = self.query_terms(text);
+            if let Some(s) = self.missing_for(&terms).first() {
                 return Err(IndexError::InvalidArgument {
                     what: "query",
                     detail: format!("term shard {s} is not loaded (add it with add_shard)"),
                 });
             }
-            self.query_terms(text)
+            terms
         };
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
@@ -929,52 +923,30 @@ impl FragmentedIndex {
             (Mode::Vector, Some(q)) => vector_top(q).0,
             (Mode::Hybrid, Some(q)) => {
                 let (vtop, all) = vector_top(q);
-                let mut ids: Vec<u32> = vtop.iter().map(|s| s.id).collect();
-                let mut seen: HashSet<u32> = ids.iter().copied().collect();
-                for s in bm25_top() {
-                    if seen.insert(s.id) {
-                        ids.push(s.id);
-                    }
-                }
-                let cos: Vec<f32> = ids.iter().map(|&p| all[p as usize]).collect();
-                let bm: Vec<f32> = ids.iter().map(|&p| bm25_of(p)).collect();
-                let mut fused = fused_scores(&cos, &bm, opts.fusion);
-                add_page_evidence(
-                    &mut fused,
-                    &|i| {
-                        self.sections[self.section_of[ids[i] as usize] as usize]
-                            .0
-                            .as_str()
-                    },
-                    opts.page_weight,
-                );
-                let mut out: Vec<Scored> = ids
-                    .into_iter()
-                    .zip(fused)
-                    .map(|(id, score)| Scored { score, id })
-                    .collect();
-                sort_best_first(&mut out);
-                out
+                fuse_candidates(
+                    vtop.iter().map(|s| s.id),
+                    bm25_top().into_iter().map(|s| s.id),
+                    |p| all[p as usize],
+                    bm25_of,
+                    |p| self.section(p).map_or("", |(url, _)| url),
+                    opts,
+                )
             }
             (_, None) => unreachable!("checked above"),
         };
-        let mut urls: HashSet<&str> = HashSet::new();
-        let mut out = Vec::with_capacity(k);
-        for s in ranked {
-            let (url, title) = &self.sections[self.section_of[s.id as usize] as usize];
-            if opts.collapse_sections && !url.is_empty() && !urls.insert(url) {
-                continue;
-            }
-            out.push(FragmentHit {
-                passage: s.id,
-                score: s.score,
-                title: title.clone(),
-                url: url.clone(),
-            });
-            if out.len() == k {
-                break;
-            }
-        }
+        let url_of = |p: u32| self.section(p).map_or("", |(url, _)| url);
+        let out = collapse_sections(ranked, k, opts.collapse_sections, url_of)
+            .into_iter()
+            .map(|s| {
+                let (url, title) = self.section(s.id).expect("ranked passages exist");
+                FragmentHit {
+                    passage: s.id,
+                    score: s.score,
+                    title: title.to_string(),
+                    url: url.to_string(),
+                }
+            })
+            .collect();
         Ok(out)
     }
 }

@@ -141,19 +141,7 @@ impl Index {
         k: usize,
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>, IndexError> {
-        let needs_vector = opts.mode != Mode::Keyword;
-        let q = match (needs_vector, vector) {
-            (true, None) => {
-                return Err(IndexError::InvalidArgument {
-                    what: "vector",
-                    detail: format!("{} search needs the query's embedding", opts.mode.as_str()),
-                })
-            }
-            (true, Some(v)) => Some(self.checked_query(v)?),
-            (false, _) => None,
-        };
-        check_fusion(opts.fusion)?;
-        check_page_weight(opts.page_weight)?;
+        let q = checked_options(opts, vector, self.dims())?;
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
@@ -178,32 +166,16 @@ impl Index {
 
     /// Hybrid candidates, scored on both sides and fused, best first.
     fn fuse(&self, q: &[f32], terms: &[u32], c: usize, opts: &SearchOptions) -> Vec<Scored> {
-        let mut slots: Vec<u32> = self
-            .vector_top(q, c, opts.ef_search)
-            .into_iter()
-            .map(|s| s.id)
-            .collect();
-        let mut seen: HashSet<u32> = slots.iter().copied().collect();
-        for (slot, _) in self.bm25_top(terms, c) {
-            if seen.insert(slot) {
-                slots.push(slot);
-            }
-        }
-        let cos: Vec<f32> = slots.iter().map(|&s| self.cosine(q, s)).collect();
-        let bm: Vec<f32> = slots.iter().map(|&s| self.bm25_score(terms, s)).collect();
-        let mut fused = fused_scores(&cos, &bm, opts.fusion);
-        add_page_evidence(
-            &mut fused,
-            &|i| self.docs[slots[i] as usize].payload.url.as_str(),
-            opts.page_weight,
-        );
-        let mut out: Vec<Scored> = slots
-            .into_iter()
-            .zip(fused)
-            .map(|(id, score)| Scored { score, id })
-            .collect();
-        sort_best_first(&mut out);
-        out
+        fuse_candidates(
+            self.vector_top(q, c, opts.ef_search)
+                .into_iter()
+                .map(|s| s.id),
+            self.bm25_top(terms, c).into_iter().map(|(slot, _)| slot),
+            |s| self.cosine(q, s),
+            |s| self.bm25_score(terms, s),
+            |s| self.docs[s as usize].payload.url.as_str(),
+            opts,
+        )
     }
 
     /// The `n` best live slots by cosine to the normalised query `q`, best first: an exact scan
@@ -224,21 +196,67 @@ impl Index {
 
     /// Ranked slots → the first `k` hits, at most one per non-empty URL when `collapse`.
     fn collect_hits(&self, ranked: Vec<Scored>, k: usize, collapse: bool) -> Vec<Hit> {
-        let mut urls: HashSet<&str> = HashSet::new();
-        let mut out = Vec::with_capacity(k);
-        for s in ranked {
-            let doc = &self.docs[s.id as usize];
-            let url = doc.payload.url.as_str();
-            if collapse && !url.is_empty() && !urls.insert(url) {
-                continue;
-            }
-            out.push(self.hit(s.id, s.score));
-            if out.len() == k {
-                break;
-            }
-        }
-        out
+        collapse_sections(ranked, k, collapse, |s| {
+            self.docs[s as usize].payload.url.as_str()
+        })
+        .into_iter()
+        .map(|s| self.hit(s.id, s.score))
+        .collect()
     }
+}
+
+/// The hybrid ranking of a candidate set, shared by [`Index::query`] and
+/// [`crate::fragments::FragmentedIndex::query`]: the `vector` candidates, then the `keyword` ones
+/// not already there, each scored on both sides (`cos_of`, `bm25_of`), fused ([`fused_scores`]),
+/// given page evidence ([`add_page_evidence`], pages from `url_of`), best first.
+pub(crate) fn fuse_candidates<'a>(
+    vector: impl IntoIterator<Item = u32>,
+    keyword: impl IntoIterator<Item = u32>,
+    cos_of: impl Fn(u32) -> f32,
+    bm25_of: impl Fn(u32) -> f32,
+    url_of: impl Fn(u32) -> &'a str,
+    opts: &SearchOptions,
+) -> Vec<Scored> {
+    let mut ids: Vec<u32> = vector.into_iter().collect();
+    let mut seen: HashSet<u32> = ids.iter().copied().collect();
+    for id in keyword {
+        if seen.insert(id) {
+            ids.push(id);
+        }
+    }
+    let cos: Vec<f32> = ids.iter().map(|&id| cos_of(id)).collect();
+    let bm: Vec<f32> = ids.iter().map(|&id| bm25_of(id)).collect();
+    let mut fused = fused_scores(&cos, &bm, opts.fusion);
+    add_page_evidence(&mut fused, &|i| url_of(ids[i]), opts.page_weight);
+    let mut out: Vec<Scored> = ids
+        .into_iter()
+        .zip(fused)
+        .map(|(id, score)| Scored { score, id })
+        .collect();
+    sort_best_first(&mut out);
+    out
+}
+
+/// The first `k` of `ranked`, at most one per non-empty URL (`url_of`) when `collapse`.
+pub(crate) fn collapse_sections<'a>(
+    ranked: Vec<Scored>,
+    k: usize,
+    collapse: bool,
+    url_of: impl Fn(u32) -> &'a str,
+) -> Vec<Scored> {
+    let mut urls: HashSet<&str> = HashSet::new();
+    let mut out = Vec::with_capacity(k);
+    for s in ranked {
+        let url = url_of(s.id);
+        if collapse && !url.is_empty() && !urls.insert(url) {
+            continue;
+        }
+        out.push(s);
+        if out.len() == k {
+            break;
+        }
+    }
+    out
 }
 
 /// The fused score of each candidate from its vector score `cos[i]` and BM25 score `bm[i]`
@@ -314,13 +332,31 @@ pub(crate) fn add_page_evidence<'a>(
     }
 }
 
-/// Checks the fusion parameters of `opts` (the errors [`Index::query`] documents).
-pub(crate) fn check_fusion(fusion: Fusion) -> Result<(), IndexError> {
-    check_fusion_only(fusion)
+/// The query vector `opts.mode` needs, checked and normalised ([`crate::util::checked_query`];
+/// `None` in keyword mode), after checking the options: the argument errors [`Index::query`] and
+/// [`crate::fragments::FragmentedIndex::query`] document.
+pub(crate) fn checked_options(
+    opts: &SearchOptions,
+    vector: Option<&[f32]>,
+    dims: usize,
+) -> Result<Option<Vec<f32>>, IndexError> {
+    let q = match (opts.mode, vector) {
+        (Mode::Keyword, _) => None,
+        (mode, None) => {
+            return Err(IndexError::InvalidArgument {
+                what: "vector",
+                detail: format!("{} search needs the query's embedding", mode.as_str()),
+            })
+        }
+        (_, Some(v)) => Some(crate::util::checked_query(v, dims)?),
+    };
+    check_fusion(opts.fusion)?;
+    check_page_weight(opts.page_weight)?;
+    Ok(q)
 }
 
 /// Checks `page_weight` (finite, ≥ 0).
-pub(crate) fn check_page_weight(w: f32) -> Result<(), IndexError> {
+fn check_page_weight(w: f32) -> Result<(), IndexError> {
     if w.is_finite() && w >= 0.0 {
         Ok(())
     } else {
@@ -331,7 +367,8 @@ pub(crate) fn check_page_weight(w: f32) -> Result<(), IndexError> {
     }
 }
 
-fn check_fusion_only(fusion: Fusion) -> Result<(), IndexError> {
+/// Checks the fusion parameters (the errors [`Index::query`] documents).
+fn check_fusion(fusion: Fusion) -> Result<(), IndexError> {
     match fusion {
         Fusion::Convex { vector_weight } if !(0.0..=1.0).contains(&vector_weight) => {
             Err(IndexError::InvalidArgument {

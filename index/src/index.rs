@@ -10,7 +10,7 @@ use crate::error::IndexError;
 use crate::graph::{Graph, Vectors, Visited, MAX_LEVEL};
 use crate::keywords::Keywords;
 use crate::manifest::{CompatWarning, Manifest, ManifestFields, ModelIdentity};
-use crate::util::{dot, normalize_into, sort_best_first, Scored, SplitMix64};
+use crate::util::{dot, sort_best_first, Scored, SplitMix64};
 
 /// HNSW construction and search parameters. Stored in the index bytes, so a loaded index keeps
 /// building the way it was started.
@@ -383,18 +383,7 @@ impl Index {
     /// `v` checked (length `dims`, finite) and L2-normalised: the query form [`Index::cosine`]
     /// expects.
     pub(crate) fn checked_query(&self, v: &[f32]) -> Result<Vec<f32>, IndexError> {
-        if v.len() != self.dims() {
-            return Err(IndexError::VectorDims {
-                expected: self.dims(),
-                found: v.len(),
-            });
-        }
-        if !v.iter().all(|x| x.is_finite()) {
-            return Err(IndexError::NonFiniteVector);
-        }
-        let mut out = Vec::with_capacity(v.len());
-        normalize_into(v, &mut out);
-        Ok(out)
+        crate::util::checked_query(v, self.dims())
     }
 
     fn draw_level(&mut self) -> u8 {

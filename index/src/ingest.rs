@@ -1033,12 +1033,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn markdown_sections_have_slugs_and_skip_empty_headings() {
-        let md = "# Guide\n\nIntro *text*.\n\n## Install it\n\n- one\n- two\n\n## Empty\n\n## Install it\n\n```\ncargo build\n```\n";
-        let (title, sections) = markdown_sections(md);
-        assert_eq!(title.as_deref(), Some("Guide"));
-        let got: Vec<(&str, Option<&str>, Vec<&str>)> = sections
+    /// `(heading, anchor, blocks)` of each section, for comparing with a literal.
+    fn outline(sections: &[Section]) -> Vec<(&str, Option<&str>, Vec<&str>)> {
+        sections
             .iter()
             .map(|s| {
                 (
@@ -1047,7 +1044,15 @@ mod tests {
                     s.blocks.iter().map(String::as_str).collect(),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn markdown_sections_have_slugs_and_skip_empty_headings() {
+        let md = "# Guide\n\nIntro *text*.\n\n## Install it\n\n- one\n- two\n\n## Empty\n\n## Install it\n\n```\ncargo build\n```\n";
+        let (title, sections) = markdown_sections(md);
+        assert_eq!(title.as_deref(), Some("Guide"));
+        let got = outline(&sections);
         assert_eq!(
             got,
             vec![
@@ -1184,16 +1189,7 @@ mod tests {
             <dl><dt>plain term</dt><dd>plain definition</dd></dl>
             <p>After the list.</p></section></body></html>"##;
         let (_, sections) = html_sections(html);
-        let got: Vec<(&str, Option<&str>, Vec<&str>)> = sections
-            .iter()
-            .map(|s| {
-                (
-                    s.heading.as_str(),
-                    s.anchor.as_deref(),
-                    s.blocks.iter().map(String::as_str).collect(),
-                )
-            })
-            .collect();
+        let got = outline(&sections);
         assert_eq!(
             got,
             vec![

@@ -3,6 +3,8 @@
 
 use core::cmp::Ordering;
 
+use crate::error::IndexError;
+
 /// Inner product of two equal-length slices.
 ///
 /// Sixteen independent lane accumulators let LLVM vectorise the loop (SSE2/AVX natively,
@@ -38,6 +40,25 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub(crate) fn normalize_into(v: &[f32], out: &mut Vec<f32>) {
     let norm = dot(v, v).sqrt().max(1e-12);
     out.extend(v.iter().map(|x| x / norm));
+}
+
+/// `v` checked (length `dims`, finite) and L2-normalised: the form every query vector is scored
+/// in ([`crate::Index`] and [`crate::fragments::FragmentedIndex`]).
+///
+/// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`].
+pub(crate) fn checked_query(v: &[f32], dims: usize) -> Result<Vec<f32>, IndexError> {
+    if v.len() != dims {
+        return Err(IndexError::VectorDims {
+            expected: dims,
+            found: v.len(),
+        });
+    }
+    if !v.iter().all(|x| x.is_finite()) {
+        return Err(IndexError::NonFiniteVector);
+    }
+    let mut out = Vec::with_capacity(v.len());
+    normalize_into(v, &mut out);
+    Ok(out)
 }
 
 /// SplitMix64 (Steele, Lea & Flood 2014): 64 bits of state, no platform entropy, identical

@@ -4,20 +4,15 @@
 
 use lightembed_index::fragments::{split, term_hash, FragmentedIndex, SplitOptions};
 use lightembed_index::{
-    Document, Fusion, Index, IndexError, ManifestFields, Metric, Mode, ModelVersion, Params,
-    SearchOptions,
+    Document, Fusion, Index, IndexError, ManifestFields, Mode, Params, SearchOptions,
 };
 
 const DIMS: usize = 20; // not a multiple of 8: the last code byte is padded
 
+mod common;
+
 fn fields() -> ManifestFields {
-    ManifestFields {
-        model_id: "test".into(),
-        model_version: ModelVersion::new(1, 0, 0),
-        dims: DIMS,
-        metric: Metric::Cosine,
-        model_sha256: [7; 32],
-    }
+    common::fields(DIMS)
 }
 
 struct Rng(u64);
@@ -488,7 +483,9 @@ fn any_text_change_changes_the_build_id() {
         )
         .unwrap();
         let f = split(&ix, &SplitOptions::default()).unwrap();
-        FragmentedIndex::from_core(&f.core).unwrap().build_id()
+        let id = FragmentedIndex::from_core(&f.core).unwrap().build_id();
+        assert_eq!(f.build_id(), id, "read off the core = the loaded core's");
+        id
     };
     // Same vectors, same keyword statistics: only the shown text differs.
     let (x, y) = (one("alpha beta"), one("alpha beta!"));

@@ -238,11 +238,7 @@ impl JsSearchIndex {
     /// but the loaded model is v4.0. Re-run \`lightembed index\`."`
     #[wasm_bindgen(js_name = checkCompatible)]
     pub fn check_compatible(&self, model: &JsModel) -> Result<Vec<String>, JsValue> {
-        let warnings = self
-            .inner
-            .check_compatible(&ModelIdentity::from(&model.inner))
-            .map_err(js_error)?;
-        Ok(warnings.iter().map(ToString::to_string).collect())
+        compatibility(self.inner.manifest(), model)
     }
 
     /// Number of passages (live documents).
@@ -309,10 +305,7 @@ impl JsSearchIndex {
         let out = Array::new();
         for h in hits {
             let e = excerpt(&h.payload.snippet, query, stem, o.excerpt_chars);
-            let highlights: Array = utf16_ranges(&e.text, &e.highlights)
-                .into_iter()
-                .map(|(a, b)| JsValue::from(Array::of2(&a.into(), &b.into())))
-                .collect();
+            let highlights = js_highlights(&e);
             let hit = Object::new();
             for (key, value) in [
                 ("id", JsValue::from(h.id)),
@@ -357,12 +350,7 @@ impl JsSiteIndex {
     /// @throws {Error} with the spec's message when the model is not the index's.
     #[wasm_bindgen(js_name = checkCompatible)]
     pub fn check_compatible(&self, model: &JsModel) -> Result<Vec<String>, JsValue> {
-        let warnings = self
-            .inner
-            .manifest()
-            .check_compatible(&ModelIdentity::from(&model.inner))
-            .map_err(js_error)?;
-        Ok(warnings.iter().map(ToString::to_string).collect())
+        compatibility(self.inner.manifest(), model)
     }
 
     /// Number of passages.
@@ -377,7 +365,7 @@ impl JsSiteIndex {
         self.inner.dims()
     }
 
-    /// Number of term shards (files `terms-<n>` in the bundle).
+    /// Number of term shards (files `f/<build>/t<n>.bin` in the bundle).
     #[wasm_bindgen(getter, js_name = shardCount)]
     pub fn shard_count(&self) -> u32 {
         self.inner.shard_count()
@@ -472,10 +460,7 @@ impl JsSiteIndex {
         })?;
         let chars = chars.map_or(DEFAULT_EXCERPT_CHARS, |c| c as usize);
         let e = excerpt(text, query, self.inner.keyword_stemming(), chars);
-        let highlights: Array = utf16_ranges(&e.text, &e.highlights)
-            .into_iter()
-            .map(|(a, b)| JsValue::from(Array::of2(&a.into(), &b.into())))
-            .collect();
+        let highlights = js_highlights(&e);
         let out = Object::new();
         Reflect::set(&out, &"snippet".into(), &e.text.into())?;
         Reflect::set(&out, &"highlights".into(), &highlights.into())?;
@@ -605,6 +590,26 @@ fn embed_with(model: &JsValue, query: &str, dims: usize) -> Result<Vec<f32>, JsV
         .map_err(|_| not_a_model())?;
     let v = embed.call2(model, &query.into(), &JsValue::from(dims as u32))?;
     float_array(&v).ok_or_else(not_a_model)
+}
+
+/// The spec §8 check of `manifest` against `model`: its warnings as sentences, or the spec's
+/// message as a JS error. Shared by `SearchIndex` and `SiteIndex`.
+fn compatibility(
+    manifest: &lightembed_index::Manifest,
+    model: &JsModel,
+) -> Result<Vec<String>, JsValue> {
+    let warnings = manifest
+        .check_compatible(&ModelIdentity::from(&model.inner))
+        .map_err(js_error)?;
+    Ok(warnings.iter().map(ToString::to_string).collect())
+}
+
+/// An excerpt's highlights as a JS array of `[start, end]` UTF-16 offsets into its text.
+fn js_highlights(e: &lightembed_index::snippet::Excerpt) -> Array {
+    utf16_ranges(&e.text, &e.highlights)
+        .into_iter()
+        .map(|(a, b)| JsValue::from(Array::of2(&a.into(), &b.into())))
+        .collect()
 }
 
 /// Byte ranges of `text` (on `char` boundaries) as UTF-16 code-unit offsets, the indices of a JS
