@@ -5,8 +5,13 @@ Run by trunk as a post-build hook on the staged `models/` folder, so the app's m
 cache validators (SHA-256 per file) always describe the files actually shipped:
 
     {"models": [{"file": "lightembed-en-static.bin", "sha256": "…", "size": 4658384,
-                 "model_id": "lightembed-en-0l", "version": "3.0.0", "n_layers": 0,
-                 "output_dim": 384, "embedding_quant": "int4"}, …]}
+                 "model_id": "lightembed-en-0l", "lang": "en", "version": "3.0.0",
+                 "n_layers": 0, "output_dim": 384, "embedding_quant": "int4"}, …]}
+
+`lang` is the language the model_id names by the project's scheme `lightembed-{lang}-{n}l`
+(docs/architecture.md, "Model identities"; `lightembed-tr-0l` → "tr"), or null for an id outside
+it; the app lists a language's models under it (a model with null under every language), the
+same rule as `lightembed_app::lang::model_lang`.
 
 Only files that look like lightembed v1 models (magic `LEMB`, trailing SHA-256 correct) are
 listed; anything else is skipped with a warning. Order: static models first, then by name.
@@ -17,10 +22,18 @@ Usage: python3 scripts/models_manifest.py DIR
 import hashlib
 import json
 import os
+import re
 import struct
 import sys
 
 QUANT = {0: "fp32", 1: "int8", 2: "int4", 3: "ternary"}
+MODEL_ID = re.compile(r"lightembed-([a-z]{2,8})-[0-9]+l")
+
+
+def model_lang(model_id: str):
+    """The language `model_id` names (`lightembed-tr-0l` → "tr"), else None."""
+    m = MODEL_ID.fullmatch(model_id)
+    return m.group(1) if m else None
 
 
 def describe(path: str):
@@ -38,6 +51,7 @@ def describe(path: str):
         "sha256": data[-32:].hex(),
         "size": len(data),
         "model_id": model_id,
+        "lang": model_lang(model_id),
         "version": f"{major}.{minor}.{patch}",
         "format_version": fmt,
         "n_layers": n_layers,

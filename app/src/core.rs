@@ -78,6 +78,15 @@ pub fn load_model(
     Ok((model, info))
 }
 
+/// Whether an index for the model `model_id` stems its keyword (BM25) text with the English
+/// Snowball stemmer: yes for English models and for ids outside the scheme
+/// `lightembed-{lang}-{n}l` (the index's default, as `lightembed index` has it), no for a model of
+/// another language (`lightembed-tr-0l`): English suffix rules would cut its words wrongly, and
+/// the words then match as written (lower-cased, accents folded).
+pub fn keyword_stemming_for(model_id: &str) -> bool {
+    crate::lang::model_lang(model_id).is_none_or(|lang| lang == "en")
+}
+
 /// Model + index. At most one of each; replacing the model drops the index (it must be
 /// re-attached and re-checked against the new model).
 #[derive(Default)]
@@ -149,7 +158,8 @@ impl Core {
     }
 
     /// Creates an empty index at `dims` (`None`: `output_dim`) for the loaded model, replacing
-    /// any index.
+    /// any index. Its keyword side stems words with the English stemmer unless the model's id
+    /// names another language ([`keyword_stemming_for`]), set before anything is inserted.
     ///
     /// # Errors
     /// No model, or `dims` not valid for it.
@@ -159,7 +169,11 @@ impl Core {
         let fields = identity(model)
             .manifest_fields(dims)
             .map_err(|e| e.to_string())?;
-        self.index = Some(Index::new(fields, Params::default()).map_err(|e| e.to_string())?);
+        let mut index = Index::new(fields, Params::default()).map_err(|e| e.to_string())?;
+        index
+            .set_keyword_stemming(keyword_stemming_for(model.model_id()))
+            .map_err(|e| e.to_string())?;
+        self.index = Some(index);
         Ok(())
     }
 
@@ -471,6 +485,20 @@ mod tests {
         b
     }
 
+    /// The same model file with header `model_id` (bytes 48..64, NUL-padded) set to `id` and the
+    /// trailing SHA-256 recomputed: a model that names another language.
+    pub(crate) fn with_model_id(bytes: &[u8], id: &str) -> Vec<u8> {
+        use sha2::{Digest, Sha256};
+        assert!(id.len() <= 16);
+        let mut b = bytes.to_vec();
+        b[48..64].fill(0);
+        b[48..48 + id.len()].copy_from_slice(id.as_bytes());
+        let n = b.len() - 32;
+        let h = Sha256::digest(&b[..n]);
+        b[n..].copy_from_slice(&h);
+        b
+    }
+
     fn passages(n: usize) -> Vec<Passage> {
         (0..n)
             .map(|i| Passage {
@@ -610,6 +638,73 @@ mod tests {
                 "Index was built with index format v1 but this lightembed reads index format v2. Re-run `lightembed index`."
             ),
             other => panic!("expected a mismatch, got {other:?}"),
+        }
+    }
+
+    /// Issue 16: an index made for a model of another language than English (by its id,
+    /// `lightembed-tr-0l`) does not apply the English stemmer to its keyword side — set before
+    /// the first insert and kept in the index bytes, so a restored index tokenises queries alike;
+    /// English models and ids outside the scheme keep stemming.
+    #[test]
+    fn keyword_stemming_is_off_for_a_model_of_another_language() {
+        assert!(keyword_stemming_for("lightembed-en-0l"));
+        assert!(keyword_stemming_for("lightembed-en-2l"));
+        assert!(!keyword_stemming_for("lightembed-tr-0l"));
+        assert!(keyword_stemming_for("static-fp32"));
+        let plain = fixture("static_fp32_uncased.bin");
+        let mut p = passages(1).remove(0);
+        p.text = "Every reference is checked by the borrow checker.".into();
+        let turkish = Passage {
+            id: "doc9#1".into(),
+            doc_id: "doc9".into(),
+            title: "Belgeler".into(),
+            heading: String::new(),
+            url: String::new(),
+            text: "Sayfa numaraları ekleme".into(),
+        };
+        for (id, stem) in [
+            ("lightembed-en-0l", true),
+            ("lightembed-tr-0l", false),
+            ("static-fp32", true),
+        ] {
+            let bytes = with_model_id(&plain, id);
+            let (m, info) = load_model(&bytes, id, None).unwrap();
+            assert_eq!(info.model_id, id);
+            let mut c = Core::new();
+            c.set_model(m, info);
+            c.ensure_index(None).unwrap();
+            assert_eq!(c.index().unwrap().keyword_stemming(), stem, "{id}");
+            let ps = [p.clone(), turkish.clone()];
+            let vs = c.embed_passages(&ps).unwrap();
+            for (p, v) in ps.iter().zip(&vs) {
+                c.insert(p, v).unwrap();
+            }
+            // "references" meets "reference" only through the English stemmer.
+            let hits = c
+                .search(None, "references", 5, SearchMode::Keyword)
+                .unwrap();
+            assert_eq!(hits.len(), usize::from(stem), "{id}: {hits:?}");
+            // Words as written are found either way (lower-cased): "numaraları" as itself.
+            let hits = c
+                .search(None, "Numaraları", 5, SearchMode::Keyword)
+                .unwrap();
+            assert_eq!(hits.len(), 1, "{id}");
+            assert_eq!(hits[0].id, "doc9#1");
+            let marks: Vec<&str> = hits[0]
+                .highlights
+                .iter()
+                .map(|&(a, b)| &hits[0].snippet[a..b])
+                .collect();
+            assert_eq!(marks, ["numaraları"], "{id}");
+            // Restored from its bytes, the index keeps its setting.
+            let mut c2 = Core::new();
+            let (m, info) = load_model(&bytes, id, None).unwrap();
+            c2.set_model(m, info);
+            c2.attach_index(&c.index_bytes().unwrap()).unwrap();
+            assert_eq!(c2.index().unwrap().keyword_stemming(), stem, "{id}");
+            // A re-index (a new index for the same model) makes the same choice.
+            c2.new_index(Some(8)).unwrap();
+            assert_eq!(c2.index().unwrap().keyword_stemming(), stem, "{id}");
         }
     }
 

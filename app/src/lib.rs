@@ -13,8 +13,10 @@
 //! Modules:
 //! - [`protocol`]: the messages between the UI and the worker (serde JSON strings);
 //! - [`core`]: the worker's state and every computation on it — pure Rust, unit-tested natively;
-//! - [`chunk`]: pasted / dropped documents and the bundled corpus → passages (in the worker, with
+//! - [`chunk`]: pasted / dropped documents and the bundled corpora → passages (in the worker, with
 //!   the CLI's pipeline [`lightembed_index::ingest`]);
+//! - [`lang`]: the app's languages (English, Türkçe): a model's language from its id, each
+//!   language's bundled corpus and IndexedDB database;
 //! - [`pca`]: the 2-D projection of the playground;
 //! - [`storage`]: IndexedDB (models, passages, index bytes) with in-memory fallback;
 //! - [`web`]: fetch with progress, timers and other browser glue;
@@ -24,6 +26,7 @@
 
 pub mod chunk;
 pub mod core;
+pub mod lang;
 pub mod pca;
 pub mod protocol;
 pub mod storage;
