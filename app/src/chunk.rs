@@ -79,8 +79,18 @@ pub fn document_passages(name: &str, content: &str, format: Format, model: &Mode
         .collect()
 }
 
-/// Document id prefix of the bundled corpus.
+/// Document id prefix of the English bundled corpus (`corpus/rust-book.jsonl`).
 pub const CORPUS_DOC_PREFIX: &str = "rust-book/";
+
+/// The document id prefix of a bundled corpus: its file name without the extension, then `/`
+/// (`corpus/rust-book.jsonl` → `rust-book/`, `corpus/libreoffice-help-tr.jsonl` →
+/// `libreoffice-help-tr/`), so documents of different corpora never share an id.
+pub fn corpus_doc_prefix(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.split_once('.').map_or(file, |(stem, _)| stem);
+    format!("{}/", if stem.is_empty() { "corpus" } else { stem })
+}
 
 /// One line of the bundled corpus, as `lightembed passages` writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -102,9 +112,16 @@ pub struct CorpusRecord {
 }
 
 impl CorpusRecord {
-    /// The passage: document `rust-book/{page}`, id `rust-book/{page}#{anchor:N or N}`.
+    /// The passage of the English corpus: document `rust-book/{page}`, id
+    /// `rust-book/{page}#{anchor:N or N}`.
     pub fn into_passage(self) -> Passage {
-        let doc_id = format!("{CORPUS_DOC_PREFIX}{}", self.page);
+        self.into_passage_in(CORPUS_DOC_PREFIX)
+    }
+
+    /// The passage of a corpus whose documents are `{prefix}{page}` ([`corpus_doc_prefix`]):
+    /// id `{prefix}{page}#{anchor:N or N}`.
+    pub fn into_passage_in(self, prefix: &str) -> Passage {
+        let doc_id = format!("{prefix}{}", self.page);
         Passage {
             id: app_id(&doc_id, &self.page, &self.id),
             doc_id,
@@ -207,6 +224,44 @@ mod tests {
         assert_eq!(Format::from_name("A.MD"), Format::Markdown);
         assert_eq!(Format::from_name("x.htm"), Format::Html);
         assert_eq!(Format::from_name("x.csv"), Format::Text);
+    }
+
+    /// Each bundled corpus has its own document prefix (its file name), English the one it
+    /// always had, so the corpora never share a document id.
+    #[test]
+    fn corpus_documents_are_named_by_the_corpus_file() {
+        assert_eq!(
+            corpus_doc_prefix("corpus/rust-book.jsonl"),
+            CORPUS_DOC_PREFIX
+        );
+        assert_eq!(
+            corpus_doc_prefix(crate::lang::TURKISH.corpus_url),
+            "libreoffice-help-tr/"
+        );
+        assert_eq!(corpus_doc_prefix("https://x.invalid/a/b.jsonl?v=2#x"), "b/");
+        assert_eq!(corpus_doc_prefix("plain"), "plain/");
+        let prefixes: HashSet<String> = crate::lang::LANGUAGES
+            .iter()
+            .map(|l| corpus_doc_prefix(l.corpus_url))
+            .collect();
+        assert_eq!(prefixes.len(), crate::lang::LANGUAGES.len());
+        let r = CorpusRecord {
+            id: "autotext.html#hd_id3155521:1".into(),
+            page: "autotext.html".into(),
+            page_title: "Otomatik Metin Kullanımı".into(),
+            heading: "Otomatik Metin Kullanımı".into(),
+            url: String::new(),
+            text: "Metin".into(),
+        };
+        let p = r.clone().into_passage_in("libreoffice-help-tr/");
+        assert_eq!(
+            (p.id.as_str(), p.doc_id.as_str()),
+            (
+                "libreoffice-help-tr/autotext.html#hd_id3155521:1",
+                "libreoffice-help-tr/autotext.html"
+            )
+        );
+        assert_eq!(r.into_passage().doc_id, "rust-book/autotext.html");
     }
 
     /// Every line of the bundled corpus reads as a passage of its page, with an id unique in the

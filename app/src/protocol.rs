@@ -67,6 +67,13 @@ pub enum Request {
         /// (test hook `?dbversion=N`: a newer deployment in another tab).
         #[serde(default)]
         db_version: Option<u32>,
+        /// The language (`en`, `tr`, [`crate::lang`]) whose index this model serves: each
+        /// language's index, passages and cached models live in their own database
+        /// ([`crate::lang::db_name`]; `None` and `en`: the app's original one). A load for
+        /// another language than the last one closes that database (what the session kept in
+        /// memory for it is dropped) and opens this language's.
+        #[serde(default)]
+        lang: Option<String>,
     },
     /// Fetch the bundled corpus (JSON lines of [`crate::chunk::CorpusRecord`], written by
     /// `lightembed passages`) and index it.
@@ -436,6 +443,14 @@ mod tests {
                 sha256: Some("ab".into()),
                 no_store: false,
                 db_version: None,
+                lang: None,
+            },
+            Request::LoadModel {
+                url: "models/lightembed-tr-static.bin".into(),
+                sha256: None,
+                no_store: true,
+                db_version: Some(2),
+                lang: Some("tr".into()),
             },
             Request::Search {
                 id: 7,
@@ -465,6 +480,21 @@ mod tests {
         for r in reqs {
             assert_eq!(Request::from_json(&r.to_json()).unwrap(), r);
         }
+        // A load from a build without languages is a load for the app's original database.
+        let r = Request::from_json(
+            r#"{"type":"LoadModel","url":"m.bin","sha256":null,"no_store":false}"#,
+        );
+        assert!(
+            matches!(
+                r,
+                Ok(Request::LoadModel {
+                    lang: None,
+                    db_version: None,
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
         // The mode is optional on the wire (hybrid) and spelled in lower case.
         let r = Request::from_json(r#"{"type":"Search","id":1,"query":"q","k":3}"#);
         assert!(

@@ -1,6 +1,6 @@
 //! Persistence in IndexedDB (crate `idb`), used by the worker.
 //!
-//! One database ([`DB_NAME`], version [`DB_VERSION`]) with three object stores:
+//! A database ([`DB_NAME`], version [`DB_VERSION`]) with three object stores:
 //!
 //! | store | key | value |
 //! |---|---|---|
@@ -10,6 +10,9 @@
 //!
 //! Passages and the index are written in **one** transaction, so a reload never sees an index
 //! without its passages or the other way round.
+//!
+//! Each language of the app has its own database of this shape ([`crate::lang::db_name`]:
+//! `DB_NAME` for English, `DB_NAME-tr` for Turkish); the worker has one open at a time.
 //!
 //! When IndexedDB is missing, blocked by another tab, or refuses to open, [`Storage::open`]
 //! returns a memory-only storage with the reason; writes that fail later (e.g. quota) return
@@ -165,6 +168,14 @@ impl Storage {
             db.close();
         }
         self.reason = Some(reason.into());
+    }
+
+    /// Closes the database connection (the worker switches to another language's database);
+    /// writes still pending finish first. Memory-only storage has nothing to close.
+    pub fn close(&self) {
+        if let Some(db) = &self.db {
+            db.close();
+        }
     }
 
     fn db(&self) -> Result<&Database, String> {

@@ -1,11 +1,18 @@
-//! The page: model chooser and status, documents and indexing, search, playground. All state is
-//! in signals updated from worker events ([`handle`]); user actions send [`Request`]s.
+//! The page: language and model chooser and status, documents and indexing, search, playground.
+//! All state is in signals updated from worker events ([`handle`]); user actions send
+//! [`Request`]s.
+//!
+//! The language (English / Türkçe, [`lightembed_app::lang`]) decides which models are listed
+//! (by their `model_id`), which bundled corpus "load corpus" indexes, and which IndexedDB database
+//! holds the index (each language its own: switching never mixes the corpora, and switching back
+//! restores the other index without embedding).
 
 use std::time::Duration;
 
 use leptos::ev;
 use leptos::prelude::*;
 use lightembed_app::chunk::Format;
+use lightembed_app::lang::{self, Language, ENGLISH, LANG_KEY};
 use lightembed_app::protocol::{
     DocSummary, Event, HitOut, IndexState, ModelInfo, Point, Request, SearchMode, StorageKind,
     TokenOut,
@@ -15,8 +22,9 @@ use wasm_bindgen::JsCast;
 
 use crate::conn::{self, ConnEvent};
 
-/// The bundled corpus (written by `lightembed passages`, `scripts/make_corpus.sh`; copied by trunk).
-const CORPUS_URL: &str = "corpus/rust-book.jsonl";
+// The bundled corpora (written by `lightembed passages`, `scripts/make_corpus.sh` and
+// `scripts/make_corpus_tr.sh`; copied by trunk) are each language's `corpus_url`
+// ([`lightembed_app::lang::LANGUAGES`]).
 /// The model list (written at build time by `scripts/models_manifest.py`).
 const MODELS_MANIFEST: &str = "models/manifest.json";
 /// Fallback when the manifest is missing.
@@ -24,7 +32,6 @@ const DEFAULT_MODELS: [&str; 2] = [
     "models/lightembed-en-static.bin",
     "models/lightembed-en-2l.bin",
 ];
-const LOCAL_STORAGE_KEY: &str = "lightembed.model";
 const SEARCH_DEBOUNCE_MS: u64 = 150;
 const TOP_K: usize = 10;
 const PCA_POINTS: usize = 1500;
@@ -35,6 +42,8 @@ struct ModelChoice {
     url: String,
     label: String,
     sha256: Option<String>,
+    /// The language its `model_id` names (`None`: none; listed under every language).
+    lang: Option<String>,
 }
 
 /// Indexing progress.
@@ -87,6 +96,7 @@ struct St {
     search_sent: RwSignal<f64>,
     models: RwSignal<Vec<ModelChoice>>,
     selected: RwSignal<Option<String>>,
+    lang: RwSignal<Language>,
     dims: RwSignal<Option<usize>>,
     cosine: RwSignal<Option<(f32, usize)>>,
     tokens: RwSignal<Vec<TokenOut>>,
@@ -118,6 +128,7 @@ impl St {
             search_sent: RwSignal::new(0.0),
             models: RwSignal::new(Vec::new()),
             selected: RwSignal::new(None),
+            lang: RwSignal::new(ENGLISH),
             dims: RwSignal::new(None),
             cosine: RwSignal::new(None),
             tokens: RwSignal::new(Vec::new()),
@@ -159,7 +170,38 @@ impl St {
             sha256,
             no_store: query_param("nostore").is_some(),
             db_version: query_param("dbversion").and_then(|v| v.parse().ok()),
+            lang: Some(self.lang.get_untracked().code.to_string()),
         });
+    }
+
+    /// The model to load for language `code`: the one chosen for it before, else its first.
+    fn pick_model(&self, code: &str) -> Option<String> {
+        let remembered =
+            local_storage().and_then(|s| s.get_item(&lang::model_key(code)).ok().flatten());
+        self.models.with_untracked(|m| {
+            lang::pick_model(
+                m.iter().map(|c| (c.url.as_str(), c.lang.as_deref())),
+                code,
+                remembered.as_deref(),
+            )
+        })
+    }
+
+    /// Switches to language `l`: its model (and, in the worker, its database and index).
+    fn switch_language(&self, l: Language) {
+        if l == self.lang.get_untracked() {
+            return;
+        }
+        if let Some(s) = local_storage() {
+            let _ = s.set_item(LANG_KEY, l.code);
+        }
+        self.lang.set(l);
+        // What is shown belongs to the other language until the worker restores this one's.
+        self.index.set(IndexState::default());
+        self.query.set(String::new());
+        self.latency.set(None);
+        self.selected.set(self.pick_model(l.code));
+        self.load_selected();
     }
 
     /// Sends the current query (debounced by the caller).
@@ -341,6 +383,11 @@ async fn load_model_list() -> Result<Vec<ModelChoice>, String> {
             let id = m.get("model_id").and_then(|x| x.as_str()).unwrap_or(file);
             let version = m.get("version").and_then(|x| x.as_str()).unwrap_or("?");
             let size = m.get("size").and_then(|x| x.as_u64()).unwrap_or(0);
+            // The manifest's `lang` (models_manifest.py), else read off the id the same way.
+            let model_lang = match m.get("lang") {
+                Some(l) => l.as_str().map(str::to_string),
+                None => lang::model_lang(id).map(str::to_string),
+            };
             Some(ModelChoice {
                 url: format!("models/{file}"),
                 label: format!(
@@ -349,6 +396,7 @@ async fn load_model_list() -> Result<Vec<ModelChoice>, String> {
                     fmt_bytes(size)
                 ),
                 sha256: m.get("sha256").and_then(|x| x.as_str()).map(str::to_string),
+                lang: model_lang,
             })
         })
         .collect())
@@ -360,13 +408,25 @@ pub fn App() -> impl IntoView {
     let st = St::new();
     conn::start(move |ev| handle(st, ev));
 
-    // Model list: `?model=URL` forces one model; else the build's manifest.
+    // Language: `?lang=CODE`, else the one chosen before, else English.
+    let lang_param = query_param("lang").and_then(|c| lang::language(&c).copied());
+    let wanted = lang_param
+        .or_else(|| {
+            local_storage()
+                .and_then(|s| s.get_item(LANG_KEY).ok().flatten())
+                .and_then(|c| lang::language(&c).copied())
+        })
+        .unwrap_or(ENGLISH);
+
+    // Model list: `?model=URL` forces one model (for every language); else the build's manifest.
     if let Some(url) = query_param("model") {
         st.models.set(vec![ModelChoice {
             label: url.clone(),
             url: url.clone(),
             sha256: None,
+            lang: None,
         }]);
+        st.lang.set(wanted);
         st.selected.set(Some(url));
         st.load_selected();
     } else {
@@ -379,16 +439,20 @@ pub fn App() -> impl IntoView {
                         url: u.to_string(),
                         label: u.trim_start_matches("models/").to_string(),
                         sha256: None,
+                        lang: Some(ENGLISH.code.to_string()),
                     })
                     .collect(),
             };
-            let remembered =
-                local_storage().and_then(|s| s.get_item(LOCAL_STORAGE_KEY).ok().flatten());
-            let pick = remembered
-                .filter(|r| list.iter().any(|c| &c.url == r))
-                .or_else(|| list.first().map(|c| c.url.clone()));
+            // A language without a model in this build falls back to the first that has one.
+            let offered = lang::offered_languages(list.iter().map(|c| c.lang.as_deref()));
+            let l = if offered.contains(&wanted) {
+                wanted
+            } else {
+                offered[0]
+            };
             st.models.set(list);
-            st.selected.set(pick);
+            st.lang.set(l);
+            st.selected.set(st.pick_model(l.code));
             st.load_selected();
         });
     }
@@ -407,7 +471,7 @@ pub fn App() -> impl IntoView {
             <Playground st=st />
         </main>
         <footer>
-            "Corpus: passages of " <em>"The Rust Programming Language"</em> " (rust-doc). "
+            "Corpus: passages of " <em>{move || st.lang.get().corpus_work}</em> {move || format!(" ({}). ", st.lang.get().corpus_source)}
             "Worker restarts: " <span data-testid="worker-restarts">{move || st.restarts.get()}</span>
             " · " <button class="link" data-testid="crash" on:click=move |_| conn::send(&Request::Crash)>"crash the worker (test)"</button>
         </footer>
@@ -533,18 +597,45 @@ fn ModelPanel(st: St) -> impl IntoView {
     let on_change = move |ev: ev::Event| {
         let url = event_target_value(&ev);
         if let Some(s) = local_storage() {
-            let _ = s.set_item(LOCAL_STORAGE_KEY, &url);
+            let _ = s.set_item(&lang::model_key(st.lang.get_untracked().code), &url);
         }
         st.selected.set(Some(url));
         st.load_selected();
+    };
+    let on_lang = move |ev: ev::Event| {
+        if let Some(l) = lang::language(&event_target_value(&ev)) {
+            st.switch_language(*l);
+        }
+    };
+    // The chosen language's models (and those that name no language).
+    let listed = move || {
+        let code = st.lang.get().code;
+        st.models
+            .get()
+            .into_iter()
+            .filter(|c| lang::offered_under(c.lang.as_deref(), code))
+            .collect::<Vec<_>>()
     };
     view! {
         <section class="panel">
             <h2>"Model"</h2>
             <label>
+                "Language: "
+                <select data-testid="lang-select" on:change=on_lang>
+                    {move || {
+                        let cur = st.lang.get();
+                        st.models.with(|m| lang::offered_languages(m.iter().map(|c| c.lang.as_deref())))
+                            .into_iter()
+                            .map(|l| view! { <option value=l.code selected=l == cur>{l.name}</option> })
+                            .collect_view()
+                    }}
+                </select>
+            </label>
+            " "
+            <label>
                 "Model: "
                 <select data-testid="model-select" on:change=on_change>
-                    <For each=move || st.models.get() key=|c| c.url.clone() let:c>
+                    <For each=listed key=|c| c.url.clone() let:c>
                         <option value=c.url.clone() selected=move || st.selected.get().as_deref() == Some(c.url.as_str())>{c.label.clone()}</option>
                     </For>
                 </select>
@@ -619,7 +710,7 @@ fn IndexPanel(st: St) -> impl IntoView {
 
     let index_corpus = move |_| {
         conn::send(&Request::IndexCorpus {
-            url: CORPUS_URL.into(),
+            url: st.lang.get_untracked().corpus_url.into(),
             limit,
             dims: st.index_dims(),
         });
@@ -707,7 +798,10 @@ fn IndexPanel(st: St) -> impl IntoView {
             <h2>"Documents"</h2>
             <div class="row">
                 <button data-testid="load-corpus" on:click=index_corpus disabled=move || !ready() || st.indexing.get() || st.mismatch.with(Option::is_some)>
-                    {match limit { Some(l) => format!("Index the Rust book (first {l} passages)"), None => "Index the Rust book".to_string() }}
+                    {move || {
+                        let corpus = st.lang.get().corpus_name;
+                        match limit { Some(l) => format!("Index {corpus} (first {l} passages)"), None => format!("Index {corpus}") }
+                    }}
                 </button>
                 <button data-testid="cancel" on:click=move |_| conn::send(&Request::Cancel) disabled=move || !st.indexing.get()>"Cancel"</button>
                 <label>
@@ -827,7 +921,7 @@ fn SearchPanel(st: St) -> impl IntoView {
                 type="search"
                 data-testid="query"
                 class="query"
-                placeholder=move || if st.index.get().count == 0 { "Index some documents first…" } else { "Ask the Rust book something…" }
+                placeholder=move || if st.index.get().count == 0 { "Index some documents first…" } else { st.lang.get().ask }
                 prop:value=move || st.query.get()
                 on:input=on_input
                 disabled=move || st.status.get() != "ready"

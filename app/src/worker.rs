@@ -3,7 +3,10 @@
 //!
 //! Long jobs (downloading, indexing) are `async` tasks that yield to the event loop between
 //! batches, so a [`Request::Cancel`] or a search is handled while indexing runs. A generation
-//! counter, bumped by every [`Request::LoadModel`], stops jobs that belong to a replaced model.
+//! counter, bumped by every [`Request::LoadModel`], stops jobs that belong to a replaced model:
+//! an indexing request takes the generation current when it arrives, so a request sent before a
+//! model (or language) switch never writes into the next model's index or database, even when its
+//! job would only start after the switch.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -13,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::chunk::{document_passages, user_doc_id, CorpusRecord};
+use crate::chunk::{corpus_doc_prefix, document_passages, user_doc_id, CorpusRecord};
 use crate::core::{load_model, AttachError, Core};
 use crate::protocol::{Event, Passage, Request, SearchMode, StorageKind};
 use crate::storage::{Storage, DB_NAME};
@@ -82,6 +85,8 @@ pub struct WorkerApp {
     db_name: String,
     core: RefCell<Core>,
     storage: RefCell<Option<Rc<Storage>>>,
+    /// The database `storage` was opened for ([`crate::lang::db_name`]).
+    storage_name: RefCell<String>,
     /// Bumped by every model load; jobs compare it to stop when superseded.
     generation: Cell<u64>,
     cancel: Cell<bool>,
@@ -119,16 +124,18 @@ impl WorkerApp {
                 sha256,
                 no_store,
                 db_version,
+                lang,
             } => {
                 me.generation.set(me.generation.get() + 1);
                 me.cancel.set(true);
                 wasm_bindgen_futures::spawn_local(async move {
-                    me.load_model(url, sha256, no_store, db_version).await
+                    me.load_model(url, sha256, no_store, db_version, lang).await
                 });
             }
             Request::IndexCorpus { url, limit, dims } => {
+                let generation = me.generation.get();
                 wasm_bindgen_futures::spawn_local(async move {
-                    me.index_corpus(url, limit, dims).await
+                    me.index_corpus(url, limit, dims, generation).await
                 });
             }
             Request::IndexDocument {
@@ -137,22 +144,28 @@ impl WorkerApp {
                 format,
                 dims,
             } => {
+                let generation = me.generation.get();
                 wasm_bindgen_futures::spawn_local(async move {
                     // Files dropped together arrive together: each waits for the job before it
                     // (the check and the job's start run without a yield in between).
                     while me.busy.get() {
                         sleep_ms(20).await;
                     }
-                    me.index_document(name, content, format, dims).await
+                    me.index_document(name, content, format, dims, generation)
+                        .await
                 });
             }
             Request::IndexPassages { passages, dims } => {
+                let generation = me.generation.get();
                 wasm_bindgen_futures::spawn_local(async move {
-                    me.index_job(passages, dims, false, None).await
+                    me.index_job(passages, dims, false, None, generation).await
                 });
             }
             Request::Reindex { dims } => {
-                wasm_bindgen_futures::spawn_local(async move { me.reindex(dims).await });
+                let generation = me.generation.get();
+                wasm_bindgen_futures::spawn_local(
+                    async move { me.reindex(dims, generation).await },
+                );
             }
             Request::Cancel => me.cancel.set(true),
             Request::Search { id, query, k, mode } => me.search(id, &query, k, mode),
@@ -191,10 +204,27 @@ impl WorkerApp {
             .unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
     }
 
-    async fn open_storage(self: &Rc<Self>, no_store: bool, db_version: Option<u32>) {
+    /// Opens the storage of language `lang` ([`crate::lang::db_name`]) unless it is open. Another
+    /// language's database is closed first, and what this session kept in memory for it (its
+    /// passages, a memory-only index) is dropped: it must not be re-indexed into this language.
+    async fn open_storage(
+        self: &Rc<Self>,
+        no_store: bool,
+        db_version: Option<u32>,
+        lang: Option<&str>,
+    ) {
+        let name = crate::lang::db_name(&self.db_name, lang);
         if self.storage.borrow().is_some() {
-            return;
+            if *self.storage_name.borrow() == name {
+                return;
+            }
+            if let Some(old) = self.storage.borrow_mut().take() {
+                old.close();
+            }
+            self.session_passages.borrow_mut().clear();
+            *self.mem_index.borrow_mut() = None;
         }
+        *self.storage_name.borrow_mut() = name.clone();
         let s = if no_store {
             Storage::memory(
                 "IndexedDB is disabled (?nostore): the index lives in memory for this session",
@@ -202,8 +232,13 @@ impl WorkerApp {
         } else {
             let me = Rc::downgrade(self);
             let version = db_version.unwrap_or(crate::storage::DB_VERSION);
-            Storage::open(&self.db_name, version, move || {
-                if let Some(me) = me.upgrade() {
+            let opened = name.clone();
+            Storage::open(&name, version, move || {
+                // (Only while this database is still the one in use.)
+                if let Some(me) = me
+                    .upgrade()
+                    .filter(|me| *me.storage_name.borrow() == opened)
+                {
                     let s = Storage::memory(crate::storage::NEWER_IN_OTHER_TAB);
                     post(&storage_event(&s));
                     *me.storage.borrow_mut() = Some(Rc::new(s));
@@ -211,6 +246,12 @@ impl WorkerApp {
             })
             .await
         };
+        if *self.storage_name.borrow() != name || self.storage.borrow().is_some() {
+            // While this opened, a later load asked for another language's database, or opened
+            // this one itself: that one is in use.
+            s.close();
+            return;
+        }
         post(&storage_event(&s));
         *self.storage.borrow_mut() = Some(Rc::new(s));
     }
@@ -229,10 +270,16 @@ impl WorkerApp {
         sha256: Option<String>,
         no_store: bool,
         db_version: Option<u32>,
+        lang: Option<String>,
     ) {
         let generation = self.generation.get();
         *self.core.borrow_mut() = Core::new();
-        self.open_storage(no_store, db_version).await;
+        self.open_storage(no_store, db_version, lang.as_deref())
+            .await;
+        if self.generation.get() != generation {
+            // Superseded while the database opened (the next load opens its own).
+            return;
+        }
         let storage = self.storage();
         post(&Event::Download {
             loaded: 0,
@@ -389,7 +436,15 @@ impl WorkerApp {
         }
     }
 
-    async fn index_corpus(self: Rc<Self>, url: String, limit: Option<usize>, dims: Option<usize>) {
+    /// Fetches a bundled corpus and indexes its first `limit` passages (those not indexed yet),
+    /// as documents `{corpus file stem}/{page}` ([`crate::chunk::corpus_doc_prefix`]).
+    async fn index_corpus(
+        self: Rc<Self>,
+        url: String,
+        limit: Option<usize>,
+        dims: Option<usize>,
+        generation: u64,
+    ) {
         let text = match fetch_text(&url).await {
             Ok(t) => t,
             Err(message) => {
@@ -399,13 +454,14 @@ impl WorkerApp {
                 return;
             }
         };
+        let prefix = corpus_doc_prefix(&url);
         let mut passages = Vec::new();
         for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
             if limit.is_some_and(|l| passages.len() >= l) {
                 break;
             }
             match serde_json::from_str::<CorpusRecord>(line) {
-                Ok(r) => passages.push(r.into_passage()),
+                Ok(r) => passages.push(r.into_passage_in(&prefix)),
                 Err(e) => {
                     post(&Event::Error {
                         message: format!("corpus line {} is not a passage: {e}", n + 1),
@@ -422,7 +478,7 @@ impl WorkerApp {
                 .filter(|p| !core.index().is_some_and(|i| i.contains(&p.id)))
                 .collect()
         };
-        self.index_job(fresh, dims, false, None).await;
+        self.index_job(fresh, dims, false, None, generation).await;
     }
 
     /// Cuts a user document with the loaded model's tokenizer, exactly as `lightembed index`
@@ -433,7 +489,11 @@ impl WorkerApp {
         content: String,
         format: crate::chunk::Format,
         dims: Option<usize>,
+        generation: u64,
     ) {
+        if self.generation.get() != generation {
+            return; // sent for the model before this one
+        }
         let passages = match self.core.borrow().model() {
             Some(model) => document_passages(&name, &content, format, model),
             None => {
@@ -450,10 +510,11 @@ impl WorkerApp {
             return;
         }
         let doc_id = user_doc_id(&name);
-        self.index_job(passages, dims, false, Some(doc_id)).await
+        self.index_job(passages, dims, false, Some(doc_id), generation)
+            .await
     }
 
-    async fn reindex(self: Rc<Self>, dims: Option<usize>) {
+    async fn reindex(self: Rc<Self>, dims: Option<usize>, generation: u64) {
         if self.busy.get() {
             post(&Event::Error {
                 message: "Indexing is already running; cancel it first.".into(),
@@ -470,28 +531,34 @@ impl WorkerApp {
         }
         let mut passages: Vec<Passage> = by_id.into_values().collect();
         passages.sort_by(|a, b| a.id.cmp(&b.id));
-        self.index_job(passages, dims, true, None).await;
+        self.index_job(passages, dims, true, None, generation).await;
     }
 
     /// Embeds and inserts `passages`, reporting progress, then persists passages + index.
     /// `fresh`: start a new index (re-index) instead of adding to the current one. `replaces`:
     /// the passages are a new version of this document — its passages that are not among them
     /// are deleted first (index, session and storage), so an edited, shorter document leaves no
-    /// stale passages behind, also after a reload.
+    /// stale passages behind, also after a reload. `generation`: the model generation the
+    /// request was sent for; a job whose model (or language) was replaced since does nothing.
     async fn index_job(
         self: Rc<Self>,
         passages: Vec<Passage>,
         dims: Option<usize>,
         fresh: bool,
         replaces: Option<String>,
+        generation: u64,
     ) {
+        if self.generation.get() != generation {
+            // Sent for the model before this one (another language's corpus, a document meant
+            // for that index): nothing of it belongs in this model's index or database.
+            return;
+        }
         if self.busy.get() {
             post(&Event::Error {
                 message: "Indexing is already running; cancel it first.".into(),
             });
             return;
         }
-        let generation = self.generation.get();
         let clears = self.clears.get();
         let prepared = {
             let mut core = self.core.borrow_mut();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{blob_url, passages, sha_hex, unique_db, with_major, Events, MODEL};
+use common::{blob_url, passages, sha_hex, unique_db, with_major, with_model_id, Events, MODEL};
 use lightembed_app::chunk::Format;
 use lightembed_app::protocol::{Event, Request, SearchMode, StorageKind};
 use lightembed_app::worker::WorkerApp;
@@ -26,6 +26,7 @@ fn load(url: &str, model: &[u8]) -> Request {
         sha256: Some(sha_hex(model)),
         no_store: false,
         db_version: None,
+        lang: None,
     }
 }
 
@@ -222,6 +223,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
             sha256: None,
             no_store: false,
             db_version: None,
+            lang: None,
         },
     );
     let Event::ModelFailed { reason } = ev
@@ -244,6 +246,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
             sha256: None,
             no_store: false,
             db_version: None,
+            lang: None,
         },
     );
     let Event::ModelFailed { reason } = ev
@@ -276,6 +279,7 @@ async fn cancel_stops_indexing_and_keeps_what_was_done() {
             sha256: None,
             no_store: true,
             db_version: None,
+            lang: None,
         },
     );
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
@@ -352,6 +356,7 @@ async fn playground_requests() {
             sha256: None,
             no_store: true,
             db_version: None,
+            lang: None,
         },
     );
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
@@ -620,5 +625,226 @@ async fn delete_all_while_indexing_leaves_nothing_behind() {
         "reindex found stored passages: {:?}",
         ev.all().len()
     );
+    lightembed_app::worker::set_sink(None);
+}
+
+/// Issue 16: each language keeps its own index (its own database), so a Turkish model never meets
+/// the English index (no §8 mismatch to re-embed it into) and switching back restores the other
+/// index without embedding; a switch while indexing, or right after a request, puts nothing of
+/// one language's passages into the other's index; and an index for a Turkish model has no
+/// English stemming on its keyword side.
+#[wasm_bindgen_test]
+async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
+    let ev = Events::install();
+    let db = unique_db("languages");
+    let en = with_model_id(MODEL, "lightembed-en-0l");
+    let tr = with_model_id(MODEL, "lightembed-tr-0l");
+    let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
+    let load_in = |url: &str, model: &[u8], lang: &str| Request::LoadModel {
+        url: url.to_string(),
+        sha256: Some(sha_hex(model)),
+        no_store: false,
+        db_version: None,
+        lang: Some(lang.to_string()),
+    };
+    let restored = |ev: &Events, what: &'static str, count: usize| {
+        let ev = ev.clone();
+        async move {
+            ev.wait(what, |e| matches!(e, Event::ModelReady { .. }))
+                .await;
+            let Event::Index { state } = ev
+                .wait(
+                    what,
+                    |e| matches!(e, Event::Index { state } if state.count == count),
+                )
+                .await
+            else {
+                unreachable!()
+            };
+            state
+        }
+    };
+    let keyword_hits = |ev: &Events, app: &std::rc::Rc<WorkerApp>, id: u64, q: &str| {
+        let (ev, app, q) = (ev.clone(), app.clone(), q.to_string());
+        async move {
+            send(
+                &app,
+                Request::Search {
+                    id,
+                    query: q,
+                    k: 10,
+                    mode: SearchMode::Keyword,
+                },
+            );
+            let Event::Results { hits, .. } = ev
+                .wait(
+                    "Results",
+                    |e| matches!(e, Event::Results { id: i, .. } if *i == id),
+                )
+                .await
+            else {
+                unreachable!()
+            };
+            hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
+        }
+    };
+    let doc_ids = |state: &lightembed_app::protocol::IndexState| -> Vec<String> {
+        state.docs.iter().map(|d| d.doc_id.clone()).collect()
+    };
+
+    // English: six passages, one of them about a "reference".
+    let app = WorkerApp::new(&db);
+    send(&app, load_in(&en_url, &en, "en"));
+    restored(&ev, "English ready", 0).await;
+    let mut en_ps = passages(6);
+    en_ps[0].text = "Every reference is checked by the borrow checker.".into();
+    ev.clear();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: en_ps.clone(),
+            dims: None,
+        },
+    );
+    ev.wait("English indexed", |e| {
+        matches!(
+            e,
+            Event::IndexDone {
+                done: 6,
+                cancelled: false,
+                ..
+            }
+        )
+    })
+    .await;
+    lightembed_app::web::sleep_ms(300).await;
+
+    // Türkçe: its own database — an empty index, no §8 mismatch with the English one.
+    ev.clear();
+    send(&app, load_in(&tr_url, &tr, "tr"));
+    restored(&ev, "Turkish ready", 0).await;
+    assert!(
+        !ev.all()
+            .iter()
+            .any(|e| matches!(e, Event::IndexMismatch { .. })),
+        "{:?}",
+        ev.all()
+    );
+    let tr_ps: Vec<_> = (0..3)
+        .map(|i| lightembed_app::protocol::Passage {
+            id: format!("belge{i}#{i}"),
+            doc_id: format!("belge{i}"),
+            title: format!("Belge {i}"),
+            heading: String::new(),
+            url: String::new(),
+            text: format!("Sayfa numaraları {i}: her reference denetlenir."),
+        })
+        .collect();
+    ev.clear();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: tr_ps.clone(),
+            dims: None,
+        },
+    );
+    ev.wait("Turkish indexed", |e| {
+        matches!(
+            e,
+            Event::IndexDone {
+                done: 3,
+                cancelled: false,
+                ..
+            }
+        )
+    })
+    .await;
+    // No English stemming for a Turkish model: "references" is not "reference" here.
+    assert_eq!(
+        keyword_hits(&ev, &app, 1, "references").await,
+        Vec::<String>::new()
+    );
+    assert_eq!(keyword_hits(&ev, &app, 2, "reference").await.len(), 3);
+    lightembed_app::web::sleep_ms(300).await;
+
+    // A switch to English while Turkish passages are being indexed: the English index is as it
+    // was, and the job keeps nothing.
+    ev.clear();
+    let many: Vec<_> = (0..20_000)
+        .map(|i| lightembed_app::protocol::Passage {
+            id: format!("uzun#{i}"),
+            doc_id: "uzun".into(),
+            title: "Uzun".into(),
+            heading: String::new(),
+            url: String::new(),
+            text: format!("paragraf {i}"),
+        })
+        .collect();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: many,
+            dims: None,
+        },
+    );
+    ev.wait(
+        "Turkish progress",
+        |e| matches!(e, Event::Progress { done, .. } if *done > 0),
+    )
+    .await;
+    ev.clear();
+    send(&app, load_in(&en_url, &en, "en"));
+    let state = restored(&ev, "English restored", 6).await;
+    assert!(state.restored);
+    let mut want: Vec<String> = vec!["doc0".into(), "doc1".into(), "doc2".into()];
+    assert_eq!(doc_ids(&state), want);
+    // English stemming here: "references" finds the "reference" passage.
+    assert_eq!(
+        keyword_hits(&ev, &app, 3, "references").await,
+        [en_ps[0].id.clone()]
+    );
+    assert!(
+        !ev.all()
+            .iter()
+            .any(|e| matches!(e, Event::Progress { .. } | Event::IndexDone { .. })),
+        "the Turkish job stopped at the switch: {:?}",
+        ev.all()
+    );
+
+    // A request sent just before a switch (its job would start after it) does nothing: these
+    // English passages must not land in the Turkish index.
+    ev.clear();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: passages(9),
+            dims: None,
+        },
+    );
+    send(&app, load_in(&tr_url, &tr, "tr"));
+    let state = restored(&ev, "Turkish restored", 3).await;
+    assert_eq!(doc_ids(&state), ["belge0", "belge1", "belge2"]);
+    lightembed_app::web::sleep_ms(500).await;
+    assert!(
+        !ev.all()
+            .iter()
+            .any(|e| matches!(e, Event::Progress { .. } | Event::IndexDone { .. })),
+        "{:?}",
+        ev.all()
+    );
+
+    // "Reload": both databases hold their own language's index.
+    ev.clear();
+    let app = WorkerApp::new(&db);
+    send(&app, load_in(&tr_url, &tr, "tr"));
+    let state = restored(&ev, "Turkish after reload", 3).await;
+    assert!(state.restored);
+    ev.clear();
+    send(&app, load_in(&en_url, &en, "en"));
+    let state = restored(&ev, "English after reload", 6).await;
+    want.sort();
+    let mut got = doc_ids(&state);
+    got.sort();
+    assert_eq!(got, want);
     lightembed_app::worker::set_sink(None);
 }

@@ -46,6 +46,20 @@ pub fn with_major(model: &[u8], major: u8) -> Vec<u8> {
     b
 }
 
+/// The model with header `model_id` (bytes 48..64, NUL-padded) set to `id` and the trailer
+/// re-hashed: the same vectors under another identity (e.g. one that names a language).
+pub fn with_model_id(model: &[u8], id: &str) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    assert!(id.len() <= 16);
+    let mut b = model.to_vec();
+    b[48..64].fill(0);
+    b[48..48 + id.len()].copy_from_slice(id.as_bytes());
+    let n = b.len() - 32;
+    let h = Sha256::digest(&b[..n]);
+    b[n..].copy_from_slice(&h);
+    b
+}
+
 /// `n` passages over 3 documents.
 pub fn passages(n: usize) -> Vec<Passage> {
     (0..n)
