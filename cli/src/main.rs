@@ -148,10 +148,11 @@ enum Command {
         #[arg(long)]
         no_default_excludes: bool,
         /// Stemming of the keyword (BM25) side, stored in the index: `english` (Snowball;
-        /// "running" matches "run") or `none` (words match as written, after lower-casing and
-        /// accent folding).
-        #[arg(long, value_name = "english|none", default_value = "english",
-              value_parser = ["english", "none"])]
+        /// "running" matches "run"), `none` (words match as written, after lower-casing and
+        /// accent folding) or `auto`: `english` for English models, `none` for a model whose id
+        /// names another language (`lightembed-tr-0l`).
+        #[arg(long, value_name = "auto|english|none", default_value = "auto",
+              value_parser = ["auto", "english", "none"])]
         keyword_stemming: String,
         /// Store the vectors as int8 codes with a scale each: a quarter of the vector bytes,
         /// cosines within about 1e-3 (`lightembed site` does this by default).
@@ -410,7 +411,10 @@ fn run(command: Command) -> Result<ExitCode> {
             inputs,
         } => search_index::index(search_index::IndexArgs {
             passage_tokens: passage_tokens as usize,
-            keyword_stemming: keyword_stemming == "english",
+            keyword_stemming: match keyword_stemming.as_str() {
+                "auto" => None,
+                other => Some(other == "english"),
+            },
             int8_vectors,
             root_selector,
             model,

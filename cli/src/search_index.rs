@@ -48,8 +48,9 @@ pub struct IndexArgs {
     pub quiet: bool,
     pub exclude: Vec<String>,
     pub default_excludes: bool,
-    /// English stemming on the keyword side (stored in the index).
-    pub keyword_stemming: bool,
+    /// English stemming on the keyword side (stored in the index); `None`: by the model's
+    /// language ([`lightembed_index::keywords::default_stemming`]).
+    pub keyword_stemming: Option<bool>,
     /// Store vectors as int8 codes + a scale each (a quarter of the bytes).
     pub int8_vectors: bool,
     /// CSS selector of the element holding an HTML page's content (whole page when unmatched).
@@ -173,7 +174,9 @@ pub fn new_index(a: &IndexArgs, model: &lightembed::Model) -> Result<Index> {
     };
     let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
     index
-        .set_keyword_stemming(a.keyword_stemming)
+        .set_keyword_stemming(a.keyword_stemming.unwrap_or_else(|| {
+            lightembed_index::keywords::default_stemming(model.model_id())
+        }))
         .map_err(|e| anyhow!("{e}"))?;
     index
         .set_int8_vectors(a.int8_vectors)

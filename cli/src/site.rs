@@ -182,7 +182,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         quiet: a.quiet,
         exclude,
         default_excludes: a.default_excludes,
-        keyword_stemming: true,
+        keyword_stemming: None,
         // The bundle stores one sign bit per dim (fragments), taken from the f32 vectors.
         int8_vectors: false,
         root_selector: a.root_selector.clone(),

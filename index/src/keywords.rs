@@ -85,6 +85,25 @@ pub fn terms_with(text: &str, stem: bool) -> Vec<String> {
     out
 }
 
+/// Whether an index for the model `model_id` should stem its keyword text by default: `true`
+/// unless the id names a language other than English by the project's scheme
+/// `lightembed-{lang}-{n}l` (docs/architecture.md, "Model identities"). The stemmer is English
+/// Snowball, which would cut Turkish or German words by English rules (`lightembed-tr-0l` →
+/// `false`); ids outside the scheme keep the historical default (`true`).
+///
+/// ```
+/// use lightembed_index::keywords::default_stemming;
+/// assert!(default_stemming("lightembed-en-0l"));
+/// assert!(!default_stemming("lightembed-tr-0l"));
+/// assert!(default_stemming("my-model"));
+/// ```
+pub fn default_stemming(model_id: &str) -> bool {
+    match model_id.strip_prefix("lightembed-") {
+        Some(rest) => rest.split('-').next() == Some("en"),
+        None => true,
+    }
+}
+
 /// Byte ranges in `text` of the words whose term (same tokeniser, same `stem`) is one of
 /// `query`'s terms, for highlighting a snippet. Pass the index's [`Index::keyword_stemming`].
 ///
