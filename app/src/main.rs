@@ -1,11 +1,12 @@
 //! The lightembed app's UI: a Leptos CSR page that talks to the worker (`src/bin/worker.rs`)
 //! through [`lightembed_app::protocol`] messages. The UI never runs the engine; it shows state.
 //!
-//! Test hooks (`data-testid`): `model-status`, `download-progress`, `load-corpus`,
-//! `index-progress`, `doc-count`, `embed-count`, `query`, `result` (with `data-score`), `error`,
-//! `reindex`, `retry`, `cancel`, `storage-status`, `worker-restarts`.
-//! URL parameters: `?model=URL` (force a model), `?limit=N` (index the first N corpus passages),
-//! `?nostore` (memory only).
+//! Test hooks (`data-testid`): `lang-select`, `model-select`, `model-status`, `download-progress`,
+//! `load-corpus`, `index-progress`, `doc-count`, `embed-count`, `query`, `result` (with
+//! `data-score`), `error`, `reindex`, `retry`, `cancel`, `storage-status`, `worker-restarts`.
+//! URL parameters: `?model=URL` (force a model, for every language), `?lang=CODE` (start in this
+//! language, `en` or `tr`, without remembering it), `?limit=N` (index the first N corpus
+//! passages), `?nostore` (memory only).
 //! Without WebAssembly SIMD, index.html shows `no-simd` and the UI is not mounted.
 
 #[cfg(target_arch = "wasm32")]
