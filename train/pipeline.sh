@@ -19,6 +19,30 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 log() { printf '[pipeline %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 if has setup; then log setup; train/setup.sh; fi
+if [[ "${LE_LANG:-en}" == tr ]]; then
+  # lightembed-tr (issue 16): the same trainer, evaluator and packer with the Turkish profile
+  # (train/common.py PROFILES["tr"]: cased vocabulary, e5 teacher, train/data/tr, train/runs/tr).
+  if has data; then
+    [[ -f train/data/tr/corpus.tsv ]] || { log "Turkish corpus"; $py train/extract_corpus_tr.py; }
+    [[ -f train/data/tr/eval/retrieval.json ]] || { log "Turkish eval data"; $py train/prepare_eval_tr.py; }
+    [[ -f train/data/tr/vocab.txt ]] || { log "Turkish WordPiece vocabulary"; $py train/tr_vocab.py; }
+  fi
+  if has teacher; then log "teacher embeddings (e5; resumes by shard)"; $py train/embed_teacher.py; fi
+  if has static; then
+    log "static student (resumes from train/runs/tr/static/ckpt.pt)"
+    # chosen on the dev split (train/README.md, "Turkish"): the vocabulary examples matter most
+    $py train/train_student.py --threads "${LE_THREADS}" --name static --layers 0 --vocab-examples \
+      --epochs "${STATIC_EPOCHS:-10}" --bs 128 --lr 1e-3 --emb-lr 1e-2 --prefix-weights 128:4,64:2 --sim-full \
+      --kl 0 --max-minutes "${MAX_MINUTES:-1e9}"
+  fi
+  if has eval; then log eval; $py train/eval.py --run static=static; fi
+  if has ship; then
+    $py train/ship.py --run static --out public/models/lightembed-tr-static.bin --embedding-quant int4 --version 1.0.0
+    $py train/eval.py --md-only --run static=static
+  fi
+  log done
+  exit 0
+fi
 if has data; then
   [[ -f train/data/corpus.tsv ]] || { log corpus; $py train/extract_corpus.py; }
   [[ -f train/data/eval/retrieval.json ]] || { log eval data; $py train/prepare_eval.py; }

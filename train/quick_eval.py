@@ -3,6 +3,7 @@
 embedding quantisation), without rewriting RESULTS.md: for comparing runs while training.
 
   train/.venv/bin/python train/quick_eval.py static_v2 static_v3 [--quant int4]
+  LE_LANG=tr train/.venv/bin/python train/quick_eval.py static --dev   # the dev split (tuning)
 """
 import json
 import os
@@ -18,10 +19,16 @@ import numpy as np  # noqa: E402
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     quant = sys.argv[sys.argv.index("--quant") + 1] if "--quant" in sys.argv else "int4"
-    args = [a for a in args if a != quant]
-    ret = json.load(open(os.path.join(ev.EV, "retrieval.json")))
-    tq = ev.cached("teacher_q", None)
-    td = ev.cached("teacher_d", None)
+    args = [a for a in args if a != quant and a != "--dev"]
+    dev = "--dev" in sys.argv
+    ret = json.load(open(os.path.join(ev.EV, "retrieval_dev.json" if dev else "retrieval.json")))
+    if dev:  # the teacher as eval.py scores it, on the dev split
+        t = ev.common.load_teacher()
+        tq = ev.cached("teacher_q_dev", lambda: t.encode(ret["queries"], normalize_embeddings=True))
+        td = ev.cached("teacher_d_dev", lambda: getattr(t, "encode_docs", t.encode)(ret["docs"], normalize_embeddings=True))
+    else:
+        tq = ev.cached("teacher_q", None)
+        td = ev.cached("teacher_d", None)
     tn, _ = ev.ndcg_mrr(tq, td, ret["qrels"])
     print(f"teacher nDCG@10 {tn:.4f}")
     tok = Tok()

@@ -11,6 +11,9 @@ if command -v apt-get >/dev/null; then
   # training corpus (English prose from Debian documentation packages)
   apt-get install -y -q dict-gcide wordnet-base python3.11-doc rust-doc manpages fortunes \
     debian-reference-en debian-handbook >/dev/null || echo "warning: apt-get install failed" >&2
+  # Turkish (issue 16): help pages (training split + held-out eval split), man pages, UI catalogues
+  apt-get install -y -q libreoffice-help-tr manpages-tr libreoffice-l10n-tr firefox-esr-l10n-tr \
+    >/dev/null || echo "warning: apt-get install (Turkish text) failed" >&2
   # held-out evaluation data: English package descriptions (Translation-en)
   apt-get -o Acquire::Languages=en update -q >/dev/null || echo "warning: apt-get update failed" >&2
 fi

