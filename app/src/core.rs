@@ -78,15 +78,6 @@ pub fn load_model(
     Ok((model, info))
 }
 
-/// Whether an index for the model `model_id` stems its keyword (BM25) text with the English
-/// Snowball stemmer: yes for English models and for ids outside the scheme
-/// `lightembed-{lang}-{n}l` (the index's default, as `lightembed index` has it), no for a model of
-/// another language (`lightembed-tr-0l`): English suffix rules would cut its words wrongly, and
-/// the words then match as written (lower-cased, accents folded).
-pub fn keyword_stemming_for(model_id: &str) -> bool {
-    crate::lang::model_lang(model_id).is_none_or(|lang| lang == "en")
-}
-
 /// Model + index. At most one of each; replacing the model drops the index (it must be
 /// re-attached and re-checked against the new model).
 #[derive(Default)]
@@ -159,7 +150,10 @@ impl Core {
 
     /// Creates an empty index at `dims` (`None`: `output_dim`) for the loaded model, replacing
     /// any index. Its keyword side stems words with the English stemmer unless the model's id
-    /// names another language ([`keyword_stemming_for`]), set before anything is inserted.
+    /// names another language than English (`lightembed-tr-0l`: English suffix rules would cut
+    /// its words wrongly; they match as written, lower-cased and accents folded) — the rule of
+    /// `lightembed index --keyword-stemming auto`
+    /// ([`lightembed_index::keywords::default_stemming`]), set before anything is inserted.
     ///
     /// # Errors
     /// No model, or `dims` not valid for it.
@@ -171,7 +165,9 @@ impl Core {
             .map_err(|e| e.to_string())?;
         let mut index = Index::new(fields, Params::default()).map_err(|e| e.to_string())?;
         index
-            .set_keyword_stemming(keyword_stemming_for(model.model_id()))
+            .set_keyword_stemming(lightembed_index::keywords::default_stemming(
+                model.model_id(),
+            ))
             .map_err(|e| e.to_string())?;
         self.index = Some(index);
         Ok(())
@@ -647,10 +643,6 @@ mod tests {
     /// English models and ids outside the scheme keep stemming.
     #[test]
     fn keyword_stemming_is_off_for_a_model_of_another_language() {
-        assert!(keyword_stemming_for("lightembed-en-0l"));
-        assert!(keyword_stemming_for("lightembed-en-2l"));
-        assert!(!keyword_stemming_for("lightembed-tr-0l"));
-        assert!(keyword_stemming_for("static-fp32"));
         let plain = fixture("static_fp32_uncased.bin");
         let mut p = passages(1).remove(0);
         p.text = "Every reference is checked by the borrow checker.".into();
