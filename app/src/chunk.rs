@@ -264,6 +264,69 @@ mod tests {
         assert_eq!(r.into_passage().doc_id, "rust-book/autotext.html");
     }
 
+    /// The Turkish corpus (`scripts/make_corpus_tr.sh`): every line a passage of a LibreOffice
+    /// help guide page with its URL on help.libreoffice.org, ids unique under
+    /// `libreoffice-help-tr/`, no chrome of the help pages (header, index side bar, debug
+    /// footer), Turkish text, and small enough to ship (under 1 MB). Not re-cut here: the
+    /// passages are sized by the Turkish model's vocabulary, which a retrained model may change.
+    #[test]
+    fn turkish_corpus_lines_are_passages_of_help_pages() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../public/corpus/libreoffice-help-tr.jsonl"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.len() < 1 << 20, "{} bytes", text.len());
+        let records: Vec<CorpusRecord> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(records.len() >= 200, "{}", records.len());
+        let prefix = corpus_doc_prefix(crate::lang::TURKISH.corpus_url);
+        let mut ids = HashSet::new();
+        let mut turkish = 0;
+        for r in &records {
+            assert!(
+                r.page.starts_with("swriter/guide/") || r.page.starts_with("shared/guide/"),
+                "{}",
+                r.page
+            );
+            assert!(
+                r.url.starts_with(&format!(
+                    "https://help.libreoffice.org/latest/tr/text/{}",
+                    r.page
+                )),
+                "{}",
+                r.url
+            );
+            for chrome in [
+                "LibreOffice 7.4 Yardım",
+                "Seçilen modülde ara",
+                "Help content debug info",
+                "This page is:",
+                "İlgili Konular",
+            ] {
+                assert!(!r.text.contains(chrome), "{}: {chrome}", r.id);
+            }
+            if r.text.chars().any(|c| "çğıöşüÇĞİÖŞÜ".contains(c)) {
+                turkish += 1;
+            }
+            let p = r.clone().into_passage_in(&prefix);
+            assert_eq!(p.doc_id, format!("libreoffice-help-tr/{}", r.page));
+            assert_eq!(doc_id_of(&p.id), p.doc_id);
+            assert!(ids.insert(p.id.clone()), "duplicate {}", p.id);
+        }
+        assert!(
+            turkish * 10 >= records.len() * 9,
+            "{turkish} of {} passages have Turkish letters",
+            records.len()
+        );
+        assert!(records
+            .iter()
+            .any(|r| r.page == "swriter/guide/table_cellmerge.html"
+                && r.heading == "Hücreleri Birleştirmek ve Bölmek"));
+    }
+
     /// Every line of the bundled corpus reads as a passage of its page, with an id unique in the
     /// corpus, and is what `lightembed passages` gives for that page today (the first pages are
     /// re-cut from Debian's rust-doc when it is installed).

@@ -39,15 +39,16 @@ pub const ENGLISH: Language = Language {
     ask: "Ask the Rust book something…",
 };
 
-/// Turkish: LibreOffice Writer's help pages (`scripts/make_corpus_tr.sh`).
+/// Turkish: the how-to guides of LibreOffice's Turkish help, Writer's and the general ones
+/// (`scripts/make_corpus_tr.sh`).
 pub const TURKISH: Language = Language {
     code: "tr",
     name: "Türkçe",
     corpus_url: "corpus/libreoffice-help-tr.jsonl",
-    corpus_name: "the LibreOffice Writer help (Türkçe)",
-    corpus_work: "LibreOffice Writer Yardım",
+    corpus_name: "the LibreOffice help (Türkçe)",
+    corpus_work: "LibreOffice Yardım",
     corpus_source: "libreoffice-help-tr",
-    ask: "LibreOffice Writer yardımına bir soru sorun…",
+    ask: "LibreOffice yardımına bir soru sorun…",
 };
 
 /// Every language, the default (English) first.
