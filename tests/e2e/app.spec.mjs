@@ -25,12 +25,21 @@
 //  10. the same dist/ served under /sub/path/ (another origin) → ready, search, no 404
 //  11. no WebAssembly SIMD (simulated: the probe module fails to validate) → `no-simd` message
 //      within 5 s, the app is not started
+//  12–15. languages (issue 16), in a fresh browser profile: English is the default and lists only
+//      English models; its corpus is indexed and the known passage found. Türkçe lists only the
+//      Turkish model (cased), which loads with its own empty index; a switch back to English
+//      while the Turkish corpus is being indexed leaves the English index as it was, the Turkish
+//      one without a passage of the other corpus. A new visit keeps Türkçe; the whole Turkish
+//      corpus indexed, a Turkish question finds its known passage in the top 3; a reload restores
+//      the Turkish index without embedding; back in English, the English index is restored
+//      without embedding and still finds its passage
 //
 // Screenshots of each state: target/e2e/*.png. Run with scripts/e2e.sh (installs what is
 // missing and builds dist/), or directly: `node tests/e2e/app.spec.mjs` after `trunk build`.
 //
 // Env: DIST (default dist/), E2E_LIMIT (passages to index; default: up to 30 passages past the
-// first "The Stack and the Heap" passage, ~400 of the 3,203), E2E_MODEL (a file name from
+// first "The Stack and the Heap" passage, ~400 of the 3,203; in step 13 also of the Turkish
+// corpus, which step 14 then indexes whole), E2E_MODEL (a file name from
 // dist/models/manifest.json; default: the first), E2E_TIMEOUT_S (per step, default 600).
 
 import { chromium } from 'playwright-core';
@@ -102,6 +111,23 @@ const expectPrefix = realModel && target.heading === 'The Stack and the Heap'
   ? 'rust-book/ch04-01-what-is-ownership'
   : appId(target);
 
+// The Turkish side (steps 12–15): the manifest's Turkish model (its `lang`, from the model_id) and
+// the Turkish corpus (scripts/make_corpus_tr.sh: LibreOffice's Turkish help guides), indexed
+// whole. The question is a natural one, not the heading; its answer is LibreOffice Writer's page
+// on merging table cells, whose passages about merging show the title TR_TITLE (the page's, as
+// their headings start it; the section on splitting shows "… › Hücreleri Ayırmak").
+const trEntry = manifest.models.find((m) => m.lang === 'tr');
+const enEntry = manifest.models.find((m) => m.lang === 'en');
+const trCorpusPath = path.join(dist, 'corpus', 'libreoffice-help-tr.jsonl');
+const trLines = fs.existsSync(trCorpusPath) ? fs.readFileSync(trCorpusPath, 'utf8').split('\n').filter(Boolean) : [];
+const TR_QUERY = 'İki hücreyi tek bir hücrede nasıl birleştiririm?';
+const TR_PAGE = 'swriter/guide/table_cellmerge.html';
+const TR_TITLE = 'Hücreleri Birleştirmek ve Bölmek';
+/** The title the app shows for a corpus passage (app/src/core.rs `Core::insert`). */
+const appTitle = (r) => (!r.heading || r.page_title.startsWith(r.heading) ? r.page_title : `${r.page_title} › ${r.heading}`);
+const trTargets = trLines.map((l) => JSON.parse(l)).filter((r) => r.page === TR_PAGE && appTitle(r) === TR_TITLE);
+const isTrTarget = (h) => h.title === TR_TITLE && h.id.startsWith(`libreoffice-help-tr/${TR_PAGE}#`);
+
 // ---------------------------------------------------------------------------------------------
 // Static server.
 
@@ -172,7 +198,9 @@ const context = await chromium.launchPersistentContext(userDataDir, {
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'],
 });
-const page = context.pages()[0] || await context.newPage();
+// `let`: steps 12–15 run in a second, fresh profile and point `page` (and so every helper below)
+// at its tab.
+let page = context.pages()[0] || await context.newPage();
 const consoleErrors = [];
 page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
@@ -593,6 +621,132 @@ await step('no WebAssembly SIMD → readable message within 5 s', async () => {
   }
 });
 
+// ---------------------------------------------------------------------------------------------
+// Languages (issue 16), in a fresh profile: nothing of the steps above (their English database was
+// upgraded by the two-tab step) is in the way, and both languages start empty.
+
+const langDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lightembed-e2e-lang-'));
+const langContext = await chromium.launchPersistentContext(langDataDir, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1100, height: 1300 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+page = langContext.pages()[0] || await langContext.newPage();
+page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+const options = (id) => tid(id).evaluate((el) => [...el.options].map((o) => ({ value: o.value, text: o.textContent.trim(), selected: o.selected })));
+const docIds = () => tid('doc').evaluateAll((els) => els.map((e) => e.querySelector('small').textContent.trim().split(' ')[0]));
+const langOf = (url) => manifest.models.find((m) => `models/${m.file}` === url)?.lang;
+async function hitsFor(q) {
+  await tid('query').fill(q);
+  await page.waitForFunction((q) => document.querySelector('[data-testid="latency"]')?.dataset.query === q
+    && document.querySelector('[data-testid="result"]'), q, { timeout: 30_000 });
+  return tid('result').evaluateAll((els) => els.map((e) => ({ id: e.dataset.id, title: e.querySelector('.title').firstElementChild.textContent.trim(), score: Number(e.dataset.score) })));
+}
+async function switchTo(code, modelId) {
+  await tid('lang-select').selectOption(code);
+  await page.waitForFunction((id) => document.querySelector('[data-testid="model-id"]')?.textContent.trim() === id,
+    modelId, { timeout: STEP_MS, polling: 100 })
+    .catch(async () => { throw new Error(`model of ${code}: model-id is ${JSON.stringify(await text('model-id'))}, status ${await text('model-status')}`); });
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
+  assert((await text('model-status')) === 'ready', `status ${await text('model-status')}; error: ${await text('error')}`);
+}
+const docCount = (n) => page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
+  n, { timeout: STEP_MS, polling: 100 });
+
+await step(`languages: English by default, only English models listed; its corpus (${LIMIT} passages) finds the known passage`, async () => {
+  assert(trEntry, 'the build ships a Turkish model (models/manifest.json has an entry with "lang": "tr")');
+  assert(trLines.length > 0, `the build ships the Turkish corpus (${path.relative(root, trCorpusPath)})`);
+  assert(trTargets.length > 0, `the Turkish corpus has passages of ${TR_PAGE} titled "${TR_TITLE}"`);
+  await page.goto(`${base}/?limit=${LIMIT}`);
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
+  assert((await text('model-status')) === 'ready', `status ${await text('model-status')}`);
+  const langs = await options('lang-select');
+  assert(JSON.stringify(langs.map((o) => [o.value, o.text])) === JSON.stringify([['en', 'English'], ['tr', 'Türkçe']]), `languages: ${JSON.stringify(langs)}`);
+  assert(langs.find((o) => o.selected).value === 'en', 'English is the default');
+  const models = await options('model-select');
+  assert(models.length > 0 && models.every((o) => langOf(o.value) === 'en'), `English models only: ${models.map((o) => o.value)}`);
+  assert((await text('model-id')) === enEntry.model_id, `the first English model: ${await text('model-id')}`);
+  assert((await text('load-corpus')) === `Index the Rust book (first ${LIMIT} passages)`, `button: ${await text('load-corpus')}`);
+  await tid('load-corpus').click();
+  await docCount(LIMIT);
+  const hits = await hitsFor(query);
+  console.log(`     ${query} → ${hits.slice(0, 3).map((h) => h.id).join(' | ')}`);
+  assert(hits.slice(0, 3).some((h) => h.id.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 3`);
+});
+
+await step('Türkçe: only the Turkish model listed, loaded with its own empty index; a switch back to English while its corpus is being indexed leaves each index to its own corpus', async () => {
+  const before = Number(await text('embed-count'));
+  await switchTo('tr', trEntry.model_id);
+  const models = await options('model-select');
+  assert(models.length > 0 && models.every((o) => langOf(o.value) === 'tr'), `Turkish models only: ${models.map((o) => o.value)}`);
+  assert(/cased/.test(await text('model-info')) && !/uncased/.test(await text('model-info')), 'the Turkish model is cased');
+  await docCount(0);
+  assert((await tid('mismatch').count()) === 0, 'no §8 mismatch: Turkish has its own database');
+  assert((await text('load-corpus')) === `Index the LibreOffice help (Türkçe) (first ${LIMIT} passages)`, `button: ${await text('load-corpus')}`);
+  await shot('12-turkish-ready.png');
+  // Start indexing the Turkish corpus, then switch back to English while it runs.
+  await tid('load-corpus').click();
+  await waitText('index-progress', (t) => /passages\/s/.test(t), 'Turkish indexing started', 60_000);
+  const progress = await text('index-progress');
+  await switchTo('en', enEntry.model_id);
+  await docCount(LIMIT);
+  const en = await docIds();
+  assert(en.length > 0 && en.every((d) => d.startsWith('rust-book/')), `English index holds the Rust book only: ${en.filter((d) => !d.startsWith('rust-book/'))}`);
+  const hits = await hitsFor(query);
+  assert(hits.every((h) => h.id.startsWith('rust-book/')) && hits.slice(0, 3).some((h) => h.id.startsWith(expectPrefix)), `English results: ${hits.map((h) => h.id)}`);
+  // Back in Türkçe: the interrupted job kept nothing (or, had it finished first, all of it).
+  await switchTo('tr', trEntry.model_id);
+  await page.waitForFunction((n) => ['0', String(n)].includes(document.querySelector('[data-testid="doc-count"]')?.textContent.trim()),
+    Math.min(LIMIT, trLines.length), { timeout: 60_000, polling: 100 });
+  await page.waitForTimeout(500); // the UI shows 0 at once; the worker's restored state follows
+  const tr = await docIds();
+  assert(tr.every((d) => d.startsWith('libreoffice-help-tr/')), `Turkish index holds the Turkish corpus only: ${tr}`);
+  console.log(`     switched at "${progress}" → English ${en.length} documents, ${LIMIT} passages; Turkish kept ${await text('doc-count')} passages; embedded ${Number(await text('embed-count')) - before}`);
+});
+
+await step(`Türkçe: remembered; the whole corpus (${trLines.length} passages) indexed; a Turkish question finds its passage in the top 3; a reload restores it`, async () => {
+  // A new visit without ?limit=: Türkçe is remembered, and "load corpus" takes the whole corpus.
+  await page.goto(`${base}/`);
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
+  assert((await options('lang-select')).find((o) => o.selected).value === 'tr', 'Türkçe remembered');
+  assert((await text('model-id')) === trEntry.model_id, `Turkish model: ${await text('model-id')}`);
+  assert((await text('load-corpus')) === 'Index the LibreOffice help (Türkçe)', `button: ${await text('load-corpus')}`);
+  await tid('load-corpus').click();
+  await docCount(trLines.length);
+  const docs = await docIds();
+  assert(docs.length > 0 && docs.every((d) => d.startsWith('libreoffice-help-tr/')), `Turkish documents only: ${docs.filter((d) => !d.startsWith('libreoffice-help-tr/'))}`);
+  const hits = await hitsFor(TR_QUERY);
+  const rank = hits.findIndex(isTrTarget) + 1;
+  console.log(`     ${TR_QUERY} → ${hits.slice(0, 3).map((h) => `${h.title} ${h.score}`).join(' | ')}; "${TR_TITLE}" at rank ${rank}`);
+  assert(hits.every((h) => h.id.startsWith('libreoffice-help-tr/')), `Turkish results only: ${hits.map((h) => h.id)}`);
+  assert(rank >= 1 && rank <= 3, `expected "${TR_TITLE}" (${TR_PAGE}) in the top 3, got rank ${rank}: ${hits.slice(0, 3).map((h) => h.id)}`);
+  await shot('13-turkish-search.png');
+  // A reload keeps Türkçe and restores its index without embedding.
+  await page.reload();
+  await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
+  assert((await text('model-id')) === trEntry.model_id, `Turkish model after reload: ${await text('model-id')}`);
+  await docCount(trLines.length);
+  assert((await text('embed-count')) === '0', `restored without embedding: ${await text('embed-count')}`);
+  const again = await hitsFor(TR_QUERY);
+  assert(again.slice(0, 3).some(isTrTarget), `found again after the reload: ${again.slice(0, 3).map((h) => h.id)}`);
+});
+
+await step('back to English: its index restored without embedding, the known passage still found', async () => {
+  await switchTo('en', enEntry.model_id);
+  await docCount(LIMIT);
+  assert((await text('embed-count')) === '0', `restored without embedding: ${await text('embed-count')}`);
+  assert((await text('load-corpus')) === 'Index the Rust book', `button: ${await text('load-corpus')}`);
+  const hits = await hitsFor(query);
+  console.log(`     ${query} → ${hits.slice(0, 3).map((h) => h.id).join(' | ')}`);
+  assert(hits.slice(0, 3).some((h) => h.id.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 3`);
+  await shot('14-back-to-english.png');
+});
+
+await langContext.close();
+fs.rmSync(langDataDir, { recursive: true, force: true });
 await context.close();
 server.close();
 subServer.close();
