@@ -29,12 +29,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// SplitMix64 increment (the 64-bit golden ratio).
-pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-/// First SplitMix64 finaliser multiplier.
-pub const MIX1: u64 = 0xBF58_476D_1CE4_E5B9;
-/// Second SplitMix64 finaliser multiplier.
-pub const MIX2: u64 = 0x94D0_49BB_1331_11EB;
+pub use lightembed::rng::SplitMix64;
 /// Default decision rule: a match needs the best distance at most this…
 pub const MAX_DISTANCE: f64 = 0.5;
 /// …and every other candidate (the identity included) at least this much farther.
@@ -49,29 +44,6 @@ pub const REGISTRY_FORMAT: &str = "lightembed-fingerprint-registry/1";
 // ---------------------------------------------------------------------------------------------
 // PRNG, Gaussians, rotation
 // ---------------------------------------------------------------------------------------------
-
-/// SplitMix64: `state += GAMMA; z = state; z = (z ^ z>>30)·MIX1; z = (z ^ z>>27)·MIX2;
-/// return z ^ z>>31` (wrapping).
-#[derive(Clone, Debug)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator whose first output is computed from `state + GAMMA`.
-    pub fn new(state: u64) -> Self {
-        SplitMix64 { state }
-    }
-
-    /// The next 64-bit output.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(GAMMA);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(MIX1);
-        z = (z ^ (z >> 27)).wrapping_mul(MIX2);
-        z ^ (z >> 31)
-    }
-}
 
 /// `count` standard normal values from `SplitMix64(state)` by Box–Muller, in f64: from two
 /// consecutive outputs `a`, `b`: `u1 = ((a>>11)+1)·2⁻⁵³ ∈ (0,1]`, `u2 = (b>>11)·2⁻⁵³ ∈ [0,1)`,

@@ -27,6 +27,7 @@ pub mod kernels;
 mod model;
 pub mod ops;
 pub mod quant;
+pub mod rng;
 pub mod tokenizer;
 pub mod writer;
 

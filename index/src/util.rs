@@ -61,22 +61,8 @@ pub(crate) fn checked_query(v: &[f32], dims: usize) -> Result<Vec<f32>, IndexErr
     Ok(out)
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): 64 bits of state, no platform entropy, identical
-/// sequence on every target. Only used for HNSW level draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SplitMix64 {
-    pub(crate) state: u64,
-}
-
-impl SplitMix64 {
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+/// The HNSW level generator: the engine's one SplitMix64 ([`lightembed::rng`]).
+pub(crate) use lightembed::rng::SplitMix64;
 
 /// A slot id with its score against the current query. Ordered by score (higher is greater,
 /// via `f32::total_cmp`), ties broken towards the **lower** slot id, so every sort and heap in

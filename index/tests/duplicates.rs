@@ -84,7 +84,7 @@ fn distinct_vectors_inserted_after_many_duplicates_are_found() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn real_passages_beat_310_identical_boilerplate_vectors() {
     const DIMS: usize = 16;
-    let mut rng = Rng(0xB011_E2B1_A7E0);
+    let mut rng = Rng::new(0xB011_E2B1_A7E0);
     let mut boilerplate: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
     normalize(&mut boilerplate);
     let mut centre: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
@@ -134,7 +134,7 @@ fn real_passages_beat_310_identical_boilerplate_vectors() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn near_identical_copies_do_not_hide_later_documents() {
     const DIMS: usize = 8;
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut base: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
     normalize(&mut base);
     let mut index = Index::new(fields(DIMS), Params::default()).unwrap();
@@ -178,7 +178,7 @@ fn near_identical_copies_do_not_hide_later_documents() {
 fn duplicates_among_random_vectors_keep_recall_and_determinism() {
     const DIMS: usize = 8;
     let build = || {
-        let mut rng = Rng(42);
+        let mut rng = Rng::new(42);
         let mut index = Index::new(fields(DIMS), Params::default()).unwrap();
         let dup = [1.0f32; DIMS];
         for i in 0..100 {
@@ -200,7 +200,7 @@ fn duplicates_among_random_vectors_keep_recall_and_determinism() {
     let loaded = Index::from_bytes(&bytes).unwrap();
     assert_eq!(loaded.to_bytes(), bytes);
     // Copies tie, so compare scores, not ids: the k-th hit must score as the k-th true neighbour.
-    let mut rng = Rng(4242);
+    let mut rng = Rng::new(4242);
     let mut exact = 0;
     for _ in 0..50 {
         let q: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
@@ -220,7 +220,7 @@ fn duplicates_among_random_vectors_keep_recall_and_determinism() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn live_copies_behind_tombstoned_copies_are_found() {
     const DIMS: usize = 16;
-    let mut rng = Rng(0x70BB);
+    let mut rng = Rng::new(0x70BB);
     let mut boilerplate: Vec<f32> = (0..DIMS).map(|_| rng.normal()).collect();
     normalize(&mut boilerplate);
     let params = Params {

@@ -44,7 +44,7 @@ fn build_as(
     index.set_keyword_stemming(stem).unwrap();
     index.set_int8_vectors(int8).unwrap();
     let vectors = common::clustered(seed, n, dims, 3, 0.3);
-    let mut rng = common::Rng(seed ^ 0x5eed);
+    let mut rng = common::Rng::new(seed ^ 0x5eed);
     for (i, v) in vectors.iter().enumerate() {
         let text: Vec<&str> = (0..1 + rng.below(6))
             .map(|_| WORDS[rng.below(WORDS.len())])

@@ -469,7 +469,7 @@ fn random_operations_match_brute_force_bm25() {
     let words = [
         "alpha", "beta", "gamma", "delta", "runs", "running", "café", "東", "x_y", "42",
     ];
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut index = corpus(&[], true);
     let mut live: Vec<(usize, String)> = Vec::new(); // (doc number, text) in insertion order
     let mut next = 0usize;
@@ -567,7 +567,7 @@ fn measure_keyword_search_10k() {
     let common = [
         "the", "a", "of", "rust", "index", "search", "function", "error",
     ];
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     let mut index = Index::new(
         fields(8),
         Params {

@@ -165,7 +165,7 @@ fn bit_flips_with_valid_checksum_never_panic() {
 fn random_corruption_never_panics() {
     let bytes = small_index().to_bytes();
     let body = bytes[..bytes.len() - 32].to_vec();
-    let mut rng = Rng(2024);
+    let mut rng = Rng::new(2024);
     for _ in 0..2_000 {
         let mut b = body.clone();
         for _ in 0..1 + rng.below(8) {

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use lightembed::rng::SplitMix64;
 use lightembed::writer::{blank_header, EmbeddingData, LayerData, LinearData};
 use lightembed::{EmbeddingQuant, Flags, Header, ModelBuilder};
 
@@ -20,23 +21,19 @@ macro_rules! report {
     }};
 }
 
-/// SplitMix64: small, deterministic, good enough for test data.
-pub struct Rng(u64);
+/// Seeded test data: the engine's SplitMix64 ([`lightembed::rng`]), state `seed ^ GAMMA`.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+        Rng(SplitMix64::new(seed ^ lightembed::rng::GAMMA))
     }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+        self.0.below(n)
     }
     /// Uniform in `[-1, 1)`.
     pub fn unit(&mut self) -> f32 {

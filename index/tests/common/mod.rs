@@ -1,31 +1,31 @@
 //! Shared helpers for the index tests: seeded data generators and fixtures.
 #![allow(dead_code)]
 
+use lightembed::rng::SplitMix64;
 use lightembed_index::{
     Document, Index, ManifestFields, Metric, ModelIdentity, ModelVersion, Params,
 };
 
-/// SplitMix64, for reproducible test data on every target.
-pub struct Rng(pub u64);
+/// Reproducible test data on every target: the engine's SplitMix64 ([`lightembed::rng`]).
+pub struct Rng(SplitMix64);
 
 impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(SplitMix64::new(seed))
+    }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in [0, 1).
     pub fn uniform(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+        self.0.uniform_f32()
     }
     /// Roughly standard normal (Irwin–Hall, 12 uniforms).
     pub fn normal(&mut self) -> f32 {
         (0..12).map(|_| self.uniform()).sum::<f32>() - 6.0
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+        self.0.below(n)
     }
 }
 
@@ -36,7 +36,7 @@ pub fn normalize(v: &mut [f32]) {
 
 /// `n` unit vectors in `dims` dimensions around `clusters` random centres (noise `spread`).
 pub fn clustered(seed: u64, n: usize, dims: usize, clusters: usize, spread: f32) -> Vec<Vec<f32>> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let centres: Vec<Vec<f32>> = (0..clusters)
         .map(|_| {
             let mut c: Vec<f32> = (0..dims).map(|_| rng.normal()).collect();
