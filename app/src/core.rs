@@ -52,7 +52,7 @@ pub fn load_model(
     let info = ModelInfo {
         url: url.to_string(),
         model_id: model.model_id().to_string(),
-        version: h.model_version(),
+        version: h.model_version().to_string(),
         format_version: h.format_version,
         embedding_quant: h.embedding_quant.name().to_string(),
         weight_quant: if h.is_static() {

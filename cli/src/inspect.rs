@@ -186,7 +186,7 @@ pub fn json(path: &Path, bytes: &[u8], m: &Model) -> String {
                 "strip_accents": h.flags.strip_accents(),
             },
             "license_id": h.license_id,
-            "model_version": h.model_version(),
+            "model_version": h.model_version().to_string(),
             "model_id": m.model_id(),
         },
         "valid_dims": m.valid_dims(),

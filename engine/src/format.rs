@@ -178,6 +178,51 @@ impl Flags {
     }
 }
 
+/// A model's `major.minor.patch` version (spec §3 header bytes 44–47, §8 `model_version`): the
+/// one representation the header, the index manifest and `ModelIdentity` share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModelVersion {
+    /// `version_major`: a bump invalidates existing indexes.
+    pub major: u8,
+    /// `version_minor`: indexes stay valid.
+    pub minor: u8,
+    /// `version_patch`: indexes stay valid.
+    pub patch: u16,
+}
+
+impl ModelVersion {
+    /// `ModelVersion { major, minor, patch }`.
+    pub const fn new(major: u8, minor: u8, patch: u16) -> Self {
+        ModelVersion {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    /// `major.minor`, the short form the §8 mismatch message uses (`"1.2"`).
+    pub fn short(&self) -> String {
+        format!("{}.{}", self.major, self.minor)
+    }
+}
+
+impl From<(u8, u8, u16)> for ModelVersion {
+    fn from((major, minor, patch): (u8, u8, u16)) -> Self {
+        ModelVersion {
+            major,
+            minor,
+            patch,
+        }
+    }
+}
+
+impl core::fmt::Display for ModelVersion {
+    /// `major.minor.patch`, e.g. `1.2.0`.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
 /// The 64-byte header at offset 0 (§3). Fields are the decoded values of the bytes; a `Header`
 /// returned by [`crate::Model::header`] has passed every §3 rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -326,12 +371,9 @@ impl Header {
         v
     }
 
-    /// `version_major.version_minor.version_patch`.
-    pub fn model_version(&self) -> String {
-        format!(
-            "{}.{}.{}",
-            self.version_major, self.version_minor, self.version_patch
-        )
+    /// `version_major.version_minor.version_patch` (`Display`: `1.2.3`).
+    pub fn model_version(&self) -> ModelVersion {
+        ModelVersion::new(self.version_major, self.version_minor, self.version_patch)
     }
 
     /// True when `n_layers == 0` (§6.2).

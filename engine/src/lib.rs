@@ -32,7 +32,8 @@ pub mod tokenizer;
 pub mod writer;
 
 pub use format::{
-    EmbeddingQuant, Flags, Header, LoadError, SectionEntry, SectionTable, SectionType, WeightQuant,
+    EmbeddingQuant, Flags, Header, LoadError, ModelVersion, SectionEntry, SectionTable,
+    SectionType, WeightQuant,
 };
 pub use forward::{normalize, NORMALIZE_EPS};
 pub use model::{EmbedError, Model};

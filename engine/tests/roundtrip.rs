@@ -52,7 +52,7 @@ fn header_sections_and_identity_survive_loading() {
     assert_eq!(m.valid_dims(), &[6, 12, 24]);
     assert!(h.flags.do_lower_case() && h.flags.strip_accents() && !h.flags.has_fingerprint());
     assert_eq!(m.model_id(), "test-model");
-    assert_eq!(h.model_version(), "1.2.3");
+    assert_eq!(h.model_version().to_string(), "1.2.3");
     assert_eq!(h.license_id, 7);
     assert_eq!(m.metadata(), Some("{\"test\":true}"));
     assert_eq!(m.file_size(), bytes.len() as u64);

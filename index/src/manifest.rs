@@ -11,49 +11,7 @@ pub const MAX_DIMS: usize = u16::MAX as usize;
 /// Longest `model_id` in bytes: the model header stores it NUL-padded in 16 bytes (spec §3).
 pub const MAX_MODEL_ID_LEN: usize = 16;
 
-/// A model's `major.minor.patch` version (spec §3 header bytes 44–47, §8 `model_version`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ModelVersion {
-    /// `version_major`: a bump invalidates existing indexes.
-    pub major: u8,
-    /// `version_minor`: indexes stay valid.
-    pub minor: u8,
-    /// `version_patch`: indexes stay valid.
-    pub patch: u16,
-}
-
-impl ModelVersion {
-    /// `ModelVersion { major, minor, patch }`.
-    pub const fn new(major: u8, minor: u8, patch: u16) -> Self {
-        ModelVersion {
-            major,
-            minor,
-            patch,
-        }
-    }
-
-    /// `major.minor`, the short form the §8 mismatch message uses (`"1.2"`).
-    pub fn short(&self) -> String {
-        format!("{}.{}", self.major, self.minor)
-    }
-}
-
-impl From<(u8, u8, u16)> for ModelVersion {
-    fn from((major, minor, patch): (u8, u8, u16)) -> Self {
-        ModelVersion {
-            major,
-            minor,
-            patch,
-        }
-    }
-}
-
-impl fmt::Display for ModelVersion {
-    /// `major.minor.patch`, e.g. `1.2.0`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
-    }
-}
+pub use lightembed::format::ModelVersion;
 
 /// How vectors are compared. Byte code in the layout: `1` = cosine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -181,7 +139,7 @@ impl Manifest {
                 supported: INDEX_VERSION,
             });
         }
-        let model_version = ModelVersion::from(model.version);
+        let model_version = model.version;
         if self.model_id != model.model_id {
             return Err(IndexError::ModelIdMismatch {
                 index_model_id: self.model_id.clone(),
@@ -230,8 +188,8 @@ impl Manifest {
 pub struct ModelIdentity {
     /// Header `model_id`, NUL padding removed (e.g. `"lightembed-en"`).
     pub model_id: String,
-    /// Header `(version_major, version_minor, version_patch)`.
-    pub version: (u8, u8, u16),
+    /// Header `version_major.version_minor.version_patch`.
+    pub version: ModelVersion,
     /// Dimensions `embed` accepts: `matryoshka_dims[..n_matryoshka]` ∪ `{output_dim}`.
     pub valid_dims: Vec<usize>,
     /// The model's SHA-256: its trailing 32 bytes, the SHA-256 of every byte before them (§3).
@@ -245,7 +203,7 @@ impl From<&lightembed::Model> for ModelIdentity {
         let h = model.header();
         ModelIdentity {
             model_id: model.model_id().to_string(),
-            version: (h.version_major, h.version_minor, h.version_patch),
+            version: h.model_version(),
             valid_dims: model.valid_dims().to_vec(),
             sha256: model.sha256(),
         }
@@ -273,7 +231,7 @@ impl ModelIdentity {
         }
         Ok(ManifestFields {
             model_id: self.model_id.clone(),
-            model_version: self.version.into(),
+            model_version: self.version,
             dims,
             metric: Metric::Cosine,
             model_sha256: self.sha256,

@@ -19,7 +19,7 @@ fn identity_of_a_fixture_model() {
     let model = lightembed::Model::from_bytes(TERN_2L).unwrap();
     let id = ModelIdentity::from(&model);
     assert_eq!(id.model_id, "tern-2l");
-    assert_eq!(id.version, (1, 0, 0));
+    assert_eq!(id.version, lightembed_index::ModelVersion::new(1, 0, 0));
     assert_eq!(id.valid_dims, vec![4, 8, 12]);
     // The model's SHA-256 is its trailer: SHA-256 of every byte before it (spec §3), i.e.
     // `head -c -32 tern_2l_cased.bin | sha256sum`.

@@ -137,7 +137,7 @@ impl JsModel {
     /// `major.minor.patch`, e.g. `"1.0.0"`. Indexes stay valid across minor and patch versions.
     #[wasm_bindgen(getter)]
     pub fn version(&self) -> String {
-        self.inner.header().model_version()
+        self.inner.header().model_version().to_string()
     }
 
     /// Length of the full embedding (the default `dims` of `embed`).

@@ -70,7 +70,7 @@ pub fn fields(dims: usize) -> ManifestFields {
 pub fn model(version: (u8, u8, u16), valid_dims: &[usize]) -> ModelIdentity {
     ModelIdentity {
         model_id: "lightembed-en".into(),
-        version,
+        version: version.into(),
         valid_dims: valid_dims.to_vec(),
         sha256: [0xAB; 32],
     }
