@@ -38,11 +38,7 @@ fn weight_name(w: WeightQuant) -> String {
 }
 
 fn dims_list(m: &Model) -> String {
-    m.valid_dims()
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    lightembed::format::dims_list(m.valid_dims(), ",")
 }
 
 fn yes(b: bool) -> &'static str {

@@ -178,6 +178,24 @@ impl Flags {
     }
 }
 
+/// A list of Matryoshka / output dims as text, `sep` between them: `dims_list(&[128, 384], ", ")`
+/// → `"128, 384"`. The one formatter behind every "valid dims" message and listing.
+///
+/// ```
+/// assert_eq!(lightembed::format::dims_list(&[64, 128, 384], ", "), "64, 128, 384");
+/// assert_eq!(lightembed::format::dims_list(&[], ","), "");
+/// ```
+pub fn dims_list(dims: &[usize], sep: &str) -> String {
+    let mut out = String::new();
+    for (i, d) in dims.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        out.push_str(&d.to_string());
+    }
+    out
+}
+
 /// A model's `major.minor.patch` version (spec §3 header bytes 44–47, §8 `model_version`): the
 /// one representation the header, the index manifest and `ModelIdentity` share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -172,11 +172,10 @@ impl fmt::Display for EmbedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EmbedError::InvalidDims { dims, valid } => {
-                let list: Vec<String> = valid.iter().map(|d| d.to_string()).collect();
                 write!(
                     f,
                     "invalid dims {dims}: this model's valid dims are {}",
-                    list.join(", ")
+                    crate::format::dims_list(valid, ", ")
                 )
             }
             EmbedError::TokenIdOutOfRange { id, vocab_size } => {

@@ -187,11 +187,7 @@ impl fmt::Display for IndexError {
                 dims,
                 valid_dims,
             } => {
-                let list = valid_dims
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let list = lightembed::format::dims_list(valid_dims, ", ");
                 write!(
                     f,
                     "Index was built with {model_id} v{} at {dims} dims but the loaded model \

@@ -216,16 +216,11 @@ impl ModelIdentity {
     /// is not one of `valid_dims`.
     pub fn manifest_fields(&self, dims: usize) -> Result<ManifestFields, IndexError> {
         if !self.valid_dims.contains(&dims) {
-            let list = self
-                .valid_dims
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>();
             return Err(IndexError::InvalidArgument {
                 what: "dims",
                 detail: format!(
                     "{dims} is not one of the model's dims {{{}}}",
-                    list.join(", ")
+                    lightembed::format::dims_list(&self.valid_dims, ", ")
                 ),
             });
         }
