@@ -54,10 +54,9 @@ const TERNARY_LUT: [[f32; 4]; 256] = {
     while b < 256 {
         let mut j = 0;
         while j < 4 {
-            t[b][j] = match (b >> (2 * j)) & 3 {
-                1 => 1.0,
-                2 => -1.0,
-                _ => 0.0,
+            t[b][j] = match crate::quant::ternary_code((b >> (2 * j)) as u8) {
+                Some(c) => c as f32,
+                None => 0.0,
             };
             j += 1;
         }
@@ -401,7 +400,7 @@ impl Model {
                 if q == EmbeddingQuant::Ternary {
                     for (bi, &b) in emb_raw.iter().enumerate() {
                         for j in 0..4 {
-                            if (b >> (2 * j)) & 3 == 3 {
+                            if crate::quant::ternary_code(b >> (2 * j)).is_none() {
                                 let idx = bi as u64 * 4 + j as u64;
                                 return Err(LoadError::TernaryReservedCodeEmbedding {
                                     row: idx / d as u64,

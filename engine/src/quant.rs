@@ -6,8 +6,6 @@
 //!   (`11` reserved);
 //! * int4: two's-complement nibbles, low nibble = element `2k`, high nibble = `2k+1`, −8..=7.
 
-use crate::kernels::ternary_code;
-
 /// Packs ternary codes (each −1, 0 or +1) four per byte. A length not divisible by 4 is padded
 /// with zero codes.
 ///
@@ -28,6 +26,19 @@ pub fn pack_ternary(codes: &[i8]) -> Vec<u8> {
             })
         })
         .collect()
+}
+
+/// Decodes one 2-bit ternary field (§5.3): `00`→0, `01`→+1, `10`→−1, `11`→`None` (reserved).
+/// The one ternary decoder: the kernels' matrices, the embedding table's lookup table and the
+/// load-time check of the reserved code all use it.
+#[inline]
+pub const fn ternary_code(bits: u8) -> Option<i8> {
+    match bits & 3 {
+        0 => Some(0),
+        1 => Some(1),
+        2 => Some(-1),
+        _ => None,
+    }
 }
 
 /// Unpacks `count` ternary codes; `Err(index)` at the first reserved `11` code.

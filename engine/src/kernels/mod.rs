@@ -64,16 +64,7 @@ pub struct TernaryMatrix {
     row_sums: Vec<i32>,
 }
 
-/// Decodes one 2-bit ternary field (§5.3): `00`→0, `01`→+1, `10`→−1, `11`→`None` (reserved).
-#[inline]
-pub fn ternary_code(bits: u8) -> Option<i8> {
-    match bits & 3 {
-        0 => Some(0),
-        1 => Some(1),
-        2 => Some(-1),
-        _ => None,
-    }
-}
+pub use crate::quant::ternary_code;
 
 impl TernaryMatrix {
     /// Builds from row-major codes (`codes.len() == rows * cols`, each in −1..=1).
