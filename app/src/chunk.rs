@@ -59,10 +59,10 @@ fn app_id(doc_id: &str, page: &str, id: &str) -> String {
 
 /// Passages of one user document: `name` is the file name (or the title given to pasted text;
 /// it is also the title of a document that has none), `format` how `content` is read. Cut by
-/// [`ingest::page_passages`] with `model`'s tokenizer and window, exactly as `lightembed index`
-/// cuts a file of that name (text repeated inside the document is kept once). Passages have no
-/// URL (a user document is not served anywhere); the title is the document's title and
-/// `heading` the section heading, so [`Passage::embed_text`] is the CLI's `embed_text`.
+/// [`lightembed_index::ingest::page_passages`] with `model`'s tokenizer and window, exactly as
+/// `lightembed index` cuts a file of that name (text repeated inside the document is kept once).
+/// Passages have no URL (a user document is not served anywhere); the title is the document's
+/// title and `heading` the section heading, so [`Passage::embed_text`] is the CLI's `embed_text`.
 pub fn document_passages(name: &str, content: &str, format: Format, model: &Model) -> Vec<Passage> {
     let doc_id = user_doc_id(name);
     let sizer = Sizer::new(model);
