@@ -73,10 +73,11 @@ def main():
         spans = [l.rstrip("\n") for l in open(extra, encoding="utf-8")]
         for s in range((len(spans) + SHARD - 1) // SHARD):
             p = os.path.join(out, f"spans_{s:04d}.npy")
-            if os.path.exists(p):
-                continue
+            chunk = spans[s * SHARD:(s + 1) * SHARD]
+            if os.path.exists(p) and len(np.load(p, mmap_mode="r")) == len(chunk):
+                continue  # (a shorter last shard is redone when spans.tsv grew)
             t0 = time.time()
-            v = m.encode(spans[s * SHARD:(s + 1) * SHARD], batch_size=128, normalize_embeddings=True,
+            v = m.encode(chunk, batch_size=128, normalize_embeddings=True,
                          convert_to_numpy=True)
             np.save(p + ".tmp.npy", v.astype(np.float16))
             os.replace(p + ".tmp.npy", p)

@@ -37,21 +37,23 @@ def sentences_and_passages(par, out):
         out.append(par)
 
 
-def write_spans(corpus, out, seed=1):
-    """Query-like training texts: one random span of 2–8 consecutive words from every corpus line of
-    ≥ 6 words (`spans.tsv`, one per line). The held-out queries are titles and headings of 2–6
-    words; the corpus lines are sentences, so without these the student rarely sees short input."""
-    rng = random.Random(seed)
+def write_spans(corpus, out, passes=2):
+    """Query-like training texts: random spans of 2–8 consecutive words from every corpus line of
+    ≥ 6 words (`spans.tsv`, one per line), one pass over the corpus per seed (1, 2, …), passes
+    one after the other. The held-out queries are titles and headings of 2–6 words; the corpus
+    lines are sentences, so without these the student rarely sees short input."""
+    lines = [l.rstrip("\n").split("\t", 1)[1].split() for l in open(corpus, encoding="utf-8")]
     n = 0
-    with open(corpus, encoding="utf-8") as f, open(out + ".tmp", "w", encoding="utf-8") as g:
-        for line in f:
-            w = line.rstrip("\n").split("\t", 1)[1].split()
-            if len(w) < 6 or len(w) > 48:
-                continue
-            k = rng.randint(2, min(8, len(w) - 2))
-            i = rng.randint(0, len(w) - k)
-            g.write(" ".join(w[i:i + k]).strip(".,;:()") + "\n")
-            n += 1
+    with open(out + ".tmp", "w", encoding="utf-8") as g:
+        for seed in range(1, passes + 1):
+            rng = random.Random(seed)
+            for w in lines:
+                if len(w) < 6 or len(w) > 48:
+                    continue
+                k = rng.randint(2, min(8, len(w) - 2))
+                i = rng.randint(0, len(w) - k)
+                g.write(" ".join(w[i:i + k]).strip(".,;:()") + "\n")
+                n += 1
     os.replace(out + ".tmp", out)
     print(f"wrote {n} spans to {out}")
 
@@ -59,9 +61,11 @@ def write_spans(corpus, out, seed=1):
 def main():
     corpus = os.path.join(OUT, "corpus.tsv")
     spans = os.path.join(OUT, "spans.tsv")
-    if os.path.exists(corpus) and not os.path.exists(spans):
+    if os.path.exists(corpus) and ("--spans" in sys.argv or not os.path.exists(spans)):
         write_spans(corpus, spans)
     if os.path.exists(corpus) and "--force" not in sys.argv:
+        if "--spans" in sys.argv:
+            return
         print(f"{corpus} exists; skip (use --force)")
         return
     os.makedirs(OUT, exist_ok=True)

@@ -179,6 +179,8 @@ def main():
     ap.add_argument("--kl", type=float, default=0.0,
                     help="weight of the in-batch ranking KL term (0: off)")
     ap.add_argument("--tau", type=float, default=0.05, help="temperature of the ranking KL term")
+    ap.add_argument("--spans", action="store_true",
+                    help="also train on the short word spans of spans.tsv (teacher/spans_*.npy)")
     ap.add_argument("--vocab-examples", action="store_true",
                     help="also train on each vocabulary token alone against the teacher's vector of it")
     ap.add_argument("--hard", type=float, default=0.0,
@@ -202,6 +204,14 @@ def main():
     texts = read_corpus()[: len(T)]
     if args.limit:
         texts, T = texts[: args.limit], T[: args.limit]
+    if args.spans:
+        # query-like word spans of corpus lines (extract_corpus_tr.py) with their teacher vectors,
+        # put first like the vocabulary examples
+        sp = [l.rstrip("\n") for l in open(os.path.join(DATA, "spans.tsv"), encoding="utf-8")]
+        shards = sorted(glob.glob(os.path.join(DATA, "teacher", "spans_*.npy")))
+        S = center(np.concatenate([np.load(p).astype(np.float32) for p in shards]))
+        texts, T = sp[: len(S)] + texts, np.concatenate([S, T])
+        P(f"+{len(S)} span examples")
     if args.vocab_examples:
         # every vocabulary token's own text with the teacher's vector of it (embed_teacher.py's
         # vocab_tokens.npy) as extra training pairs, put first so the validation rows stay corpus

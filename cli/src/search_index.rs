@@ -174,9 +174,10 @@ pub fn new_index(a: &IndexArgs, model: &lightembed::Model) -> Result<Index> {
     };
     let mut index = Index::new(fields, params).map_err(|e| anyhow!("{e}"))?;
     index
-        .set_keyword_stemming(a.keyword_stemming.unwrap_or_else(|| {
-            lightembed_index::keywords::default_stemming(model.model_id())
-        }))
+        .set_keyword_stemming(
+            a.keyword_stemming
+                .unwrap_or_else(|| lightembed_index::keywords::default_stemming(model.model_id())),
+        )
         .map_err(|e| anyhow!("{e}"))?;
     index
         .set_int8_vectors(a.int8_vectors)
@@ -314,6 +315,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
         "dims": m.dims,
         "count": index.len(),
         "metric": m.metric.to_string(),
+        "keyword_stemming": if index.keyword_stemming() { "english" } else { "none" },
         "params": {"M": params.m, "ef_construction": params.ef_construction, "ef_search": params.ef_search},
         "inputs": a.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
         "files": files,

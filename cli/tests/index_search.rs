@@ -1133,3 +1133,43 @@ fn root_selector_errors_and_fallback() {
     assert!(got.contains(&"index.html:1".to_string()), "{v}");
     assert!(!got.iter().any(|i| i.starts_with("index.html#")), "{v}");
 }
+
+/// Issue 16: a Turkish folder with the cased Turkish model. `--keyword-stemming auto` (the
+/// default) leaves the English stemmer off for `lightembed-tr-0l` and on for the English model
+/// (recorded in index.json); questions in Turkish find their page by meaning, and keyword search
+/// folds `İ` like any capital.
+#[test]
+fn turkish_folder_with_the_turkish_model() {
+    let tr_model = root().join("public/models/lightembed-tr-static.bin");
+    let site = root().join("tests/fixtures/site-tr");
+    let out = scratch("site-tr-index");
+    let o = run(&[
+        "index",
+        "--quiet",
+        "--model",
+        s(&tr_model),
+        "--out",
+        s(&out),
+        s(&site),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sidecar: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["model_id"], "lightembed-tr-0l");
+    assert_eq!(sidecar["keyword_stemming"], "none");
+    assert_eq!(sidecar["count"], 3);
+    let first = |mode: &str, q: &str| {
+        let v = search_json(&out, &["-k", "3", "--mode", mode], q);
+        ids(&v).first().cloned().unwrap_or_default()
+    };
+    assert!(first("vector", "gölgeler neden oluşur").starts_with("isik.md#"));
+    assert!(first("vector", "yazıcıdan çıktı almak").starts_with("yazdirmak.md#"));
+    assert!(first("vector", "belgemi kaydetmek istiyorum").starts_with("kaydetmek.md#"));
+    assert!(first("keyword", "İSTANBUL").starts_with("isik.md#"));
+
+    let en = scratch("site-tr-index-en");
+    assert!(build(&en, &["--quiet"]).status.success());
+    let sidecar: Value =
+        serde_json::from_slice(&std::fs::read(en.join("index.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["keyword_stemming"], "english");
+}

@@ -61,3 +61,52 @@ fn two_layer_model_matches_trained_student() {
         include_str!("../../tests/fixtures/e2e/lightembed-en-2l.json"),
     );
 }
+
+/// `lightembed-tr-static` (issue 16): the cased Turkish model. Besides parity, spec §3's Turkish
+/// caveat on real text: the fixture's first sentences are cased Turkish (`İSTANBUL'DA ışık`,
+/// `Iğdır`, `ÇOCUK`, …) whose ids were written by HF `tokenizers` with this vocabulary
+/// (`train/ship.py`); the engine must give the same ids, keep `İ`/`I`/`ı`/`i` apart, and never
+/// produce U+0307 (what a locale-naive lowercase of `İ` leaves behind).
+#[test]
+fn turkish_model_matches_trained_student_and_keeps_case() {
+    let bytes = include_bytes!("../../public/models/lightembed-tr-static.bin");
+    let fixture = include_str!("../../tests/fixtures/e2e/lightembed-tr-static.json");
+    check(bytes, fixture);
+    let model = Model::from_bytes(bytes).unwrap();
+    assert_eq!(model.model_id(), "lightembed-tr-0l");
+    let h = model.header();
+    assert!(
+        !h.flags.do_lower_case() && !h.flags.strip_accents(),
+        "spec §3: cased, accents kept"
+    );
+    let fx: Value = serde_json::from_str(fixture).unwrap();
+    let cased = ["İSTANBUL'DA ışık", "Iğdır", "ÇOCUK"];
+    for text in cased {
+        let case = fx["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["text"] == text)
+            .unwrap_or_else(|| panic!("{text:?} is in the fixture"));
+        let want: Vec<u32> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        let got = model.tokenizer().encode_with_tokens(text);
+        assert_eq!(
+            got.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
+            want,
+            "{text:?}"
+        );
+        let pieces: String = got.iter().map(|(t, _)| *t).collect();
+        assert!(
+            !pieces.contains('\u{307}'),
+            "{text:?} → {pieces:?} holds U+0307"
+        );
+    }
+    // dotted and dotless capitals stay apart (no case folding merges them)
+    let t = model.tokenizer();
+    assert_ne!(t.encode("Iğdır"), t.encode("İğdır"));
+}
