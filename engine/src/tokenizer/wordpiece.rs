@@ -1,0 +1,129 @@
+//! WordPiece model (HF `models::WordPiece`; step 6 of the tokenizer docs): the
+//! vocabulary indexes the greedy longest-match-first search reads, built once per model.
+
+use core::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashMap;
+
+use hashbrown::HashTable;
+
+/// A string → id map over (a suffix of) the vocabulary's own strings: it stores only ids, the key
+/// of id `i` being `vocab[i][skip..]`, so the vocabulary is not duplicated.
+#[derive(Clone)]
+pub(super) struct VocabIndex {
+    table: HashTable<u32>,
+    skip: usize,
+}
+
+impl VocabIndex {
+    pub(super) fn new(skip: usize) -> VocabIndex {
+        VocabIndex {
+            table: HashTable::new(),
+            skip,
+        }
+    }
+
+    #[inline]
+    pub(super) fn key<'v>(&self, vocab: &'v [String], id: u32) -> &'v str {
+        &vocab[id as usize][self.skip..]
+    }
+
+    /// Maps `vocab[id][skip..]` to `id`; a later id replaces an earlier one with the same key.
+    pub(super) fn insert(&mut self, vocab: &[String], id: u32) {
+        let key = self.key(vocab, id);
+        let hash = fx_hash(key);
+        let skip = self.skip;
+        match self
+            .table
+            .find_mut(hash, |&other| &vocab[other as usize][skip..] == key)
+        {
+            Some(slot) => *slot = id,
+            None => {
+                self.table
+                    .insert_unique(hash, id, |&other| fx_hash(&vocab[other as usize][skip..]));
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn get(&self, vocab: &[String], key: &str) -> Option<u32> {
+        self.table
+            .find(fx_hash(key), |&id| self.key(vocab, id) == key)
+            .copied()
+    }
+}
+
+pub(super) type LongestKeys = HashMap<char, usize, BuildHasherDefault<FxHasher>>;
+
+#[inline]
+fn fx_hash(s: &str) -> u64 {
+    let mut hasher = FxHasher::default();
+    hasher.write(s.as_bytes());
+    hasher.finish()
+}
+
+/// The Fx hash (rustc's): fast on short keys. The maps are built from the model's vocabulary and
+/// only read afterwards, so hash flooding is not a concern.
+#[derive(Default, Clone, Copy)]
+pub(super) struct FxHasher {
+    hash: u64,
+}
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, mut bytes: &[u8]) {
+        while bytes.len() >= 8 {
+            self.add(u64::from_le_bytes(bytes[..8].try_into().unwrap()));
+            bytes = &bytes[8..];
+        }
+        if bytes.len() >= 4 {
+            self.add(u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64);
+            bytes = &bytes[4..];
+        }
+        for &b in bytes {
+            self.add(b as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // The multiply leaves the low bits weak; hashbrown indexes buckets with them.
+        self.hash.rotate_left(26)
+    }
+}
+
+/// Largest char boundary of `s` that is `<= i` (clamped to `s.len()`).
+#[inline]
+pub(super) fn floor_char_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    let mut i = i;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
