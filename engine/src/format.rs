@@ -585,68 +585,95 @@ impl SectionTable {
     }
 }
 
-/// Why a file was rejected by [`crate::Model::from_bytes`]. One variant per load rule; the
-/// [`Display`](fmt::Display) message says what was found and what was expected, and
+/// Why a file was rejected by [`crate::Model::from_bytes`]. One variant per load rule, its
+/// message written beside it (`#[error]`, thiserror): what was found and what was expected;
 /// [`LoadError::rule`] gives the rule's stable name (the malformed fixture's file stem).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
     /// Fewer bytes than header + section count + hash.
+    #[error("file too short: {len} bytes, but a .bin v1 file is at least {min} bytes (64-byte header, 2-byte section count, 32-byte SHA-256)")]
     FileTooShort { len: usize, min: usize },
     /// First four bytes are not `"LEMB"`.
+    #[error("bad magic {}: expected \"LEMB\" (4c454d42); this is not a lightembed .bin file", magic_desc(.found))]
     BadMagic { found: [u8; 4] },
     /// `format_version` outside `MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION` (decision 10).
+    #[error("unsupported format_version {found}: this engine reads format_version {FORMAT_VERSION} (accepted range {MIN_FORMAT_VERSION}..={MAX_FORMAT_VERSION})", FORMAT_VERSION = FORMAT_VERSION, MIN_FORMAT_VERSION = MIN_FORMAT_VERSION, MAX_FORMAT_VERSION = MAX_FORMAT_VERSION)]
     UnsupportedFormatVersion { found: u16 },
     /// Stored trailing SHA-256 differs from the hash of all preceding bytes.
+    #[error("SHA-256 mismatch: the file's trailing hash is {} but its contents hash to {}; the file is corrupt or truncated", hex(.stored), hex(.computed))]
     HashMismatch {
         stored: [u8; 32],
         computed: [u8; 32],
     },
     /// `embedding_quant` not in 0..=3.
+    #[error(
+        "unknown embedding_quant {found}: expected 0 (fp32), 1 (int8), 2 (int4) or 3 (ternary)"
+    )]
     UnknownEmbeddingQuant { found: u8 },
     /// `weight_quant` not in 0..=1 while `n_layers > 0`.
+    #[error("unknown weight_quant {found}: expected 0 (fp32) or 1 (ternary) for a model with n_layers > 0")]
     UnknownWeightQuant { found: u8 },
     /// A reserved flag bit (3–7) is set.
+    #[error("reserved flag bits set: flags = 0b{flags:08b}, but bits 3-7 must be 0 (only has_fingerprint, do_lower_case and strip_accents are defined)")]
     ReservedFlagsSet { flags: u8 },
     /// A dimension that must be non-zero is zero.
+    #[error("{field} is 0: it must be at least 1")]
     ZeroDimension { field: &'static str },
     /// `d_model % 4 != 0`.
+    #[error("d_model {d_model} is not a multiple of 4: every embedding encoding packs rows in groups of 4")]
     DModelNotMultipleOf4 { d_model: u16 },
     /// `d_model % n_heads != 0` with `n_layers > 0`.
+    #[error("n_heads {n_heads} does not divide d_model {d_model}: d_model % n_heads must be 0 when n_layers > 0")]
     NHeadsNotDividingDModel { n_heads: u8, d_model: u16 },
     /// `ffn_dim % 4 != 0` with ternary layer weights (`ffn.down` packs `ffn_dim` inputs 4 per byte).
+    #[error("ffn_dim {ffn_dim} is not a multiple of 4: ternary ffn.down packs its ffn_dim inputs 4 per byte")]
     FfnDimNotMultipleOf4 { ffn_dim: u16 },
     /// `n_matryoshka > 8`.
+    #[error(
+        "n_matryoshka {n_matryoshka} is too large: at most 8 matryoshka_dims fit in the header"
+    )]
     NMatryoshkaTooLarge { n_matryoshka: u8 },
     /// Used `matryoshka_dims` not strictly ascending (or the first one is 0).
+    #[error("matryoshka_dims {dims:?} are not strictly ascending: each used entry must be greater than 0 and than the previous one")]
     MatryoshkaNotAscending { dims: Vec<u16> },
     /// A used Matryoshka dim is larger than `output_dim`.
+    #[error("matryoshka dim {dim} exceeds output_dim {output_dim}: every matryoshka dim must be <= output_dim")]
     MatryoshkaExceedsOutputDim { dim: u16, output_dim: u16 },
     /// An unused `matryoshka_dims` entry (index ≥ `n_matryoshka`) is not 0.
+    #[error("unused matryoshka_dims[{index}] is {value}: entries at index >= n_matryoshka ({n_matryoshka}) must be 0")]
     MatryoshkaUnusedNotZero {
         index: usize,
         value: u16,
         n_matryoshka: u8,
     },
     /// `max_seq_len < 2` (no room for `[CLS]` and `[SEP]`).
+    #[error(
+        "max_seq_len {max_seq_len} is too small: it must be at least 2 to hold [CLS] and [SEP]"
+    )]
     MaxSeqLenTooSmall { max_seq_len: u16 },
     /// The `model_id` bytes before the first NUL are not UTF-8.
+    #[error("model_id is not UTF-8: bytes {} (expected UTF-8 text, NUL-padded to 16 bytes)", hex(.bytes))]
     ModelIdNotUtf8 { bytes: [u8; 16] },
     /// A non-NUL byte follows the first NUL of `model_id`.
+    #[error("model_id is not NUL-padded: bytes {} have non-NUL bytes after the first NUL", hex(.bytes))]
     ModelIdNotNulPadded { bytes: [u8; 16] },
     /// The section table runs into (or past) the trailing hash.
+    #[error("section table truncated: {n_sections} entries need bytes up to offset {table_end}, but the trailing SHA-256 starts at offset {hash_start}")]
     SectionTableTruncated {
         n_sections: usize,
         table_end: u64,
         hash_start: u64,
     },
     /// A section entry's `reserved` field is not 0.
+    #[error("{}: reserved field is {reserved}, expected 0", section_at(.index, .section_type))]
     SectionReservedNonzero {
         index: usize,
         section_type: SectionType,
         reserved: u16,
     },
     /// A section extends past the end of the file (or its end overflows u64).
+    #[error("{} out of bounds: offset {offset} + length {length} runs past the end of the {file_len}-byte file", section_at(.index, .section_type))]
     SectionOutOfBounds {
         index: usize,
         section_type: SectionType,
@@ -655,12 +682,14 @@ pub enum LoadError {
         file_len: u64,
     },
     /// A section starts inside the 64-byte header.
+    #[error("{} overlaps the header: it starts at offset {offset}, but sections must start at or after offset {HEADER_LEN}", section_at(.index, .section_type), HEADER_LEN = HEADER_LEN)]
     SectionOverlapsHeader {
         index: usize,
         section_type: SectionType,
         offset: u64,
     },
     /// A section starts inside the section table.
+    #[error("{} overlaps the section table: it starts at offset {offset}, but the table ends at offset {table_end}", section_at(.index, .section_type))]
     SectionOverlapsTable {
         index: usize,
         section_type: SectionType,
@@ -668,6 +697,7 @@ pub enum LoadError {
         table_end: u64,
     },
     /// A section runs into the trailing hash.
+    #[error("{} overlaps the trailing SHA-256: offset {offset} + length {length} runs past offset {hash_start} where the hash starts", section_at(.index, .section_type))]
     SectionOverlapsHash {
         index: usize,
         section_type: SectionType,
@@ -676,17 +706,20 @@ pub enum LoadError {
         hash_start: u64,
     },
     /// Two known sections share bytes.
+    #[error("sections overlap: {} and {}", span(.first), span(.second))]
     SectionsOverlap {
         first: SectionEntry,
         second: SectionEntry,
     },
     /// A section offset is not a multiple of 8.
+    #[error("{} misaligned: offset {offset} is not a multiple of {SECTION_ALIGN}", section_at(.index, .section_type), SECTION_ALIGN = SECTION_ALIGN)]
     SectionMisaligned {
         index: usize,
         section_type: SectionType,
         offset: u64,
     },
     /// A known section type appears twice.
+    #[error("duplicate section: {section_type} appears at table entries #{first_index} and #{second_index}, but each known section type may appear once")]
     DuplicateSection {
         section_type: SectionType,
         first_index: usize,
@@ -694,16 +727,19 @@ pub enum LoadError {
     },
     /// A known section the header rules out: `EMBEDDING_SCALES` with fp32 embeddings, or
     /// `LAYERS` with `n_layers == 0`.
+    #[error("unexpected section {section_type}: {why}")]
     UnexpectedSection {
         section_type: SectionType,
         why: &'static str,
     },
     /// A required section is absent (`why` says why it is required).
+    #[error("missing required section {section_type}: {why}")]
     MissingSection {
         section_type: SectionType,
         why: &'static str,
     },
     /// A fixed-size section's length differs from what the header implies.
+    #[error("{section_type} has length {found} bytes, expected {expected} ({why})")]
     SectionLengthMismatch {
         section_type: SectionType,
         found: u64,
@@ -711,34 +747,45 @@ pub enum LoadError {
         why: String,
     },
     /// The vocab ends before `vocab_size` entries were read.
+    #[error("TOKENIZER_VOCAB truncated: the section ends before token {token_id} is complete, but the header declares vocab_size {vocab_size}")]
     VocabTruncated { token_id: u64, vocab_size: u32 },
     /// Bytes left in the vocab after `vocab_size` entries.
+    #[error("TOKENIZER_VOCAB has {extra} trailing byte(s) after the {vocab_size} tokens the header declares")]
     VocabTrailingBytes { extra: u64, vocab_size: u32 },
     /// A vocab entry is not valid UTF-8.
+    #[error("vocab token {token_id} is not valid UTF-8 (bytes {})", hex(.bytes))]
     VocabNotUtf8 { token_id: u32, bytes: Vec<u8> },
     /// A vocab entry has length 0.
+    #[error("vocab token {token_id} is empty: every token must be at least 1 byte")]
     VocabEmptyToken { token_id: u32 },
     /// Two vocab entries are the same string.
+    #[error("vocab token {token:?} appears twice (ids {first_id} and {second_id}): tokens must be unique")]
     VocabDuplicateToken {
         token: String,
         first_id: u32,
         second_id: u32,
     },
     /// `TOKENIZER_CONFIG` is shorter than its fixed fields plus `prefix_len`.
+    #[error("TOKENIZER_CONFIG truncated: {length} bytes, but its fields and prefix need {needed}")]
     TokenizerConfigTruncated { length: u64, needed: u64 },
     /// Bytes left in `TOKENIZER_CONFIG` after the prefix.
+    #[error("TOKENIZER_CONFIG has {extra} trailing byte(s) after the continuing-subword prefix; expected none")]
     TokenizerConfigTrailingBytes { extra: u64 },
     /// A special-token id is `≥ vocab_size`.
+    #[error("{name} {id} is out of range: token ids must be < vocab_size {vocab_size}")]
     SpecialTokenOutOfRange {
         name: &'static str,
         id: u32,
         vocab_size: u32,
     },
     /// The continuing-subword prefix is not UTF-8.
+    #[error("continuing-subword prefix is not valid UTF-8 (bytes {})", hex(.bytes))]
     PrefixNotUtf8 { bytes: Vec<u8> },
     /// Ternary code `11` in the embedding table.
+    #[error("reserved ternary code 11 in EMBEDDING_WEIGHTS at row {row}, column {col}: valid codes are 00 (0), 01 (+1), 10 (-1)")]
     TernaryReservedCodeEmbedding { row: u64, col: u64 },
     /// Ternary code `11` in a layer weight matrix.
+    #[error("reserved ternary code 11 in layer {layer} {tensor} at row {row}, column {col}: valid codes are 00 (0), 01 (+1), 10 (-1)")]
     TernaryReservedCodeLayers {
         layer: usize,
         tensor: &'static str,
@@ -746,14 +793,17 @@ pub enum LoadError {
         col: u64,
     },
     /// NaN or ±inf in an fp32 value (`what` names the tensor and element).
+    #[error("non-finite float {} in {what}: every fp32 weight, scale, LayerNorm parameter and bias must be finite", float_desc(.value))]
     NonFiniteFloat { what: String, value: u32 },
     /// A layer weight `scale` is ≤ 0 (BitLinear divides by it).
+    #[error("layer {layer} {tensor}.scale is {value}: a ternary weight scale must be > 0")]
     NonPositiveLayerScale {
         layer: usize,
         tensor: &'static str,
         value: f32,
     },
     /// `METADATA` is not UTF-8.
+    #[error("METADATA is not valid UTF-8 (invalid byte at section offset {valid_up_to})")]
     MetadataNotUtf8 { valid_up_to: usize },
 }
 
@@ -828,11 +878,30 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
-fn section_at(index: usize, t: SectionType) -> String {
+fn section_at(index: &usize, t: &SectionType) -> String {
     format!("section #{index} ({})", t)
 }
 
-fn float_desc(bits: u32) -> String {
+/// `"LEMB"`-like ASCII shown as text with its hex, anything else as hex.
+fn magic_desc(found: &[u8; 4]) -> String {
+    match std::str::from_utf8(found) {
+        Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => format!("\"{s}\" ({})", hex(found)),
+        _ => hex(found),
+    }
+}
+
+/// `TYPE at bytes START..END` (END saturating).
+fn span(e: &SectionEntry) -> String {
+    format!(
+        "{} at bytes {}..{}",
+        e.section_type,
+        e.offset,
+        e.offset.saturating_add(e.length)
+    )
+}
+
+fn float_desc(bits: &u32) -> String {
+    let bits = *bits;
     let v = f32::from_bits(bits);
     if v.is_nan() {
         format!("NaN (bits 0x{bits:08x})")
@@ -840,206 +909,6 @@ fn float_desc(bits: u32) -> String {
         format!("{v}")
     }
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use LoadError::*;
-        match self {
-            FileTooShort { len, min } => write!(
-                f,
-                "file too short: {len} bytes, but a .bin v1 file is at least {min} bytes (64-byte header, 2-byte section count, 32-byte SHA-256)"
-            ),
-            BadMagic { found } => write!(
-                f,
-                "bad magic {}: expected \"LEMB\" (4c454d42); this is not a lightembed .bin file",
-                match std::str::from_utf8(found) {
-                    Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => format!("\"{s}\" ({})", hex(found)),
-                    _ => hex(found),
-                }
-            ),
-            UnsupportedFormatVersion { found } => write!(
-                f,
-                "unsupported format_version {found}: this engine reads format_version {FORMAT_VERSION} (accepted range {MIN_FORMAT_VERSION}..={MAX_FORMAT_VERSION})"
-            ),
-            HashMismatch { stored, computed } => write!(
-                f,
-                "SHA-256 mismatch: the file's trailing hash is {} but its contents hash to {}; the file is corrupt or truncated",
-                hex(stored),
-                hex(computed)
-            ),
-            UnknownEmbeddingQuant { found } => write!(
-                f,
-                "unknown embedding_quant {found}: expected 0 (fp32), 1 (int8), 2 (int4) or 3 (ternary)"
-            ),
-            UnknownWeightQuant { found } => write!(
-                f,
-                "unknown weight_quant {found}: expected 0 (fp32) or 1 (ternary) for a model with n_layers > 0"
-            ),
-            ReservedFlagsSet { flags } => write!(
-                f,
-                "reserved flag bits set: flags = 0b{flags:08b}, but bits 3-7 must be 0 (only has_fingerprint, do_lower_case and strip_accents are defined)"
-            ),
-            ZeroDimension { field } => write!(f, "{field} is 0: it must be at least 1"),
-            DModelNotMultipleOf4 { d_model } => write!(
-                f,
-                "d_model {d_model} is not a multiple of 4: every embedding encoding packs rows in groups of 4"
-            ),
-            NHeadsNotDividingDModel { n_heads, d_model } => write!(
-                f,
-                "n_heads {n_heads} does not divide d_model {d_model}: d_model % n_heads must be 0 when n_layers > 0"
-            ),
-            FfnDimNotMultipleOf4 { ffn_dim } => write!(
-                f,
-                "ffn_dim {ffn_dim} is not a multiple of 4: ternary ffn.down packs its ffn_dim inputs 4 per byte"
-            ),
-            NMatryoshkaTooLarge { n_matryoshka } => {
-                write!(f, "n_matryoshka {n_matryoshka} is too large: at most 8 matryoshka_dims fit in the header")
-            }
-            MatryoshkaNotAscending { dims } => write!(
-                f,
-                "matryoshka_dims {dims:?} are not strictly ascending: each used entry must be greater than 0 and than the previous one"
-            ),
-            MatryoshkaExceedsOutputDim { dim, output_dim } => write!(
-                f,
-                "matryoshka dim {dim} exceeds output_dim {output_dim}: every matryoshka dim must be <= output_dim"
-            ),
-            MatryoshkaUnusedNotZero { index, value, n_matryoshka } => write!(
-                f,
-                "unused matryoshka_dims[{index}] is {value}: entries at index >= n_matryoshka ({n_matryoshka}) must be 0"
-            ),
-            MaxSeqLenTooSmall { max_seq_len } => write!(
-                f,
-                "max_seq_len {max_seq_len} is too small: it must be at least 2 to hold [CLS] and [SEP]"
-            ),
-            ModelIdNotUtf8 { bytes } => write!(
-                f,
-                "model_id is not UTF-8: bytes {} (expected UTF-8 text, NUL-padded to 16 bytes)",
-                hex(bytes)
-            ),
-            ModelIdNotNulPadded { bytes } => write!(
-                f,
-                "model_id is not NUL-padded: bytes {} have non-NUL bytes after the first NUL",
-                hex(bytes)
-            ),
-            SectionTableTruncated { n_sections, table_end, hash_start } => write!(
-                f,
-                "section table truncated: {n_sections} entries need bytes up to offset {table_end}, but the trailing SHA-256 starts at offset {hash_start}"
-            ),
-            SectionReservedNonzero { index, section_type, reserved } => write!(
-                f,
-                "{}: reserved field is {reserved}, expected 0",
-                section_at(*index, *section_type)
-            ),
-            SectionOutOfBounds { index, section_type, offset, length, file_len } => write!(
-                f,
-                "{} out of bounds: offset {offset} + length {length} runs past the end of the {file_len}-byte file",
-                section_at(*index, *section_type)
-            ),
-            SectionOverlapsHeader { index, section_type, offset } => write!(
-                f,
-                "{} overlaps the header: it starts at offset {offset}, but sections must start at or after offset {HEADER_LEN}",
-                section_at(*index, *section_type)
-            ),
-            SectionOverlapsTable { index, section_type, offset, table_end } => write!(
-                f,
-                "{} overlaps the section table: it starts at offset {offset}, but the table ends at offset {table_end}",
-                section_at(*index, *section_type)
-            ),
-            SectionOverlapsHash { index, section_type, offset, length, hash_start } => write!(
-                f,
-                "{} overlaps the trailing SHA-256: offset {offset} + length {length} runs past offset {hash_start} where the hash starts",
-                section_at(*index, *section_type)
-            ),
-            SectionsOverlap { first, second } => write!(
-                f,
-                "sections overlap: {} at bytes {}..{} and {} at bytes {}..{}",
-                first.section_type,
-                first.offset,
-                first.offset.saturating_add(first.length),
-                second.section_type,
-                second.offset,
-                second.offset.saturating_add(second.length)
-            ),
-            SectionMisaligned { index, section_type, offset } => write!(
-                f,
-                "{} misaligned: offset {offset} is not a multiple of {SECTION_ALIGN}",
-                section_at(*index, *section_type)
-            ),
-            DuplicateSection { section_type, first_index, second_index } => write!(
-                f,
-                "duplicate section: {section_type} appears at table entries #{first_index} and #{second_index}, but each known section type may appear once"
-            ),
-            UnexpectedSection { section_type, why } => {
-                write!(f, "unexpected section {section_type}: {why}")
-            }
-            MissingSection { section_type, why } => {
-                write!(f, "missing required section {section_type}: {why}")
-            }
-            SectionLengthMismatch { section_type, found, expected, why } => write!(
-                f,
-                "{section_type} has length {found} bytes, expected {expected} ({why})"
-            ),
-            VocabTruncated { token_id, vocab_size } => write!(
-                f,
-                "TOKENIZER_VOCAB truncated: the section ends before token {token_id} is complete, but the header declares vocab_size {vocab_size}"
-            ),
-            VocabTrailingBytes { extra, vocab_size } => write!(
-                f,
-                "TOKENIZER_VOCAB has {extra} trailing byte(s) after the {vocab_size} tokens the header declares"
-            ),
-            VocabNotUtf8 { token_id, bytes } => {
-                write!(f, "vocab token {token_id} is not valid UTF-8 (bytes {})", hex(bytes))
-            }
-            VocabEmptyToken { token_id } => {
-                write!(f, "vocab token {token_id} is empty: every token must be at least 1 byte")
-            }
-            VocabDuplicateToken { token, first_id, second_id } => write!(
-                f,
-                "vocab token {token:?} appears twice (ids {first_id} and {second_id}): tokens must be unique"
-            ),
-            TokenizerConfigTruncated { length, needed } => write!(
-                f,
-                "TOKENIZER_CONFIG truncated: {length} bytes, but its fields and prefix need {needed}"
-            ),
-            TokenizerConfigTrailingBytes { extra } => write!(
-                f,
-                "TOKENIZER_CONFIG has {extra} trailing byte(s) after the continuing-subword prefix; expected none"
-            ),
-            SpecialTokenOutOfRange { name, id, vocab_size } => write!(
-                f,
-                "{name} {id} is out of range: token ids must be < vocab_size {vocab_size}"
-            ),
-            PrefixNotUtf8 { bytes } => write!(
-                f,
-                "continuing-subword prefix is not valid UTF-8 (bytes {})",
-                hex(bytes)
-            ),
-            TernaryReservedCodeEmbedding { row, col } => write!(
-                f,
-                "reserved ternary code 11 in EMBEDDING_WEIGHTS at row {row}, column {col}: valid codes are 00 (0), 01 (+1), 10 (-1)"
-            ),
-            TernaryReservedCodeLayers { layer, tensor, row, col } => write!(
-                f,
-                "reserved ternary code 11 in layer {layer} {tensor} at row {row}, column {col}: valid codes are 00 (0), 01 (+1), 10 (-1)"
-            ),
-            NonFiniteFloat { what, value } => write!(
-                f,
-                "non-finite float {} in {what}: every fp32 weight, scale, LayerNorm parameter and bias must be finite",
-                float_desc(*value)
-            ),
-            NonPositiveLayerScale { layer, tensor, value } => write!(
-                f,
-                "layer {layer} {tensor}.scale is {value}: a ternary weight scale must be > 0"
-            ),
-            MetadataNotUtf8 { valid_up_to } => write!(
-                f,
-                "METADATA is not valid UTF-8 (invalid byte at section offset {valid_up_to})"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 #[inline]
 pub(crate) fn le_u16(b: &[u8], o: usize) -> u16 {
