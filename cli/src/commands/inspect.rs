@@ -1,0 +1,17 @@
+//! `lightembed inspect`: the header, section table and metadata of a model, as text or JSON.
+
+use crate::args::InspectCommand;
+use anyhow::Result;
+use std::process::ExitCode;
+
+/// Prints the model's description ([`crate::inspect::text`] or [`crate::inspect::json`]).
+pub fn run(c: InspectCommand) -> Result<ExitCode> {
+    let (bytes, m) = crate::load(&c.model)?;
+    let out = if c.json {
+        crate::inspect::json(&c.model, &bytes, &m)
+    } else {
+        crate::inspect::text(&c.model, &bytes, &m)
+    };
+    out!("{out}")?;
+    Ok(ExitCode::SUCCESS)
+}

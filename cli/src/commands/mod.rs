@@ -1,0 +1,31 @@
+//! One file per command: each turns its parsed arguments ([`crate::args`]) into a call of the
+//! library code, prints the result and returns the exit code. Nothing here parses pages, embeds
+//! or searches by itself.
+
+pub mod embed;
+pub mod index;
+pub mod inspect;
+pub mod passages;
+pub mod search;
+pub mod site;
+pub mod tokenize;
+pub mod verify;
+
+use crate::args::Command;
+use anyhow::Result;
+use std::process::ExitCode;
+
+/// Runs one parsed command.
+pub fn run(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Inspect(c) => inspect::run(c),
+        Command::Verify(c) => verify::run(c),
+        Command::Tokenize(c) => tokenize::run(c),
+        Command::Embed(c) => embed::run(c),
+        Command::Index(c) => index::run(c),
+        Command::Passages(c) => passages::run(c),
+        Command::Site(c) => site::run(c),
+        Command::Search(c) => search::run(c),
+        Command::Fingerprint(c) => crate::fingerprint::run(c),
+    }
+}

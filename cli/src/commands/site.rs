@@ -1,0 +1,20 @@
+//! `lightembed site`: index a built static site and write its search bundle (`SITE/lightembed/`).
+
+use crate::args::SiteCommand;
+use crate::site::SiteArgs;
+use anyhow::Result;
+use std::process::ExitCode;
+
+/// Builds the bundle ([`crate::site::run`]).
+pub fn run(c: SiteCommand) -> Result<ExitCode> {
+    crate::site::run(SiteArgs {
+        site: c.site,
+        model: c.model,
+        dims: c.dims,
+        exclude: c.exclude,
+        default_excludes: !c.no_default_excludes,
+        quiet: c.quiet,
+        prune: !c.full_model,
+        root_selector: c.root_selector,
+    })
+}
