@@ -593,218 +593,371 @@ impl SectionTable {
 pub enum LoadError {
     /// Fewer bytes than header + section count + hash.
     #[error("file too short: {len} bytes, but a .bin v1 file is at least {min} bytes (64-byte header, 2-byte section count, 32-byte SHA-256)")]
-    FileTooShort { len: usize, min: usize },
+    FileTooShort {
+        /// The file length in bytes.
+        len: usize,
+        /// The smallest valid length in bytes.
+        min: usize,
+    },
     /// First four bytes are not `"LEMB"`.
     #[error("bad magic {}: expected \"LEMB\" (4c454d42); this is not a lightembed .bin file", magic_desc(.found))]
-    BadMagic { found: [u8; 4] },
+    BadMagic {
+        /// The value found in the file.
+        found: [u8; 4],
+    },
     /// `format_version` outside `MIN_FORMAT_VERSION..=MAX_FORMAT_VERSION` (decision 10).
     #[error("unsupported format_version {found}: this engine reads format_version {FORMAT_VERSION} (accepted range {MIN_FORMAT_VERSION}..={MAX_FORMAT_VERSION})", FORMAT_VERSION = FORMAT_VERSION, MIN_FORMAT_VERSION = MIN_FORMAT_VERSION, MAX_FORMAT_VERSION = MAX_FORMAT_VERSION)]
-    UnsupportedFormatVersion { found: u16 },
+    UnsupportedFormatVersion {
+        /// The value found in the file.
+        found: u16,
+    },
     /// Stored trailing SHA-256 differs from the hash of all preceding bytes.
     #[error("SHA-256 mismatch: the file's trailing hash is {} but its contents hash to {}; the file is corrupt or truncated", hex(.stored), hex(.computed))]
     HashMismatch {
+        /// The trailing 32 bytes of the file.
         stored: [u8; 32],
+        /// SHA-256 of every byte before them.
         computed: [u8; 32],
     },
     /// `embedding_quant` not in 0..=3.
     #[error(
         "unknown embedding_quant {found}: expected 0 (fp32), 1 (int8), 2 (int4) or 3 (ternary)"
     )]
-    UnknownEmbeddingQuant { found: u8 },
+    UnknownEmbeddingQuant {
+        /// The value found in the file.
+        found: u8,
+    },
     /// `weight_quant` not in 0..=1 while `n_layers > 0`.
     #[error("unknown weight_quant {found}: expected 0 (fp32) or 1 (ternary) for a model with n_layers > 0")]
-    UnknownWeightQuant { found: u8 },
+    UnknownWeightQuant {
+        /// The value found in the file.
+        found: u8,
+    },
     /// A reserved flag bit (3–7) is set.
     #[error("reserved flag bits set: flags = 0b{flags:08b}, but bits 3-7 must be 0 (only has_fingerprint, do_lower_case and strip_accents are defined)")]
-    ReservedFlagsSet { flags: u8 },
+    ReservedFlagsSet {
+        /// The header `flags` byte.
+        flags: u8,
+    },
     /// A dimension that must be non-zero is zero.
     #[error("{field} is 0: it must be at least 1")]
-    ZeroDimension { field: &'static str },
+    ZeroDimension {
+        /// The header field's name.
+        field: &'static str,
+    },
     /// `d_model % 4 != 0`.
     #[error("d_model {d_model} is not a multiple of 4: every embedding encoding packs rows in groups of 4")]
-    DModelNotMultipleOf4 { d_model: u16 },
+    DModelNotMultipleOf4 {
+        /// Header `d_model`.
+        d_model: u16,
+    },
     /// `d_model % n_heads != 0` with `n_layers > 0`.
     #[error("n_heads {n_heads} does not divide d_model {d_model}: d_model % n_heads must be 0 when n_layers > 0")]
-    NHeadsNotDividingDModel { n_heads: u8, d_model: u16 },
+    NHeadsNotDividingDModel {
+        /// Header `n_heads`.
+        n_heads: u8,
+        /// Header `d_model`.
+        d_model: u16,
+    },
     /// `ffn_dim % 4 != 0` with ternary layer weights (`ffn.down` packs `ffn_dim` inputs 4 per byte).
     #[error("ffn_dim {ffn_dim} is not a multiple of 4: ternary ffn.down packs its ffn_dim inputs 4 per byte")]
-    FfnDimNotMultipleOf4 { ffn_dim: u16 },
+    FfnDimNotMultipleOf4 {
+        /// Header `ffn_dim`.
+        ffn_dim: u16,
+    },
     /// `n_matryoshka > 8`.
     #[error(
         "n_matryoshka {n_matryoshka} is too large: at most 8 matryoshka_dims fit in the header"
     )]
-    NMatryoshkaTooLarge { n_matryoshka: u8 },
+    NMatryoshkaTooLarge {
+        /// Header `n_matryoshka`.
+        n_matryoshka: u8,
+    },
     /// Used `matryoshka_dims` not strictly ascending (or the first one is 0).
     #[error("matryoshka_dims {dims:?} are not strictly ascending: each used entry must be greater than 0 and than the previous one")]
-    MatryoshkaNotAscending { dims: Vec<u16> },
+    MatryoshkaNotAscending {
+        /// The used `matryoshka_dims` entries.
+        dims: Vec<u16>,
+    },
     /// A used Matryoshka dim is larger than `output_dim`.
     #[error("matryoshka dim {dim} exceeds output_dim {output_dim}: every matryoshka dim must be <= output_dim")]
-    MatryoshkaExceedsOutputDim { dim: u16, output_dim: u16 },
+    MatryoshkaExceedsOutputDim {
+        /// The offending Matryoshka dim.
+        dim: u16,
+        /// Header `output_dim`.
+        output_dim: u16,
+    },
     /// An unused `matryoshka_dims` entry (index ≥ `n_matryoshka`) is not 0.
     #[error("unused matryoshka_dims[{index}] is {value}: entries at index >= n_matryoshka ({n_matryoshka}) must be 0")]
     MatryoshkaUnusedNotZero {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The value found.
         value: u16,
+        /// Header `n_matryoshka`.
         n_matryoshka: u8,
     },
     /// `max_seq_len < 2` (no room for `[CLS]` and `[SEP]`).
     #[error(
         "max_seq_len {max_seq_len} is too small: it must be at least 2 to hold [CLS] and [SEP]"
     )]
-    MaxSeqLenTooSmall { max_seq_len: u16 },
+    MaxSeqLenTooSmall {
+        /// Header `max_seq_len`.
+        max_seq_len: u16,
+    },
     /// The `model_id` bytes before the first NUL are not UTF-8.
     #[error("model_id is not UTF-8: bytes {} (expected UTF-8 text, NUL-padded to 16 bytes)", hex(.bytes))]
-    ModelIdNotUtf8 { bytes: [u8; 16] },
+    ModelIdNotUtf8 {
+        /// The raw bytes.
+        bytes: [u8; 16],
+    },
     /// A non-NUL byte follows the first NUL of `model_id`.
     #[error("model_id is not NUL-padded: bytes {} have non-NUL bytes after the first NUL", hex(.bytes))]
-    ModelIdNotNulPadded { bytes: [u8; 16] },
+    ModelIdNotNulPadded {
+        /// The raw bytes.
+        bytes: [u8; 16],
+    },
     /// The section table runs into (or past) the trailing hash.
     #[error("section table truncated: {n_sections} entries need bytes up to offset {table_end}, but the trailing SHA-256 starts at offset {hash_start}")]
     SectionTableTruncated {
+        /// Entries the table declares.
         n_sections: usize,
+        /// Offset just past the section table.
         table_end: u64,
+        /// Offset of the trailing SHA-256 (file length − 32).
         hash_start: u64,
     },
     /// A section entry's `reserved` field is not 0.
     #[error("{}: reserved field is {reserved}, expected 0", section_at(.index, .section_type))]
     SectionReservedNonzero {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The section's type.
         section_type: SectionType,
+        /// The entry's `reserved` field.
         reserved: u16,
     },
     /// A section extends past the end of the file (or its end overflows u64).
     #[error("{} out of bounds: offset {offset} + length {length} runs past the end of the {file_len}-byte file", section_at(.index, .section_type))]
     SectionOutOfBounds {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The section's type.
         section_type: SectionType,
+        /// The section's offset from the file start.
         offset: u64,
+        /// The section's length in bytes.
         length: u64,
+        /// The file length in bytes.
         file_len: u64,
     },
     /// A section starts inside the 64-byte header.
     #[error("{} overlaps the header: it starts at offset {offset}, but sections must start at or after offset {HEADER_LEN}", section_at(.index, .section_type), HEADER_LEN = HEADER_LEN)]
     SectionOverlapsHeader {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The section's type.
         section_type: SectionType,
+        /// The section's offset from the file start.
         offset: u64,
     },
     /// A section starts inside the section table.
     #[error("{} overlaps the section table: it starts at offset {offset}, but the table ends at offset {table_end}", section_at(.index, .section_type))]
     SectionOverlapsTable {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The section's type.
         section_type: SectionType,
+        /// The section's offset from the file start.
         offset: u64,
+        /// Offset just past the section table.
         table_end: u64,
     },
     /// A section runs into the trailing hash.
     #[error("{} overlaps the trailing SHA-256: offset {offset} + length {length} runs past offset {hash_start} where the hash starts", section_at(.index, .section_type))]
     SectionOverlapsHash {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The section's type.
         section_type: SectionType,
+        /// The section's offset from the file start.
         offset: u64,
+        /// The section's length in bytes.
         length: u64,
+        /// Offset of the trailing SHA-256 (file length − 32).
         hash_start: u64,
     },
     /// Two known sections share bytes.
     #[error("sections overlap: {} and {}", span(.first), span(.second))]
     SectionsOverlap {
+        /// The earlier entry.
         first: SectionEntry,
+        /// The later entry.
         second: SectionEntry,
     },
     /// A section offset is not a multiple of 8.
     #[error("{} misaligned: offset {offset} is not a multiple of {SECTION_ALIGN}", section_at(.index, .section_type), SECTION_ALIGN = SECTION_ALIGN)]
     SectionMisaligned {
+        /// Position in the section table (0-based) or in `matryoshka_dims`.
         index: usize,
+        /// The section's type.
         section_type: SectionType,
+        /// The section's offset from the file start.
         offset: u64,
     },
     /// A known section type appears twice.
     #[error("duplicate section: {section_type} appears at table entries #{first_index} and #{second_index}, but each known section type may appear once")]
     DuplicateSection {
+        /// The section's type.
         section_type: SectionType,
+        /// Table position of the first occurrence.
         first_index: usize,
+        /// Table position of the second occurrence.
         second_index: usize,
     },
     /// A known section the header rules out: `EMBEDDING_SCALES` with fp32 embeddings, or
     /// `LAYERS` with `n_layers == 0`.
     #[error("unexpected section {section_type}: {why}")]
     UnexpectedSection {
+        /// The section's type.
         section_type: SectionType,
+        /// Why the header requires or rules out this section, or what the expected length is made of.
         why: &'static str,
     },
     /// A required section is absent (`why` says why it is required).
     #[error("missing required section {section_type}: {why}")]
     MissingSection {
+        /// The section's type.
         section_type: SectionType,
+        /// Why the header requires or rules out this section, or what the expected length is made of.
         why: &'static str,
     },
     /// A fixed-size section's length differs from what the header implies.
     #[error("{section_type} has length {found} bytes, expected {expected} ({why})")]
     SectionLengthMismatch {
+        /// The section's type.
         section_type: SectionType,
+        /// The value found in the file.
         found: u64,
+        /// The length the header implies.
         expected: u64,
+        /// Why the header requires or rules out this section, or what the expected length is made of.
         why: String,
     },
     /// The vocab ends before `vocab_size` entries were read.
     #[error("TOKENIZER_VOCAB truncated: the section ends before token {token_id} is complete, but the header declares vocab_size {vocab_size}")]
-    VocabTruncated { token_id: u64, vocab_size: u32 },
+    VocabTruncated {
+        /// The token id (its position in the vocabulary).
+        token_id: u64,
+        /// Header `vocab_size`.
+        vocab_size: u32,
+    },
     /// Bytes left in the vocab after `vocab_size` entries.
     #[error("TOKENIZER_VOCAB has {extra} trailing byte(s) after the {vocab_size} tokens the header declares")]
-    VocabTrailingBytes { extra: u64, vocab_size: u32 },
+    VocabTrailingBytes {
+        /// Bytes left over.
+        extra: u64,
+        /// Header `vocab_size`.
+        vocab_size: u32,
+    },
     /// A vocab entry is not valid UTF-8.
     #[error("vocab token {token_id} is not valid UTF-8 (bytes {})", hex(.bytes))]
-    VocabNotUtf8 { token_id: u32, bytes: Vec<u8> },
+    VocabNotUtf8 {
+        /// The token id (its position in the vocabulary).
+        token_id: u32,
+        /// The raw bytes.
+        bytes: Vec<u8>,
+    },
     /// A vocab entry has length 0.
     #[error("vocab token {token_id} is empty: every token must be at least 1 byte")]
-    VocabEmptyToken { token_id: u32 },
+    VocabEmptyToken {
+        /// The token id (its position in the vocabulary).
+        token_id: u32,
+    },
     /// Two vocab entries are the same string.
     #[error("vocab token {token:?} appears twice (ids {first_id} and {second_id}): tokens must be unique")]
     VocabDuplicateToken {
+        /// The duplicated token string.
         token: String,
+        /// Id of the first occurrence.
         first_id: u32,
+        /// Id of the second occurrence.
         second_id: u32,
     },
     /// `TOKENIZER_CONFIG` is shorter than its fixed fields plus `prefix_len`.
     #[error("TOKENIZER_CONFIG truncated: {length} bytes, but its fields and prefix need {needed}")]
-    TokenizerConfigTruncated { length: u64, needed: u64 },
+    TokenizerConfigTruncated {
+        /// The section's length in bytes.
+        length: u64,
+        /// Bytes its fixed fields and prefix need.
+        needed: u64,
+    },
     /// Bytes left in `TOKENIZER_CONFIG` after the prefix.
     #[error("TOKENIZER_CONFIG has {extra} trailing byte(s) after the continuing-subword prefix; expected none")]
-    TokenizerConfigTrailingBytes { extra: u64 },
+    TokenizerConfigTrailingBytes {
+        /// Bytes left over.
+        extra: u64,
+    },
     /// A special-token id is `≥ vocab_size`.
     #[error("{name} {id} is out of range: token ids must be < vocab_size {vocab_size}")]
     SpecialTokenOutOfRange {
+        /// The special token's name (e.g. `cls_token_id`).
         name: &'static str,
+        /// The id found.
         id: u32,
+        /// Header `vocab_size`.
         vocab_size: u32,
     },
     /// The continuing-subword prefix is not UTF-8.
     #[error("continuing-subword prefix is not valid UTF-8 (bytes {})", hex(.bytes))]
-    PrefixNotUtf8 { bytes: Vec<u8> },
+    PrefixNotUtf8 {
+        /// The raw bytes.
+        bytes: Vec<u8>,
+    },
     /// Ternary code `11` in the embedding table.
     #[error("reserved ternary code 11 in EMBEDDING_WEIGHTS at row {row}, column {col}: valid codes are 00 (0), 01 (+1), 10 (-1)")]
-    TernaryReservedCodeEmbedding { row: u64, col: u64 },
+    TernaryReservedCodeEmbedding {
+        /// Row (0-based).
+        row: u64,
+        /// Column (0-based).
+        col: u64,
+    },
     /// Ternary code `11` in a layer weight matrix.
     #[error("reserved ternary code 11 in layer {layer} {tensor} at row {row}, column {col}: valid codes are 00 (0), 01 (+1), 10 (-1)")]
     TernaryReservedCodeLayers {
+        /// Layer index (0-based).
         layer: usize,
+        /// Tensor name, e.g. `attn.q`.
         tensor: &'static str,
+        /// Row (0-based).
         row: u64,
+        /// Column (0-based).
         col: u64,
     },
     /// NaN or ±inf in an fp32 value (`what` names the tensor and element).
     #[error("non-finite float {} in {what}: every fp32 weight, scale, LayerNorm parameter and bias must be finite", float_desc(.value))]
-    NonFiniteFloat { what: String, value: u32 },
+    NonFiniteFloat {
+        /// The tensor and element, in words.
+        what: String,
+        /// The value found.
+        value: u32,
+    },
     /// A layer weight `scale` is ≤ 0 (BitLinear divides by it).
     #[error("layer {layer} {tensor}.scale is {value}: a ternary weight scale must be > 0")]
     NonPositiveLayerScale {
+        /// Layer index (0-based).
         layer: usize,
+        /// Tensor name, e.g. `attn.q`.
         tensor: &'static str,
+        /// The value found.
         value: f32,
     },
     /// `METADATA` is not UTF-8.
     #[error("METADATA is not valid UTF-8 (invalid byte at section offset {valid_up_to})")]
-    MetadataNotUtf8 { valid_up_to: usize },
+    MetadataNotUtf8 {
+        /// Bytes of valid UTF-8 before the first invalid byte.
+        valid_up_to: usize,
+    },
 }
 
 impl LoadError {

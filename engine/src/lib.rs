@@ -15,6 +15,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 // `not(doctest)`: rustdoc collects doctests without the target's rustflags.
 #[cfg(all(target_arch = "wasm32", not(target_feature = "simd128"), not(doctest)))]
 compile_error!(

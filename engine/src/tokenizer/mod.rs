@@ -42,10 +42,16 @@ use wordpiece::{floor_char_boundary, LongestKeys, VocabIndex};
 /// Tokenizer settings read from the header flags and the `TOKENIZER_CONFIG` section (§5.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenizerConfig {
+    /// Id of `[UNK]`: a word with no complete segmentation, or longer than
+    /// `max_input_chars_per_word`.
     pub unk_token_id: u32,
+    /// Id of `[CLS]`, put first in every sequence.
     pub cls_token_id: u32,
+    /// Id of `[SEP]`, put last in every sequence.
     pub sep_token_id: u32,
+    /// Id of `[PAD]` (never produced by [`Tokenizer::encode`]; batches pad with it).
     pub pad_token_id: u32,
+    /// Id of `[MASK]` (kept for completeness; never produced).
     pub mask_token_id: u32,
     /// Words longer than this many chars become `[UNK]` (BERT default 100).
     pub max_input_chars_per_word: usize,
