@@ -47,8 +47,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-#: The committed probe set (also compiled into the Rust CLI).
-DEFAULT_PROBES = os.path.join(ROOT, "tests", "fixtures", "fingerprint", "probes.txt")
+#: The probe set the CLI ships (`cli/assets/probes.txt`, compiled into `lightembed`).
+DEFAULT_PROBES = os.path.join(ROOT, "cli", "assets", "probes.txt")
 
 # ---------------------------------------------------------------------------------------------
 # PRNG and Gaussians

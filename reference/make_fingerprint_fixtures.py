@@ -4,9 +4,10 @@
 
 Writes (deterministic; `--check` compares with disk instead of writing):
 
-* `probes.txt` — the detection probe set: every third line of `bench/sentences.txt` (334 real
-  English sentences from the Python 3.11 tutorial/HOWTOs, Debian's python3.11-doc). Copied, so
-  the probe set never changes when the benchmark corpus does. The Rust CLI compiles it in.
+* `cli/assets/probes.txt` (not in the fixtures folder: a shipped asset) — the detection probe
+  set: every third line of `bench/sentences.txt` (334 real English sentences from the Python
+  3.11 tutorial/HOWTOs, Debian's python3.11-doc). Copied, so the probe set never changes when the
+  benchmark corpus does. The Rust CLI compiles it in.
 * `rotations.json` — expected SplitMix64 outputs, Gaussians and full rotations R for small
   shapes (odd block sizes, a block of 1, a last Matryoshka dim equal to output_dim, seed 2⁶⁴−1).
   Python and Rust must both reproduce every R within 1e-12 (max |diff|, f64).
@@ -41,6 +42,7 @@ import pack  # noqa: E402
 
 ROOT = fingerprint.ROOT
 OUT = os.path.join(ROOT, "tests", "fixtures", "fingerprint")
+PROBES_OUT = fingerprint.DEFAULT_PROBES
 SENTENCES = os.path.join(ROOT, "bench", "sentences.txt")
 VOCAB_FULL = os.path.join(ROOT, "tests", "fixtures", "tokenizer", "vocab.txt")
 
@@ -176,7 +178,6 @@ def generate() -> dict:
     reg = registry()
     bins = models(texts, reg)
     files = {
-        "probes.txt": ("\n".join(texts) + "\n").encode("utf-8"),
         "rotations.json": (json.dumps(rotations_doc(), indent=1) + "\n").encode("utf-8"),
         "registry.json": reg.to_json().encode("utf-8"),
         **bins,
@@ -195,7 +196,7 @@ def check(files: dict) -> list:
     """Differences between the freshly generated `files` and the committed fixtures, compared
     machine-independently (`fixture_compare`): text files exactly, JSON floats within the
     tolerances above, `.bin` models exactly except float32 sections (a few ulps)."""
-    # probes.txt and registry.json hold text and integers only: compared byte for byte.
+    # registry.json holds integers only: compared byte for byte (probes.txt too, in main()).
     json_atol = {"rotations.json": ROTATION_ATOL, "expected.json": DISTANCE_ATOL}.get
     return fixture_compare.compare_dir(files, OUT, json_atol)
 
@@ -205,14 +206,19 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with disk instead of writing")
     args = ap.parse_args(argv)
     files = generate()
+    probes_bytes = ("\n".join(probes()) + "\n").encode("utf-8")
+    with open(PROBES_OUT, "rb") as f:
+        probes_ok = f.read() == probes_bytes
     if args.check:
-        bad = check(files)
+        bad = check(files) + ([] if probes_ok else [os.path.relpath(PROBES_OUT, ROOT)])
         if bad:
             print("out of date (run reference/make_fingerprint_fixtures.py):\n  " + "\n  ".join(bad))
             return 1
         print(f"{len(files)} fingerprint fixtures up to date")
         return 0
     os.makedirs(OUT, exist_ok=True)
+    with open(PROBES_OUT, "wb") as f:
+        f.write(probes_bytes)
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)

@@ -64,7 +64,7 @@ pub enum Command {
     Search(SearchCommand),
     /// Customer fingerprints (spec §7): detect which license a suspect model was issued to.
     #[command(subcommand)]
-    Fingerprint(crate::fingerprint::FingerprintCommand),
+    Fingerprint(crate::commands::fingerprint::FingerprintCommand),
 }
 
 /// The arguments of `lightembed inspect` (see [`Command::Inspect`]).

@@ -7,7 +7,10 @@
 //!
 //! The algorithm is specified bit for bit in `docs/fingerprinting.md` and implemented the same
 //! way in `reference/fingerprint.py`; both are checked against
-//! `tests/fixtures/fingerprint/rotations.json`:
+//! `tests/fixtures/fingerprint/rotations.json`. A library module with typed errors
+//! ([`FingerprintError`]); the command (`lightembed fingerprint`, file I/O, printing) is
+//! `commands/fingerprint.rs`.
+//!
 //!
 //! * SplitMix64 PRNG ([`SplitMix64`]); block `i`'s state is the `i`-th output of
 //!   `SplitMix64(seed)` ([`block_seeds`]);
@@ -21,23 +24,124 @@
 //! Jacobi SVD, [`jacobi_svd`]: exact for the rank-deficient `Yᵀ·X` of a few probes), and score each registry entry by its distance to `R̂` ([`BlockFit`]: the
 //! singular-value-weighted form of `‖R̂_b − R_b‖_F / √m_b`) averaged over the blocks.
 
-use anyhow::{anyhow, bail, Context, Result};
-use clap::{ArgGroup, Args, Subcommand};
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 pub use lightembed::rng::SplitMix64;
+
+/// Why a fingerprint input was refused: the rotation's Matryoshka blocks, a seed, the license
+/// registry or the vectors handed to [`detect`]. Messages say what was found and what is valid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FingerprintError {
+    /// `output_dim` is 0.
+    #[error("output_dim must be positive")]
+    ZeroOutputDim,
+    /// Matryoshka dims not strictly ascending within `1..=output_dim`.
+    #[error("matryoshka_dims {dims:?} must be strictly ascending in 1..={output_dim}")]
+    BadMatryoshkaDims {
+        /// The dims given.
+        dims: Vec<usize>,
+        /// The model's output_dim.
+        output_dim: usize,
+    },
+    /// A seed that is not a u64 in decimal or `0x` hex.
+    #[error("seed {0:?} is not a u64 (decimal or 0x-hex)")]
+    BadSeed(String),
+    /// The registry text is not JSON (the parser's message).
+    #[error("registry is not JSON: {0}")]
+    RegistryNotJson(String),
+    /// The registry's `"format"` is missing or another format.
+    #[error(
+        "not a fingerprint registry (\"format\" must be {:?})",
+        REGISTRY_FORMAT
+    )]
+    NotARegistry,
+    /// `"entries"` is not an array.
+    #[error("registry \"entries\" must be an array")]
+    EntriesNotArray,
+    /// An entry's `license_id` is missing or outside `1..=u32::MAX`.
+    #[error("registry entry {entry}: \"license_id\" must be an integer in 1..=4294967295")]
+    BadLicenseId {
+        /// Entry index (0-based).
+        entry: usize,
+    },
+    /// An entry's seed string does not parse.
+    #[error("registry entry {entry}: seed {seed:?} is not a u64 (decimal or 0x-hex)")]
+    BadEntrySeed {
+        /// Entry index (0-based).
+        entry: usize,
+        /// The seed text.
+        seed: String,
+    },
+    /// An entry's numeric seed is not a u64.
+    #[error("registry entry {entry}: \"seed\" must be a u64")]
+    SeedNotU64 {
+        /// Entry index (0-based).
+        entry: usize,
+    },
+    /// An entry without a seed.
+    #[error("registry entry {entry}: needs a \"seed\"")]
+    MissingSeed {
+        /// Entry index (0-based).
+        entry: usize,
+    },
+    /// An entry's `note` is not a string.
+    #[error("registry entry {entry}: \"note\" must be a string")]
+    BadNote {
+        /// Entry index (0-based).
+        entry: usize,
+    },
+    /// A license id that an earlier entry already has.
+    #[error("registry entry {entry}: license_id {license_id} appears twice")]
+    DuplicateLicenseId {
+        /// Entry index (0-based).
+        entry: usize,
+        /// The repeated license id.
+        license_id: u32,
+    },
+    /// A seed that an earlier entry already has.
+    #[error("registry entry {entry}: seed {seed:#018x} appears twice")]
+    DuplicateSeed {
+        /// Entry index (0-based).
+        entry: usize,
+        /// The repeated seed.
+        seed: u64,
+    },
+    /// Reference and suspect probe vectors differ in number, or there are none.
+    #[error("{reference} reference vectors but {suspect} suspect vectors (need the same, ≥ 1)")]
+    ProbeCountMismatch {
+        /// Reference vectors given.
+        reference: usize,
+        /// Suspect vectors given.
+        suspect: usize,
+    },
+    /// Probe vectors of different lengths.
+    #[error("every probe vector must have the same length ({dims})")]
+    RaggedVectors {
+        /// The first vector's length.
+        dims: usize,
+    },
+    /// The suspect's dims are not a Matryoshka block boundary of the reference.
+    #[error("suspect vectors have {dims} dims; expected one of {valid:?}")]
+    DimsNotABlockBoundary {
+        /// The suspect vectors' length.
+        dims: usize,
+        /// The block boundaries (valid dims).
+        valid: Vec<usize>,
+    },
+}
+
+/// `Result` of this module.
+pub type Result<T, E = FingerprintError> = std::result::Result<T, E>;
 /// Default decision rule: a match needs the best distance at most this…
 pub const MAX_DISTANCE: f64 = 0.5;
 /// …and every other candidate (the identity included) at least this much farther.
 pub const MIN_MARGIN: f64 = 0.3;
 /// Exit code for "no registry entry matches" (no match, ambiguous, or unfingerprinted).
 pub const EXIT_NO_MATCH: u8 = 3;
-/// The committed probe set (`tests/fixtures/fingerprint/probes.txt`), one text per line.
-pub const PROBES: &str = include_str!("../../tests/fixtures/fingerprint/probes.txt");
+/// The probe set shipped with the CLI (`cli/assets/probes.txt`), one text per line.
+pub const PROBES: &str = include_str!("../assets/probes.txt");
 /// The registry file's `"format"` value.
 pub const REGISTRY_FORMAT: &str = "lightembed-fingerprint-registry/1";
 
@@ -73,12 +177,15 @@ pub fn gaussians(state: u64, count: usize) -> Vec<f64> {
 /// `output_dim == 0`, or dims not strictly ascending within `1..=output_dim`.
 pub fn segments(output_dim: usize, matryoshka_dims: &[usize]) -> Result<Vec<(usize, usize)>> {
     if output_dim == 0 {
-        bail!("output_dim must be positive");
+        return Err(FingerprintError::ZeroOutputDim);
     }
     let mut bounds = vec![0usize];
     for &d in matryoshka_dims {
         if d <= *bounds.last().unwrap_or(&0) || d > output_dim {
-            bail!("matryoshka_dims {matryoshka_dims:?} must be strictly ascending in 1..={output_dim}");
+            return Err(FingerprintError::BadMatryoshkaDims {
+                dims: matryoshka_dims.to_vec(),
+                output_dim,
+            });
         }
         if d < output_dim {
             bounds.push(d);
@@ -179,7 +286,7 @@ pub fn parse_seed(text: &str) -> Result<u64> {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => t.parse::<u64>(),
     };
-    parsed.map_err(|_| anyhow!("seed {text:?} is not a u64 (decimal or 0x-hex)"))
+    parsed.map_err(|_| FingerprintError::BadSeed(text.to_string()))
 }
 
 /// One registry row.
@@ -199,14 +306,15 @@ pub struct Entry {
 /// Not JSON, wrong `"format"`, an entry without a valid `license_id`/`seed`, or a repeated
 /// license id or seed.
 pub fn parse_registry(text: &str) -> Result<Vec<Entry>> {
-    let doc: Value = serde_json::from_str(text).context("registry is not JSON")?;
+    let doc: Value =
+        serde_json::from_str(text).map_err(|e| FingerprintError::RegistryNotJson(e.to_string()))?;
     if doc.get("format").and_then(Value::as_str) != Some(REGISTRY_FORMAT) {
-        bail!("not a fingerprint registry (\"format\" must be {REGISTRY_FORMAT:?})");
+        return Err(FingerprintError::NotARegistry);
     }
     let rows = match doc.get("entries") {
         None => return Ok(Vec::new()),
         Some(Value::Array(rows)) => rows,
-        Some(_) => bail!("registry \"entries\" must be an array"),
+        Some(_) => return Err(FingerprintError::EntriesNotArray),
     };
     let mut out: Vec<Entry> = Vec::with_capacity(rows.len());
     let mut ids = std::collections::HashSet::new();
@@ -216,28 +324,32 @@ pub fn parse_registry(text: &str) -> Result<Vec<Entry>> {
             .get("license_id")
             .and_then(Value::as_u64)
             .filter(|&v| (1..=u32::MAX as u64).contains(&v))
-            .ok_or_else(|| {
-                anyhow!("registry entry {i}: \"license_id\" must be an integer in 1..=4294967295")
-            })? as u32;
+            .ok_or(FingerprintError::BadLicenseId { entry: i })? as u32;
         let seed = match row.get("seed") {
             Some(Value::String(s)) => {
-                parse_seed(s).with_context(|| format!("registry entry {i}"))?
+                parse_seed(s).map_err(|_| FingerprintError::BadEntrySeed {
+                    entry: i,
+                    seed: s.clone(),
+                })?
             }
             Some(Value::Number(n)) => n
                 .as_u64()
-                .ok_or_else(|| anyhow!("registry entry {i}: \"seed\" must be a u64"))?,
-            _ => bail!("registry entry {i}: needs a \"seed\""),
+                .ok_or(FingerprintError::SeedNotU64 { entry: i })?,
+            _ => return Err(FingerprintError::MissingSeed { entry: i }),
         };
         let note = match row.get("note") {
             None => String::new(),
             Some(Value::String(s)) => s.clone(),
-            Some(_) => bail!("registry entry {i}: \"note\" must be a string"),
+            Some(_) => return Err(FingerprintError::BadNote { entry: i }),
         };
         if !ids.insert(license_id) {
-            bail!("registry entry {i}: license_id {license_id} appears twice");
+            return Err(FingerprintError::DuplicateLicenseId {
+                entry: i,
+                license_id,
+            });
         }
         if !seeds.insert(seed) {
-            bail!("registry entry {i}: seed {seed:#018x} appears twice");
+            return Err(FingerprintError::DuplicateSeed { entry: i, seed });
         }
         out.push(Entry {
             license_id,
@@ -553,20 +665,19 @@ pub fn detect(
         min_margin,
     } = rule;
     if reference.len() != suspect.len() || reference.is_empty() {
-        bail!(
-            "{} reference vectors but {} suspect vectors (need the same, ≥ 1)",
-            reference.len(),
-            suspect.len()
-        );
+        return Err(FingerprintError::ProbeCountMismatch {
+            reference: reference.len(),
+            suspect: suspect.len(),
+        });
     }
     let dims = suspect[0].len();
     if reference.iter().chain(suspect).any(|v| v.len() != dims) {
-        bail!("every probe vector must have the same length ({dims})");
+        return Err(FingerprintError::RaggedVectors { dims });
     }
     let segs = segments(output_dim, matryoshka_dims)?;
     if !segs.iter().any(|&(_, b)| b == dims) {
         let valid: Vec<usize> = segs.iter().map(|&(_, b)| b).collect();
-        bail!("suspect vectors have {dims} dims; expected one of {valid:?}");
+        return Err(FingerprintError::DimsNotABlockBoundary { dims, valid });
     }
     let blocks: Vec<(usize, usize)> = segs.iter().copied().filter(|&(_, b)| b <= dims).collect();
     let fits: Vec<BlockFit> = blocks
@@ -642,267 +753,10 @@ pub fn probe_lines(text: &str) -> Vec<&str> {
     lines
 }
 
-/// Reads `{"embedding": [...]}` JSONL (blank lines skipped).
-///
-/// # Errors
-/// I/O, a line that is not such an object.
-pub fn read_vectors_jsonl(path: &Path) -> Result<Vec<Vec<f64>>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
-        let row = v
-            .get("embedding")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>())
-            .ok_or_else(|| {
-                anyhow!(
-                    "{}:{}: expected {{\"embedding\": [numbers…]}}",
-                    path.display(),
-                    n + 1
-                )
-            })?;
-        out.push(row);
-    }
-    Ok(out)
-}
-
-// ---------------------------------------------------------------------------------------------
-// CLI
-// ---------------------------------------------------------------------------------------------
-
-/// `lightembed fingerprint …`
-#[derive(Subcommand)]
-pub enum FingerprintCommand {
-    /// Identify which license a suspect model (or its output vectors) was issued to. Exit 0 on a
-    /// match, 3 when no registry entry matches (or the suspect is the unfingerprinted model),
-    /// 1 on errors, 2 on bad usage.
-    Detect(DetectArgs),
-    /// Print the built-in probe set, one text per line (embed these with a model seen only
-    /// through its outputs, then pass the vectors to `detect --suspect-vectors`).
-    Probes,
-    /// Print the rotation R(seed, output_dim, matryoshka_dims) as JSON rows (for checking other
-    /// implementations against docs/fingerprinting.md).
-    Rotation(RotationArgs),
-}
-
-/// Arguments of `fingerprint detect`.
-#[derive(Args)]
-#[command(group(ArgGroup::new("source").required(true).args(["suspect", "suspect_vectors"])))]
-pub struct DetectArgs {
-    /// The suspect `.bin` model.
-    #[arg(long)]
-    pub suspect: Option<PathBuf>,
-    /// The suspect's vectors instead of its model: JSONL, one `{"embedding": [...]}` per probe in
-    /// probe order, all of one valid dims (a prefix such as 64 works: only its blocks are used).
-    #[arg(long)]
-    pub suspect_vectors: Option<PathBuf>,
-    /// The plain (unfingerprinted) reference model of the same release.
-    #[arg(long)]
-    pub reference: PathBuf,
-    /// The license registry (JSON, docs/fingerprinting.md).
-    #[arg(long)]
-    pub registry: PathBuf,
-    /// Probe texts, one per line (default: the built-in set, `fingerprint probes`).
-    #[arg(long)]
-    pub probes: Option<PathBuf>,
-    /// Compare only this prefix of the suspect model's vectors (a valid dims; default: all).
-    #[arg(long)]
-    pub dims: Option<usize>,
-    /// Largest distance that still counts as a match.
-    #[arg(long, default_value_t = MAX_DISTANCE)]
-    pub max_distance: f64,
-    /// Smallest gap between the best and the runner-up for a match.
-    #[arg(long, default_value_t = MIN_MARGIN)]
-    pub min_margin: f64,
-    /// How candidates are scored against the recovered rotation.
-    #[arg(long, value_enum, default_value_t = Metric::Weighted)]
-    pub metric: Metric,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Arguments of `fingerprint rotation`.
-#[derive(Args)]
-pub struct RotationArgs {
-    /// u64 seed, decimal or 0x-hex.
-    #[arg(long)]
-    pub seed: String,
-    /// The model's output_dim.
-    #[arg(long)]
-    pub output_dim: usize,
-    /// Used matryoshka_dims, comma-separated (e.g. 32,64,128,256).
-    #[arg(long, value_delimiter = ',')]
-    pub matryoshka_dims: Vec<usize>,
-}
-
-/// Runs a `fingerprint` subcommand; `Ok(code)` is the process exit code.
-///
-/// # Errors
-/// Unreadable or invalid models, registry, probes or vectors (the caller exits 1).
-pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
-    match command {
-        FingerprintCommand::Probes => {
-            for line in probe_lines(PROBES) {
-                outln!("{line}")?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        FingerprintCommand::Rotation(a) => {
-            let r = rotation(parse_seed(&a.seed)?, a.output_dim, &a.matryoshka_dims)?;
-            let rows: Vec<Vec<f64>> = r
-                .row_iter()
-                .map(|row| row.iter().copied().collect())
-                .collect();
-            outln!("{}", serde_json::to_string(&rows)?)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        FingerprintCommand::Detect(a) => run_detect(a),
-    }
-}
-
-fn load_model(path: &Path) -> Result<lightembed::Model> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    lightembed::Model::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))
-}
-
-fn embed_all(model: &lightembed::Model, probes: &[&str], dims: usize) -> Result<Vec<Vec<f64>>> {
-    probes
-        .par_iter()
-        .map(|t| {
-            let v = model.embed(t, dims).map_err(|e| anyhow!("{e}"))?;
-            Ok(v.into_iter().map(f64::from).collect())
-        })
-        .collect()
-}
-
-fn run_detect(a: DetectArgs) -> Result<ExitCode> {
-    let reference = load_model(&a.reference)?;
-    let h = reference.header();
-    let output_dim = h.output_dim as usize;
-    let mdims: Vec<usize> = h.matryoshka().iter().map(|&d| d as usize).collect();
-    let registry_text = std::fs::read_to_string(&a.registry)
-        .with_context(|| format!("cannot read {}", a.registry.display()))?;
-    let registry =
-        parse_registry(&registry_text).with_context(|| a.registry.display().to_string())?;
-    let probe_text = match &a.probes {
-        Some(p) => {
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?
-        }
-        None => PROBES.to_string(),
-    };
-    let probes = probe_lines(&probe_text);
-    if probes.is_empty() {
-        bail!("the probe set is empty");
-    }
-
-    let mut suspect_header = Value::Null;
-    let suspect: Vec<Vec<f64>> = if let Some(path) = &a.suspect_vectors {
-        let v = read_vectors_jsonl(path)?;
-        if v.len() != probes.len() {
-            bail!(
-                "{}: {} vectors for {} probes (one per probe, in order)",
-                path.display(),
-                v.len(),
-                probes.len()
-            );
-        }
-        v
-    } else {
-        let path = a
-            .suspect
-            .as_ref()
-            .expect("clap requires --suspect or --suspect-vectors");
-        let model = load_model(path)?;
-        if model.output_dim() != output_dim || model.valid_dims() != reference.valid_dims() {
-            bail!(
-                "{} (dims {:?}) and the reference (dims {:?}) are not the same release",
-                path.display(),
-                model.valid_dims(),
-                reference.valid_dims()
-            );
-        }
-        let sh = model.header();
-        suspect_header =
-            json!({"license_id": sh.license_id, "has_fingerprint": sh.flags.has_fingerprint()});
-        let dims = a.dims.unwrap_or(output_dim);
-        reference
-            .check_dims(dims)
-            .map_err(|e| anyhow!("--dims: {e}"))?;
-        embed_all(&model, &probes, dims)?
-    };
-    let dims = suspect.first().map_or(0, Vec::len);
-    reference
-        .check_dims(dims)
-        .map_err(|e| anyhow!("suspect vectors: {e}"))?;
-    let ref_vecs = embed_all(&reference, &probes, dims)?;
-    let rule = Rule {
-        metric: a.metric,
-        max_distance: a.max_distance,
-        min_margin: a.min_margin,
-    };
-    let d = detect(&ref_vecs, &suspect, output_dim, &mdims, &registry, rule)?;
-
-    if a.json {
-        let mut doc = d.to_json();
-        doc["suspect_header"] = suspect_header;
-        outln!("{doc}")?;
-    } else {
-        let who = |c: &Candidate| {
-            if c.license_id == 0 {
-                "the unfingerprinted reference".to_string()
-            } else {
-                format!("license_id {}", c.license_id)
-            }
-        };
-        outln!(
-            "{}: best {} at distance {:.4}{}",
-            d.verdict,
-            who(&d.best),
-            d.best.distance,
-            d.runner_up
-                .as_ref()
-                .map(|r| format!(
-                    ", runner-up {} at {:.4} (margin {:.4})",
-                    who(r),
-                    r.distance,
-                    r.distance - d.best.distance
-                ))
-                .unwrap_or_default()
-        )?;
-        outln!(
-            "  {} probes, {} blocks over {} dims, {} registry entries; match needs distance ≤ {} and margin ≥ {}",
-            d.n_probes,
-            d.blocks.len(),
-            dims,
-            registry.len(),
-            d.max_distance,
-            d.min_margin
-        )?;
-        if let Value::Object(h) = &suspect_header {
-            outln!(
-                "  suspect header (not trusted): license_id {}, has_fingerprint {}",
-                h["license_id"],
-                h["has_fingerprint"]
-            )?;
-        }
-    }
-    Ok(if d.verdict == "match" {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_NO_MATCH)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn check_svd(a: &DMatrix<f64>, want_sorted: &[f64]) {
         let svd = jacobi_svd(a);
@@ -1118,9 +972,15 @@ mod tests {
         );
         assert_eq!(segments(16, &[8, 16]).unwrap(), vec![(0, 8), (8, 16)]);
         assert_eq!(segments(5, &[]).unwrap(), vec![(0, 5)]);
-        assert!(segments(8, &[4, 4]).is_err());
-        assert!(segments(8, &[9]).is_err());
-        assert!(segments(0, &[]).is_err());
+        assert_eq!(
+            segments(8, &[4, 4]).unwrap_err().to_string(),
+            "matryoshka_dims [4, 4] must be strictly ascending in 1..=8"
+        );
+        assert!(matches!(
+            segments(8, &[9]),
+            Err(FingerprintError::BadMatryoshkaDims { output_dim: 8, .. })
+        ));
+        assert_eq!(segments(0, &[]), Err(FingerprintError::ZeroOutputDim));
     }
 
     #[test]
@@ -1129,7 +989,10 @@ mod tests {
         assert_eq!(parse_seed("0xFFFF_FFFF_FFFF_FFFF").unwrap(), u64::MAX);
         assert!(parse_seed("18446744073709551616").is_err());
         assert!(parse_seed("0x").is_err());
-        assert!(parse_seed("-1").is_err());
+        assert_eq!(
+            parse_seed("-1").unwrap_err().to_string(),
+            "seed \"-1\" is not a u64 (decimal or 0x-hex)"
+        );
     }
 
     #[test]
@@ -1139,15 +1002,47 @@ mod tests {
         assert_eq!(reg[16].license_id, 17);
         let ok = r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":12}]}"#;
         assert_eq!(parse_registry(ok).unwrap()[0].seed, 12);
-        for bad in [
-            r#"{"entries":[]}"#,
-            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":0,"seed":"1"}]}"#,
-            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1}]}"#,
-            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"1"},{"license_id":1,"seed":"2"}]}"#,
-            r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"1"},{"license_id":2,"seed":"0x1"}]}"#,
+        use FingerprintError::*;
+        for (bad, want) in [
+            (r#"{"entries":[]}"#, NotARegistry),
+            (
+                r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":0,"seed":"1"}]}"#,
+                BadLicenseId { entry: 0 },
+            ),
+            (
+                r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1}]}"#,
+                MissingSeed { entry: 0 },
+            ),
+            (
+                r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"1"},{"license_id":1,"seed":"2"}]}"#,
+                DuplicateLicenseId {
+                    entry: 1,
+                    license_id: 1,
+                },
+            ),
+            (
+                r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"1"},{"license_id":2,"seed":"0x1"}]}"#,
+                DuplicateSeed { entry: 1, seed: 1 },
+            ),
+            (
+                r#"{"format":"lightembed-fingerprint-registry/1","entries":[{"license_id":1,"seed":"x"}]}"#,
+                BadEntrySeed {
+                    entry: 0,
+                    seed: "x".into(),
+                },
+            ),
+            (
+                r#"{"format":"lightembed-fingerprint-registry/1","entries":{}}"#,
+                EntriesNotArray,
+            ),
         ] {
-            assert!(parse_registry(bad).is_err(), "{bad}");
+            assert_eq!(parse_registry(bad).unwrap_err(), want, "{bad}");
         }
+        assert_eq!(
+            DuplicateSeed { entry: 1, seed: 1 }.to_string(),
+            "registry entry 1: seed 0x0000000000000001 appears twice"
+        );
+        assert!(matches!(parse_registry("{"), Err(RegistryNotJson(_))));
     }
 
     #[test]

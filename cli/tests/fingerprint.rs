@@ -56,7 +56,7 @@ fn model(name: &str) -> lightembed::Model {
 }
 
 fn probes() -> Vec<String> {
-    std::fs::read_to_string(dir().join("probes.txt"))
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/probes.txt"))
         .unwrap()
         .lines()
         .map(str::to_string)
@@ -293,7 +293,8 @@ fn probes_and_rotation_subcommands() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
-        std::fs::read_to_string(dir().join("probes.txt")).unwrap()
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/probes.txt"))
+            .unwrap()
     );
 
     let doc: Value =

@@ -3,6 +3,7 @@
 //! or searches by itself.
 
 pub mod embed;
+pub mod fingerprint;
 pub mod index;
 pub mod inspect;
 pub mod passages;
@@ -26,6 +27,6 @@ pub fn run(command: Command) -> Result<ExitCode> {
         Command::Passages(c) => passages::run(c),
         Command::Site(c) => site::run(c),
         Command::Search(c) => search::run(c),
-        Command::Fingerprint(c) => crate::fingerprint::run(c),
+        Command::Fingerprint(c) => fingerprint::run(c),
     }
 }
