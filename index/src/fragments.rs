@@ -24,7 +24,8 @@
 //! exact (every passage scored): for a site's few thousand to few ten thousand passages that is a
 //! millisecond or two, and no graph has to be downloaded.
 //!
-//! # Byte layouts (version 1)
+//! # Byte layouts (version 2: keyword terms fold `ı` → `i`, so v1 term shards are keyed by other
+//! terms; a v1 bundle is refused with "rebuild it")
 //!
 //! Integers little-endian, `varint` unsigned LEB128 in shortest form (as in [`crate::layout`]),
 //! `str` a `u32` byte length + UTF-8. Every fragment ends with the SHA-256 of its preceding bytes.
@@ -32,7 +33,7 @@
 //! fragment of another build is refused instead of mixed in.
 //!
 //! ```text
-//! core    "LEFI" u16 version=1 u16 flags (bit 0: English stemming)
+//! core    "LEFI" u16 version=2 u16 flags (bit 0: English stemming)
 //!         manifest (as crate::layout; count = passages n)
 //!         varint sections S; S × (str url, str title)
 //!         n × (varint section < S, varint |d| in keyword tokens)
@@ -45,11 +46,11 @@
 //!             bytes up to its trailer with the build id zeroed (so the build id, and every
 //!             cached fragment name derived from it, changes when any text or posting does)
 //!         32-byte SHA-256
-//! shard   "LEFT" u16 version=1 16-byte build id, varint shard number
+//! shard   "LEFT" u16 version=2 16-byte build id, varint shard number
 //!         varint terms; per term (distinct, each hashing to this shard): str term,
 //!             varint df ≥ 1, df × (varint passage delta (first = passage), varint tf ≥ 1)
 //!         32-byte SHA-256
-//! chunk   "LEFC" u16 version=1 16-byte build id, varint chunk number
+//! chunk   "LEFC" u16 version=2 16-byte build id, varint chunk number
 //!         varint count (= passages of the chunk per the core); count × str text
 //!         32-byte SHA-256
 //! ```
@@ -68,7 +69,7 @@ use crate::util::{dot, sort_best_first, Scored};
 use crate::{Mode, SearchOptions};
 
 /// Version of the fragment layouts written and read here.
-pub const FRAGMENTS_VERSION: u16 = 1;
+pub const FRAGMENTS_VERSION: u16 = 2;
 
 const CORE_MAGIC: [u8; 4] = *b"LEFI";
 const SHARD_MAGIC: [u8; 4] = *b"LEFT";

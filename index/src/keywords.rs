@@ -6,8 +6,10 @@
 //! Every character is folded, then split:
 //!
 //! 1. **Folding.** NFKD (compatibility decomposition: `ﬁ` → `fi`, fullwidth `Ａ` → `A`, `²` → `2`),
-//!    combining marks dropped (accents: `café` → `cafe`, `naïve` → `naive`), lowercase, and `ß` →
-//!    `ss` (`Größe` → `grosse`). Soft hyphens and zero-width characters (U+00AD, U+200B–U+200D,
+//!    combining marks dropped (accents: `café` → `cafe`, `naïve` → `naive`), lowercase, `ß` →
+//!    `ss` (`Größe` → `grosse`) and the dotless `ı` → `i`, so Turkish `I`, `ı`, `İ` and `i` all
+//!    fold alike (`IŞIK`, `ışık` and ASCII-typed `isik` match; the dot of `İ` is a combining mark
+//!    after NFKD; see [`FOLDS_DOTLESS_I`]). Soft hyphens and zero-width characters (U+00AD, U+200B–U+200D,
 //!    U+2060, U+FEFF) are ignored like combining marks, so they never split a word.
 //! 2. **Splitting.** A token is a maximal run of alphanumeric characters or `_`, so
 //!    `read_to_string` and `utf8` are single tokens; a run of `_` alone is no token. Everything
@@ -83,6 +85,33 @@ pub fn terms_with(text: &str, stem: bool) -> Vec<String> {
     let mut out = Vec::new();
     tokenize(text, stem, &mut |t, _, _| out.push(t.to_owned()));
     out
+}
+
+/// Keyword text is folded with `ı` → `i` (since index layout keyword flag bit 1, fragments
+/// layout v2). An index written before reads its terms through [`refold_legacy_term`].
+pub const FOLDS_DOTLESS_I: bool = true;
+
+/// The term a legacy index (written before `ı` folded to `i`) holds as `term`, as this
+/// tokeniser makes it: the same word re-tokenised with `ı` → `i` (and then English-stemmed when
+/// `stem` and the result is all `a`–`z`, as a new index would have it). Terms without `ı` are
+/// unchanged.
+///
+/// ```
+/// use lightembed_index::keywords::refold_legacy_term;
+/// assert_eq!(refold_legacy_term("ısık", false), "isik");
+/// assert_eq!(refold_legacy_term("café", true), "café");
+/// ```
+pub fn refold_legacy_term(term: &str, stem: bool) -> String {
+    if !term.contains('ı') {
+        return term.to_owned();
+    }
+    let folded = term.replace('ı', "i");
+    let mut out = terms_with(&folded, stem);
+    if out.len() == 1 {
+        out.pop().unwrap_or(folded)
+    } else {
+        folded
+    }
 }
 
 /// Whether an index for the model `model_id` should stem its keyword text by default: `true`
@@ -271,6 +300,8 @@ fn tokenize(text: &str, stem: bool, emit: &mut dyn FnMut(&str, usize, usize)) {
                 if l == 'ß' {
                     t.push('s', i, j);
                     t.push('s', i, j);
+                } else if l == 'ı' {
+                    t.push('i', i, j);
                 } else if is_combining_mark(l) {
                     // lowercase mappings may add a mark (İ); folded away like any accent
                 } else if is_cjk(l) {

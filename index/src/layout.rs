@@ -43,7 +43,9 @@
 //!      per slot: id, title, url, snippet — each u32 byte length + UTF-8
 //!                (ids of live slots distinct)
 //! ---- keywords (BM25, see crate::keywords) -----------------------------------------------
-//!      1               flags u8: bit 0 = English stemming; other bits 0
+//!      1               flags u8: bit 0 = English stemming; bit 1 = terms fold `ı` → `i`
+//!                      (set by every writer since; an index without it is read with its
+//!                      terms re-folded, `keywords::refold_legacy_term`); other bits 0
 //!      varint          vocabulary size V
 //!      per term:       varint byte length (≥ 1) + UTF-8; terms distinct; term id = position
 //!      per slot:       varint term count T (≤ V)
@@ -78,6 +80,9 @@ use crate::index::{Document, Index, Params, Payload};
 use crate::keywords::Keywords;
 use crate::manifest::{Manifest, ManifestFields, Metric, ModelVersion};
 use crate::util::SplitMix64;
+
+/// Keyword flags bit 1: the terms fold `ı` → `i` ([`crate::keywords::FOLDS_DOTLESS_I`]).
+const KW_FOLDS_DOTLESS_I: u8 = 2;
 use crate::INDEX_VERSION;
 
 /// The four bytes every index starts with.
@@ -390,7 +395,7 @@ impl Index {
         }
         // keywords
         let kw = &self.keywords;
-        w.u8(kw.stem as u8);
+        w.u8(kw.stem as u8 | KW_FOLDS_DOTLESS_I);
         w.varint(kw.vocab.len() as u32);
         for term in &kw.vocab {
             w.varint(term.len() as u32);
@@ -668,7 +673,7 @@ fn parse_body(body: &[u8], flags: u16) -> Result<Index, IndexError> {
 /// in full; postings and statistics are rebuilt from them.
 fn read_keywords(r: &mut Reader<'_>, deleted: &[bool]) -> Result<Keywords, IndexError> {
     let flags = r.u8("keyword flags")?;
-    if flags & !1 != 0 {
+    if flags & !(1 | KW_FOLDS_DOTLESS_I) != 0 {
         return Err(malformed(
             "keyword flags",
             format!("reserved bits set ({flags:#04x})"),
@@ -698,7 +703,28 @@ fn read_keywords(r: &mut Reader<'_>, deleted: &[bool]) -> Result<Keywords, Index
     drop(seen);
     // each slot takes ≥ 1 byte (its term count)
     r.need(deleted.len() as u64, "keyword term lists")?;
-    let mut kw = Keywords::with_vocab(flags & 1 != 0, vocab);
+    let stem = flags & 1 != 0;
+    // An index written before `ı` folded to `i`: its terms as today's tokeniser makes them, two
+    // old terms that now coincide merged (their term frequencies added per slot), so queries and
+    // later inserts meet the same vocabulary a fresh build would have.
+    let remap: Option<Vec<u32>> =
+        (flags & KW_FOLDS_DOTLESS_I == 0 && vocab.iter().any(|t| t.contains('ı'))).then(|| {
+            let mut ids: HashMap<String, u32> = HashMap::with_capacity(vocab.len());
+            let mut merged = Vec::with_capacity(vocab.len());
+            let map = vocab
+                .iter()
+                .map(|t| {
+                    let t = crate::keywords::refold_legacy_term(t, stem);
+                    *ids.entry(t.clone()).or_insert_with(|| {
+                        merged.push(t);
+                        merged.len() as u32 - 1
+                    })
+                })
+                .collect();
+            vocab = merged;
+            map
+        });
+    let mut kw = Keywords::with_vocab(stem, vocab);
     let mut list: Vec<(u32, u32)> = Vec::new();
     for (slot, &is_deleted) in deleted.iter().enumerate() {
         let count = r.varint("keyword term count")?;
@@ -744,6 +770,21 @@ fn read_keywords(r: &mut Reader<'_>, deleted: &[bool]) -> Result<Keywords, Index
                 "keyword term frequency",
                 format!("slot {slot}: {total} tokens in all, more than u32::MAX"),
             ));
+        }
+        if let Some(map) = &remap {
+            for e in list.iter_mut() {
+                e.0 = map[e.0 as usize];
+            }
+            list.sort_unstable_by_key(|e| e.0);
+            list.dedup_by(|b, a| {
+                // `a` is kept: adjacent equal ids (two old terms of one new term) add up
+                if a.0 == b.0 {
+                    a.1 += b.1;
+                    true
+                } else {
+                    false
+                }
+            });
         }
         kw.push_slot(&list, is_deleted);
     }

@@ -29,7 +29,7 @@
 //! let loaded = Index::from_bytes(&index.to_bytes())?;
 //! let model = ModelIdentity {
 //!     model_id: "lightembed-en".into(),
-//!     version: (2, 0, 0),
+//!     version: ModelVersion::new(2, 0, 0),
 //!     valid_dims: vec![3],
 //!     sha256: [0; 32],
 //! };

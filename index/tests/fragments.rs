@@ -419,12 +419,15 @@ fn corrupted_fragments_are_refused() {
     assert!(e.to_string().contains("another build"), "{e}");
     let e = fx.add_chunk(&other.chunks[0]).unwrap_err();
     assert!(e.to_string().contains("another build"), "{e}");
-    // Another layout version.
-    let mut v2 = f.core.clone();
-    v2[4] = 2;
-    reseal(&mut v2);
-    let e = FragmentedIndex::from_core(&v2).unwrap_err();
-    assert!(e.to_string().contains("re-run `lightembed site`"), "{e}");
+    // Another layout version: the next one, and v1 (term shards keyed before `ı` folded to `i`).
+    for version in [3u8, 1] {
+        let mut other = f.core.clone();
+        other[4] = version;
+        reseal(&mut other);
+        let e = FragmentedIndex::from_core(&other).unwrap_err();
+        assert!(e.to_string().contains("re-run `lightembed site`"), "{e}");
+        assert!(e.to_string().contains(&format!("layout v{version}")), "{e}");
+    }
 }
 
 #[test]

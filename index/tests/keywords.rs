@@ -324,11 +324,12 @@ fn stemming_is_chosen_before_the_first_insert() {
 fn keywords_section_layout() {
     let index = corpus(&["b a b"], false);
     let b = body(&index);
-    // flags 0, V = 2, "b", "a" (first appearance), T = 2, (id 0, tf 2), (delta 1, tf 1)
-    let section = [0u8, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1];
+    // flags 2 (bit 1: `ı` folds to `i`), V = 2, "b", "a" (first appearance), T = 2,
+    // (id 0, tf 2), (delta 1, tf 1)
+    let section = [2u8, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1];
     assert_eq!(&b[b.len() - section.len()..], &section);
     let stemmed = corpus(&["b a b"], true);
-    assert_eq!(body(&stemmed)[b.len() - section.len()], 1, "stemming flag");
+    assert_eq!(body(&stemmed)[b.len() - section.len()], 3, "stemming flag");
 }
 
 /// Hand-made corruptions of the keywords section are refused with the field named.
@@ -349,9 +350,13 @@ fn corrupt_keyword_sections_are_rejected() {
         other => panic!("{section:?} → {other:?}"),
     };
     // sanity: the original section loads
-    assert!(with(&[0, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1]).is_ok());
+    assert!(with(&[2, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1]).is_ok());
+    assert!(
+        with(&[0, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1]).is_ok(),
+        "a legacy index"
+    );
     assert_eq!(
-        what(&[2, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1]),
+        what(&[4, 2, 1, b'b', 1, b'a', 2, 0, 2, 1, 1]),
         "keyword flags"
     );
     assert_eq!(what(&[0, 2, 0, 1, b'a', 2, 0, 2, 1, 1]), "keyword term");
@@ -435,8 +440,8 @@ fn version_1_index_is_refused_with_the_rebuild_message() {
     let mut v1 = body(&index);
     assert_eq!(
         &v1[v1.len() - 2..],
-        &[1, 0],
-        "stemming on, empty vocabulary"
+        &[3, 0],
+        "stemming on (and `ı` folded), empty vocabulary"
     );
     v1.truncate(v1.len() - 2);
     assert_eq!(&v1[..6], b"LEIX\x02\x00");
@@ -625,4 +630,55 @@ fn measure_keyword_search_10k() {
         times[times.len() - 1],
         index.to_bytes().len() - bare.to_bytes().len()
     );
+}
+
+/// Turkish dotted and dotless i (issue 16): `I`, `ı`, `İ` and `i` fold alike, so a query in
+/// capitals, in lower case or typed in ASCII finds the same words.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn turkish_i_folds_alike() {
+    assert_eq!(
+        terms_with("IŞIK ışık Işık isik İşık ıi", false),
+        ["isik", "isik", "isik", "isik", "isik", "ii"]
+    );
+    let index = corpus(&["Işık kaynağının yönü", "Dosya menüsü"], false);
+    for q in ["ışık", "IŞIK", "isik", "İŞİK"] {
+        assert_eq!(ids_scores(&index, q)[0].0, "d0", "{q}");
+    }
+    let spans = highlight_spans("Işık kaynağı", "ışık", false);
+    assert_eq!(spans, [(0, "Işık".len())]);
+}
+
+/// An index written before `ı` folded to `i` (keyword flags bit 1 clear, terms with `ı`) is read
+/// with its terms re-folded: two old terms that now coincide are merged with their term
+/// frequencies added, so it scores exactly like the same documents indexed today; written back,
+/// it carries bit 1.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_legacy_index_is_read_with_dotless_i_folded() {
+    let texts = ["isik isik kapi", "kapi"];
+    let fresh = corpus(&texts, false);
+    // The same index as an old writer made it from "ışık isik kapı" / "kapı": terms "ısık",
+    // "isik", "kapı" (ids 0, 1, 2), flags 0.
+    let b = body(&fresh);
+    let new_kw = [
+        0x02u8, 2, 4, b'i', b's', b'i', b'k', 4, b'k', b'a', b'p', b'i',
+    ];
+    let at = b
+        .windows(new_kw.len())
+        .rposition(|w| w == new_kw)
+        .expect("the keywords section: flags, 2 terms");
+    let mut old = b[..at].to_vec();
+    old.extend_from_slice(&[0x00, 3]);
+    for t in ["ısık", "isik", "kapı"] {
+        old.push(t.len() as u8);
+        old.extend_from_slice(t.as_bytes());
+    }
+    // slot 0: ısık×1, isik×1, kapı×1 ; slot 1: kapı×1 (ids delta-coded)
+    old.extend_from_slice(&[3, 0, 1, 1, 1, 1, 1, 1, 2, 1]);
+    let legacy = Index::from_bytes(&rehash(old)).unwrap();
+    for q in ["ışık", "isik", "kapı", "KAPI", "isik kapi"] {
+        assert_eq!(ids_scores(&legacy, q), ids_scores(&fresh, q), "{q}");
+    }
+    assert_eq!(legacy.to_bytes(), fresh.to_bytes());
 }
