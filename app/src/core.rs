@@ -3,12 +3,11 @@
 //! is unit-tested natively; the worker shell ([`crate::worker`]) adds fetch, storage and timing.
 
 use lightembed::Model;
-use lightembed_index::snippet::excerpt;
 use lightembed_index::{Document, Index, IndexError, ModelIdentity, Params, SearchOptions};
 
 use crate::pca::Pca;
 use crate::protocol::{
-    doc_id_of, DocSummary, HitOut, IndexState, ModelInfo, Passage, Point, SearchMode, TokenOut,
+    doc_id_of, DocSummary, IndexState, ModelInfo, Passage, Point, SearchMode, ShownHit, TokenOut,
 };
 
 /// Characters of a passage kept as the search-result snippet (stored in the index payload):
@@ -263,7 +262,7 @@ impl Core {
         query: &str,
         k: usize,
         mode: SearchMode,
-    ) -> Result<Vec<HitOut>, String> {
+    ) -> Result<Vec<ShownHit>, String> {
         let index = self.index.as_ref().ok_or("no index")?;
         let opts = SearchOptions {
             mode,
@@ -275,17 +274,7 @@ impl Core {
         let stem = index.keyword_stemming();
         Ok(hits
             .into_iter()
-            .map(|h| {
-                let e = excerpt(&h.payload.snippet, query, stem, EXCERPT_CHARS);
-                HitOut {
-                    id: h.id,
-                    title: h.payload.title,
-                    url: h.payload.url,
-                    snippet: e.text,
-                    highlights: e.highlights,
-                    score: h.score,
-                }
-            })
+            .map(|h| ShownHit::new(h, query, stem, EXCERPT_CHARS))
             .collect())
     }
 

@@ -234,24 +234,9 @@ pub struct IndexState {
     pub restore_ms: f64,
 }
 
-/// One search result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HitOut {
-    /// Passage id.
-    pub id: String,
-    /// Title (`chapter › heading`).
-    pub title: String,
-    /// URL with anchor.
-    pub url: String,
-    /// The part of the passage that best shows the match (`…` where it was cut): plain text.
-    pub snippet: String,
-    /// Byte ranges `(start, end)` of the query's words in `snippet`, to be marked — as text
-    /// nodes inside `<mark>`, never as HTML.
-    #[serde(default)]
-    pub highlights: Vec<(usize, usize)>,
-    /// The ranking score: fused score (hybrid, `[0, 1]`), cosine (vector) or BM25 (keyword).
-    pub score: f32,
-}
+/// One search result: the index crate's [`ShownHit`] (id, title, url, excerpt, highlights,
+/// score), the same type `lightembed search --json` prints.
+pub use lightembed_index::snippet::ShownHit;
 
 /// Which side(s) of the index rank search results: hybrid (the default), vector or keyword; on
 /// the wire `"hybrid"`, `"vector"`, `"keyword"`.
@@ -362,7 +347,7 @@ pub enum Event {
         /// The request's id.
         id: u64,
         /// Best first.
-        hits: Vec<HitOut>,
+        hits: Vec<ShownHit>,
         /// Milliseconds to embed the query.
         embed_ms: f64,
         /// Milliseconds to search the index.

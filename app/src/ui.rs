@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use lightembed_app::chunk::Format;
 use lightembed_app::lang::{self, Language, ENGLISH, LANG_KEY};
 use lightembed_app::protocol::{
-    DocSummary, Event, HitOut, IndexState, ModelInfo, Point, Request, SearchMode, StorageKind,
+    DocSummary, Event, IndexState, ModelInfo, Point, Request, SearchMode, ShownHit, StorageKind,
     TokenOut,
 };
 use lightembed_app::web::{fetch_text, now_ms, query_param};
@@ -90,7 +90,7 @@ struct St {
     embed_count: RwSignal<u64>,
     query: RwSignal<String>,
     mode: RwSignal<SearchMode>,
-    results: RwSignal<Vec<HitOut>>,
+    results: RwSignal<Vec<ShownHit>>,
     latency: RwSignal<Option<Latency>>,
     search_id: RwSignal<u64>,
     search_sent: RwSignal<f64>,
@@ -973,7 +973,7 @@ fn SearchPanel(st: St) -> impl IntoView {
 /// A result row's identity for `<For>`: the passage *and* what the row shows. Keying by the
 /// passage id alone would keep a row rendered for an earlier query (its score and marks) when
 /// the same passage comes back for a new one.
-fn result_key(h: &HitOut) -> (String, u32, String, Vec<(usize, usize)>) {
+fn result_key(h: &ShownHit) -> (String, u32, String, Vec<(usize, usize)>) {
     (
         h.id.clone(),
         h.score.to_bits(),

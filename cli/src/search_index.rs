@@ -17,7 +17,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use lightembed_index::fragments::FragmentedIndex;
-use lightembed_index::snippet::excerpt;
+use lightembed_index::snippet::{excerpt, ShownHit};
 use lightembed_index::{Document, Index, ModelIdentity, Params, SearchOptions};
 use rayon::prelude::*;
 use serde_json::json;
@@ -302,30 +302,48 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let m = index.manifest();
     let model_abs = std::fs::canonicalize(&a.model).unwrap_or_else(|_| a.model.clone());
     let model_rel = relative_path(&out.canonical()?, &model_abs);
-    let sidecar = json!({
-        "index_file": INDEX_FILE,
-        "index_sha256": sha256_hex(&bytes),
-        "index_version": m.index_version,
-        "model_id": m.model_id,
-        "model_version": m.model_version.to_string(),
-        "model_sha256": model.sha256_hex(),
-        "model": model_rel.as_ref().unwrap_or(&model_abs).to_string_lossy(),
-        "model_absolute": model_abs.to_string_lossy(),
-        "model_bytes": model_bytes.len(),
-        "dims": m.dims,
-        "count": index.len(),
-        "metric": m.metric.to_string(),
-        "keyword_stemming": if index.keyword_stemming() { "english" } else { "none" },
-        "params": {"M": params.m, "ef_construction": params.ef_construction, "ef_search": params.ef_search},
-        "inputs": a.inputs.iter().map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>(),
-        "files": files,
-        "skipped": skipped,
-        "excluded": excluded,
-        "documents": documents,
-        "bytes": bytes.len(),
-        "seconds": {"read": round3(t_read), "embed": round3(t_embed), "graph": round3(t_graph)},
-    });
-    write_index_pair(&out.dir, &bytes, format!("{sidecar:#}\n").as_bytes())?;
+    let sidecar = SidecarDoc {
+        index_file: INDEX_FILE.to_string(),
+        index_sha256: sha256_hex(&bytes),
+        manifest: m.clone(),
+        model: Some(
+            model_rel
+                .as_ref()
+                .unwrap_or(&model_abs)
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        model_absolute: Some(model_abs.to_string_lossy().into_owned()),
+        model_bytes: model_bytes.len(),
+        keyword_stemming: (if index.keyword_stemming() {
+            "english"
+        } else {
+            "none"
+        })
+        .into(),
+        params: SidecarParams {
+            m: params.m,
+            ef_construction: params.ef_construction,
+            ef_search: params.ef_search,
+        },
+        inputs: a
+            .inputs
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        files,
+        skipped,
+        excluded,
+        documents,
+        bytes: bytes.len(),
+        seconds: SidecarSeconds {
+            read: round3(t_read),
+            embed: round3(t_embed),
+            graph: round3(t_graph),
+        },
+    };
+    let text = serde_json::to_string_pretty(&sidecar)? + "\n";
+    write_index_pair(&out.dir, &bytes, text.as_bytes())?;
     out.keep();
     let total = t0.elapsed().as_secs_f64();
     outln!(
@@ -480,7 +498,7 @@ fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
     };
     let json_path = bin.with_file_name(SIDECAR_FILE);
     let sidecar = match std::fs::read_to_string(&json_path) {
-        Ok(text) => match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(text) => match serde_json::from_str::<SidecarDoc>(&text) {
             Ok(v) => Some(v),
             Err(e) => {
                 crate::warn(&format!(
@@ -492,11 +510,7 @@ fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
         },
         Err(_) => None,
     };
-    let want = sidecar
-        .as_ref()
-        .and_then(|v| v.get("index_sha256"))
-        .and_then(|h| h.as_str())
-        .map(str::to_string);
+    let want = sidecar.as_ref().map(|v| v.index_sha256.clone());
     let read_bin = std::fs::read(&bin);
     let consistent = |bytes: &[u8]| want.as_deref().is_none_or(|w| sha256_hex(bytes) == w);
     let bytes = match read_bin {
@@ -525,9 +539,65 @@ fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
     Ok((bin, bytes, sidecar.map(|v| Sidecar { v, stale: false })))
 }
 
+/// `index.json`: the index manifest (flattened: `index_version`, `model_id`, `model_version`,
+/// `dims`, `count`, `metric`, `model_sha256`) with the model's path, the build's parameters,
+/// inputs and figures. Written by `index`, read by `search` (which needs `index_sha256` and the
+/// model paths); the figures are for people.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SidecarDoc {
+    index_file: String,
+    /// SHA-256 (hex) of the `index.bin` this file describes.
+    index_sha256: String,
+    #[serde(flatten)]
+    manifest: lightembed_index::Manifest,
+    /// The model, relative to the index folder when it can be.
+    #[serde(default)]
+    model: Option<String>,
+    /// The model's absolute path at build time.
+    #[serde(default)]
+    model_absolute: Option<String>,
+    #[serde(default)]
+    model_bytes: usize,
+    #[serde(default)]
+    keyword_stemming: String,
+    #[serde(default)]
+    params: SidecarParams,
+    #[serde(default)]
+    inputs: Vec<String>,
+    #[serde(default)]
+    files: usize,
+    #[serde(default)]
+    skipped: usize,
+    #[serde(default)]
+    excluded: usize,
+    #[serde(default)]
+    documents: usize,
+    #[serde(default)]
+    bytes: usize,
+    #[serde(default)]
+    seconds: SidecarSeconds,
+}
+
+/// HNSW parameters as `index.json` records them.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct SidecarParams {
+    #[serde(rename = "M")]
+    m: usize,
+    ef_construction: usize,
+    ef_search: usize,
+}
+
+/// Build time in seconds per step.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct SidecarSeconds {
+    read: f64,
+    embed: f64,
+    graph: f64,
+}
+
 /// A parsed `index.json`; `stale` when it does not describe the `index.bin` beside it.
 struct Sidecar {
-    v: serde_json::Value,
+    v: SidecarDoc,
     stale: bool,
 }
 
@@ -538,8 +608,8 @@ impl Sidecar {
     fn model(&self, bin: &Path, manifest_sha256: &[u8; 32]) -> Result<PathBuf> {
         let dir = bin.parent().unwrap_or(Path::new("."));
         let mut candidates = Vec::new();
-        for key in ["model", "model_absolute"] {
-            if let Some(p) = self.v.get(key).and_then(|m| m.as_str()) {
+        for recorded in [&self.v.model, &self.v.model_absolute] {
+            if let Some(p) = recorded {
                 let p = dir.join(p); // an absolute path stays as it is
                 if p.is_file() && !candidates.contains(&p) {
                     candidates.push(p);
@@ -562,6 +632,25 @@ impl Sidecar {
             ),
         }
     }
+}
+
+/// `lightembed search --json`: the query, how it ranked, and the results.
+#[derive(serde::Serialize)]
+struct SearchOutput<'a> {
+    query: &'a str,
+    mode: lightembed_index::Mode,
+    dims: usize,
+    ms: f64,
+    results: Vec<RankedHit>,
+}
+
+/// One result of `lightembed search --json`: its rank (1-based) and the index crate's
+/// [`ShownHit`] — the same result type the browser app's worker sends.
+#[derive(serde::Serialize)]
+struct RankedHit {
+    rank: usize,
+    #[serde(flatten)]
+    hit: ShownHit,
 }
 
 /// Options of `lightembed search`.
@@ -784,19 +873,33 @@ fn search_in(
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let stem = index.stem();
     if a.json {
-        let results: Vec<_> = hits
+        let results: Vec<RankedHit> = hits
             .iter()
             .enumerate()
             .map(|(i, h)| {
                 let e = excerpt(&h.text, &a.query, stem, 0);
-                json!({"rank": i + 1, "score": h.score, "id": h.id, "title": h.title,
-                       "url": h.url, "snippet": e.text, "highlights": e.highlights})
+                RankedHit {
+                    rank: i + 1,
+                    hit: ShownHit {
+                        id: h.id.clone(),
+                        title: h.title.clone(),
+                        url: h.url.clone(),
+                        snippet: e.text,
+                        highlights: e.highlights,
+                        score: h.score,
+                    },
+                }
             })
             .collect();
         outln!(
             "{}",
-            json!({"query": a.query, "mode": opts.mode.as_str(), "dims": index.dims(),
-                   "ms": round3(ms), "results": results})
+            serde_json::to_string(&SearchOutput {
+                query: &a.query,
+                mode: opts.mode,
+                dims: index.dims(),
+                ms: round3(ms),
+                results,
+            })?
         )?;
     } else {
         outln!(

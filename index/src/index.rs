@@ -78,6 +78,7 @@ impl Params {
 
 /// What is shown for a search hit: everything about a document except its vector.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Payload {
     /// Document title.
     pub title: String,
@@ -117,6 +118,7 @@ impl Document {
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Hit {
     /// The document's id.
     pub id: String,

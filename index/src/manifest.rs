@@ -87,23 +87,96 @@ impl ManifestFields {
 }
 
 /// Everything an index records about how it was built (spec §8), stored at the start of the
-/// index bytes and checked against the loaded model before searching.
+/// index bytes and checked against the loaded model before searching. With the `serde` feature
+/// it (de)serialises as `{"index_version", "model_id", "model_version": "1.2.3", "dims",
+/// "count", "metric": "cosine", "model_sha256": "<64 hex digits>"}` (`lightembed index`'s
+/// `index.json` holds these fields).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Manifest {
     /// Layout version of the index bytes; this crate reads and writes [`INDEX_VERSION`].
     pub index_version: u16,
     /// `model_id` of the model the vectors came from.
     pub model_id: String,
     /// `model_version` of that model.
+    #[cfg_attr(feature = "serde", serde(with = "wire::version"))]
     pub model_version: ModelVersion,
     /// Vector length.
     pub dims: usize,
     /// Number of live (not deleted) documents.
     pub count: u64,
     /// Similarity metric.
+    #[cfg_attr(feature = "serde", serde(with = "wire::metric"))]
     pub metric: Metric,
     /// SHA-256 of the model the vectors came from (the model file's trailer, §3).
+    #[cfg_attr(feature = "serde", serde(with = "wire::sha256"))]
     pub model_sha256: [u8; 32],
+}
+
+/// Text forms of the manifest's fields on the wire (`serde` feature).
+#[cfg(feature = "serde")]
+mod wire {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub mod version {
+        use super::*;
+        use crate::ModelVersion;
+
+        pub fn serialize<S: Serializer>(v: &ModelVersion, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(v)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ModelVersion, D::Error> {
+            let t = String::deserialize(d)?;
+            let p: Vec<&str> = t.split('.').collect();
+            let bad = || D::Error::custom(format!("model_version {t:?} is not major.minor.patch"));
+            if p.len() != 3 {
+                return Err(bad());
+            }
+            Ok(ModelVersion::new(
+                p[0].parse().map_err(|_| bad())?,
+                p[1].parse().map_err(|_| bad())?,
+                p[2].parse().map_err(|_| bad())?,
+            ))
+        }
+    }
+
+    pub mod metric {
+        use super::*;
+        use crate::Metric;
+
+        pub fn serialize<S: Serializer>(m: &Metric, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(m)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Metric, D::Error> {
+            match String::deserialize(d)?.as_str() {
+                "cosine" => Ok(Metric::Cosine),
+                other => Err(D::Error::custom(format!("unknown metric {other:?}"))),
+            }
+        }
+    }
+
+    pub mod sha256 {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(h: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(&lightembed::format::to_hex(h))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
+            let t = String::deserialize(d)?;
+            let bad = || D::Error::custom(format!("{t:?} is not 64 hex digits"));
+            if t.len() != 64 || !t.is_ascii() {
+                return Err(bad());
+            }
+            let mut out = [0u8; 32];
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+            }
+            Ok(out)
+        }
+    }
 }
 
 impl Manifest {

@@ -14,6 +14,46 @@ pub struct Excerpt {
     pub highlights: Vec<(usize, usize)>,
 }
 
+/// A search result as front ends show it: the hit's id, title, URL and score with the excerpt of
+/// its stored snippet that holds the query's words ([`excerpt`]). The one result type of
+/// `lightembed search --json` and the app's worker (with the `serde` feature it is their wire
+/// form: `{"id", "title", "url", "snippet", "highlights": [[start, end], …], "score"}`).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ShownHit {
+    /// The passage's id.
+    pub id: String,
+    /// Its title (page title, or `page › heading`).
+    pub title: String,
+    /// Its URL, with the section's anchor.
+    pub url: String,
+    /// The excerpt: plain text, `…` where cut.
+    pub snippet: String,
+    /// Byte ranges `(start, end)` of the query's words in `snippet` — to be marked as text
+    /// (`<mark>` nodes built as DOM elements, never HTML).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub highlights: Vec<(usize, usize)>,
+    /// The ranking score: fused (hybrid, `[0, 1]` plus page evidence), cosine (vector) or BM25
+    /// (keyword).
+    pub score: f32,
+}
+
+impl ShownHit {
+    /// `hit` with the excerpt of its snippet for `query` (`stem`: the index's
+    /// [`crate::Index::keyword_stemming`]; `max_chars` as [`excerpt`], 0 = the whole snippet).
+    pub fn new(hit: crate::Hit, query: &str, stem: bool, max_chars: usize) -> ShownHit {
+        let e = excerpt(&hit.payload.snippet, query, stem, max_chars);
+        ShownHit {
+            id: hit.id,
+            title: hit.payload.title,
+            url: hit.payload.url,
+            snippet: e.text,
+            highlights: e.highlights,
+            score: hit.score,
+        }
+    }
+}
+
 /// The excerpt of `text` (at most `max_chars` characters of it, plus `…` marks) that holds the
 /// most words of `query`, cut at spaces, with those words marked. Without any match it is the
 /// start of `text`. `stem` must be the index's [`crate::Index::keyword_stemming`] so the marks
