@@ -664,12 +664,7 @@ fn ModelPanel(st: St) -> impl IntoView {
 
 #[component]
 fn ModelInfoTable(info: ModelInfo) -> impl IntoView {
-    let dims = info
-        .valid_dims
-        .iter()
-        .map(|d| d.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let dims = lightembed::format::dims_list(&info.valid_dims, ", ");
     let arch = if info.n_layers == 0 {
         format!("static (d_model {})", info.d_model)
     } else {
