@@ -461,26 +461,20 @@ mod tests {
     /// The same model file with header byte 44 (`version_major`) changed and the trailing
     /// SHA-256 recomputed — a valid model of another major version.
     pub(crate) fn with_major(bytes: &[u8], major: u8) -> Vec<u8> {
-        use sha2::{Digest, Sha256};
         let mut b = bytes.to_vec();
-        b[44] = major;
-        let n = b.len() - 32;
-        let h = Sha256::digest(&b[..n]);
-        b[n..].copy_from_slice(&h);
+        let v = lightembed::Model::from_bytes(bytes)
+            .unwrap()
+            .header()
+            .model_version();
+        lightembed::writer::set_model_version(&mut b, lightembed::ModelVersion { major, ..v });
         b
     }
 
     /// The same model file with header `model_id` (bytes 48..64, NUL-padded) set to `id` and the
     /// trailing SHA-256 recomputed: a model that names another language.
     pub(crate) fn with_model_id(bytes: &[u8], id: &str) -> Vec<u8> {
-        use sha2::{Digest, Sha256};
-        assert!(id.len() <= 16);
         let mut b = bytes.to_vec();
-        b[48..64].fill(0);
-        b[48..48 + id.len()].copy_from_slice(id.as_bytes());
-        let n = b.len() - 32;
-        let h = Sha256::digest(&b[..n]);
-        b[n..].copy_from_slice(&h);
+        lightembed::writer::set_model_id(&mut b, id).unwrap();
         b
     }
 

@@ -1,7 +1,7 @@
 //! `lightembed inspect` / `verify` output: the header (spec §3), the section table with sizes (§4)
 //! and the metadata (§5.8), as text or as one JSON object.
 
-use lightembed::{Model, WeightQuant};
+use lightembed::Model;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -24,16 +24,8 @@ fn shape_word(m: &Model) -> String {
     let h = m.header();
     match h.n_layers {
         0 => "static".to_owned(),
-        1 => format!("1 layer, {} weights", weight_name(h.weight_quant)),
-        n => format!("{n} layers, {} weights", weight_name(h.weight_quant)),
-    }
-}
-
-fn weight_name(w: WeightQuant) -> String {
-    match w {
-        WeightQuant::Fp32 => "fp32".to_owned(),
-        WeightQuant::Ternary => "ternary".to_owned(),
-        WeightQuant::Unknown(v) => format!("unknown({v})"),
+        1 => format!("1 layer, {} weights", h.weight_quant),
+        n => format!("{n} layers, {} weights", h.weight_quant),
     }
 }
 
@@ -84,7 +76,7 @@ pub fn text(path: &Path, bytes: &[u8], m: &Model) -> String {
     let weights = if h.n_layers == 0 {
         "n/a (static)".to_owned()
     } else {
-        weight_name(h.weight_quant)
+        h.weight_quant.to_string()
     };
     let _ = writeln!(
         s,
@@ -165,7 +157,7 @@ pub fn json(path: &Path, bytes: &[u8], m: &Model) -> String {
         "header": {
             "format_version": h.format_version,
             "embedding_quant": h.embedding_quant.name(),
-            "weight_quant": weight_name(h.weight_quant),
+            "weight_quant": h.weight_quant.to_string(),
             "vocab_size": h.vocab_size,
             "d_model": h.d_model,
             "n_layers": h.n_layers,

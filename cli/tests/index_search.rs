@@ -184,10 +184,11 @@ fn shipped_version() -> (u8, u8, u16) {
 
 fn model_with_major(dir: &Path, major: u8) -> PathBuf {
     let mut b = std::fs::read(model()).unwrap();
-    b[44] = major;
-    let n = b.len() - 32;
-    let h = Sha256::digest(&b[..n]);
-    b[n..].copy_from_slice(&h);
+    let (_, minor, patch) = shipped_version();
+    lightembed::writer::set_model_version(
+        &mut b,
+        lightembed::ModelVersion::new(major, minor, patch),
+    );
     let p = dir.join(format!("v{major}.bin"));
     std::fs::write(&p, b).unwrap();
     p

@@ -612,7 +612,7 @@ pub enum LoadError {
         found: u16,
     },
     /// Stored trailing SHA-256 differs from the hash of all preceding bytes.
-    #[error("SHA-256 mismatch: the file's trailing hash is {} but its contents hash to {}; the file is corrupt or truncated", hex(.stored), hex(.computed))]
+    #[error("SHA-256 mismatch: the file's trailing hash is {} but its contents hash to {}; the file is corrupt or truncated", to_hex(.stored), to_hex(.computed))]
     HashMismatch {
         /// The trailing 32 bytes of the file.
         stored: [u8; 32],
@@ -706,13 +706,13 @@ pub enum LoadError {
         max_seq_len: u16,
     },
     /// The `model_id` bytes before the first NUL are not UTF-8.
-    #[error("model_id is not UTF-8: bytes {} (expected UTF-8 text, NUL-padded to 16 bytes)", hex(.bytes))]
+    #[error("model_id is not UTF-8: bytes {} (expected UTF-8 text, NUL-padded to 16 bytes)", to_hex(.bytes))]
     ModelIdNotUtf8 {
         /// The raw bytes.
         bytes: [u8; 16],
     },
     /// A non-NUL byte follows the first NUL of `model_id`.
-    #[error("model_id is not NUL-padded: bytes {} have non-NUL bytes after the first NUL", hex(.bytes))]
+    #[error("model_id is not NUL-padded: bytes {} have non-NUL bytes after the first NUL", to_hex(.bytes))]
     ModelIdNotNulPadded {
         /// The raw bytes.
         bytes: [u8; 16],
@@ -861,7 +861,7 @@ pub enum LoadError {
         vocab_size: u32,
     },
     /// A vocab entry is not valid UTF-8.
-    #[error("vocab token {token_id} is not valid UTF-8 (bytes {})", hex(.bytes))]
+    #[error("vocab token {token_id} is not valid UTF-8 (bytes {})", to_hex(.bytes))]
     VocabNotUtf8 {
         /// The token id (its position in the vocabulary).
         token_id: u32,
@@ -909,7 +909,7 @@ pub enum LoadError {
         vocab_size: u32,
     },
     /// The continuing-subword prefix is not UTF-8.
-    #[error("continuing-subword prefix is not valid UTF-8 (bytes {})", hex(.bytes))]
+    #[error("continuing-subword prefix is not valid UTF-8 (bytes {})", to_hex(.bytes))]
     PrefixNotUtf8 {
         /// The raw bytes.
         bytes: Vec<u8>,
@@ -1023,14 +1023,6 @@ impl LoadError {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
 fn section_at(index: &usize, t: &SectionType) -> String {
     format!("section #{index} ({})", t)
 }
@@ -1038,8 +1030,8 @@ fn section_at(index: &usize, t: &SectionType) -> String {
 /// `"LEMB"`-like ASCII shown as text with its hex, anything else as hex.
 fn magic_desc(found: &[u8; 4]) -> String {
     match std::str::from_utf8(found) {
-        Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => format!("\"{s}\" ({})", hex(found)),
-        _ => hex(found),
+        Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => format!("\"{s}\" ({})", to_hex(found)),
+        _ => to_hex(found),
     }
 }
 
@@ -1080,7 +1072,12 @@ pub(crate) fn le_u64(b: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// Lower-case hex of `bytes` (used for the file SHA-256).
+/// Lower-case hex of `bytes` (the file SHA-256, the bytes named in load errors): the one hex
+/// helper of the engine, the index and the CLI.
 pub fn to_hex(bytes: &[u8]) -> String {
-    hex(bytes)
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
 }

@@ -273,6 +273,43 @@ pub fn rehash(file: &mut [u8]) {
     file[split..].copy_from_slice(&digest);
 }
 
+/// Sets header `version_major.version_minor.version_patch` (bytes 44–47, §3) of the model file
+/// `file` to `v` and recomputes its trailing SHA-256: the same weights under another version
+/// (the §8 checks, re-identifying a shipped file). A buffer shorter than header + hash is left as
+/// it is.
+pub fn set_model_version(file: &mut [u8], v: crate::ModelVersion) {
+    if file.len() < HEADER_LEN + HASH_LEN {
+        return;
+    }
+    file[44] = v.major;
+    file[45] = v.minor;
+    file[46..48].copy_from_slice(&v.patch.to_le_bytes());
+    rehash(file);
+}
+
+/// Sets header `model_id` (bytes 48–64, UTF-8, NUL-padded, §3) of the model file `file` to `id`
+/// and recomputes its trailing SHA-256: the same vectors under another identity.
+///
+/// # Errors
+/// `id` empty, longer than 16 bytes or containing NUL; `file` shorter than header + hash.
+pub fn set_model_id(file: &mut [u8], id: &str) -> Result<(), BuildError> {
+    if id.is_empty() || id.len() > 16 || id.contains('\0') {
+        return Err(BuildError(format!(
+            "model_id {id:?} must be 1..=16 bytes of UTF-8 without NUL"
+        )));
+    }
+    if file.len() < HEADER_LEN + HASH_LEN {
+        return Err(BuildError(format!(
+            "{} bytes is shorter than a model's header and hash",
+            file.len()
+        )));
+    }
+    file[48..64].fill(0);
+    file[48..48 + id.len()].copy_from_slice(id.as_bytes());
+    rehash(file);
+    Ok(())
+}
+
 /// Little-endian fp32 bytes of `values`.
 pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()

@@ -384,3 +384,31 @@ fn overflowing_forward_pass_is_an_error_not_a_vector() {
         }
     }
 }
+
+/// `writer::set_model_version` / `set_model_id`: a valid model under another identity, the
+/// vectors unchanged; bad ids are refused and leave the file as it was.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn identity_setters_keep_the_model_valid() {
+    let spec = Spec::transformer(EmbeddingQuant::Int8, false);
+    let bytes = builder(&spec).build().unwrap();
+    let before = Model::from_bytes(&bytes).unwrap();
+    let mut b = bytes.clone();
+    writer::set_model_version(&mut b, lightembed::ModelVersion::new(7, 1, 300));
+    writer::set_model_id(&mut b, "lightembed-tr-0l").unwrap();
+    let m = Model::from_bytes(&b).unwrap();
+    assert_eq!(m.header().model_version().to_string(), "7.1.300");
+    assert_eq!(m.model_id(), "lightembed-tr-0l");
+    let dims = m.header().output_dim as usize;
+    assert_eq!(
+        m.embed("same weights", dims).unwrap(),
+        before.embed("same weights", dims).unwrap()
+    );
+    let kept = b.clone();
+    for bad in ["", "seventeen-bytes-x", "a\0b"] {
+        let e = writer::set_model_id(&mut b, bad).unwrap_err();
+        assert!(e.to_string().contains("1..=16 bytes"), "{bad:?}: {e}");
+        assert_eq!(b, kept);
+    }
+    assert!(writer::set_model_id(&mut [0u8; 10], "x").is_err());
+}

@@ -116,9 +116,7 @@ impl Fragments {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use lightembed::format::to_hex as hex;
 
 /// FNV-1a (32 bit) of `term`'s UTF-8 bytes: which shard holds it (`mod` the shard count).
 pub fn term_hash(term: &str) -> u32 {

@@ -329,7 +329,7 @@ pub enum CompatWarning {
 }
 
 fn hex8(h: &[u8; 32]) -> String {
-    h[..8].iter().map(|b| format!("{b:02x}")).collect()
+    lightembed::format::to_hex(&h[..8])
 }
 
 impl fmt::Display for CompatWarning {

@@ -37,26 +37,20 @@ pub fn sha_hex(model: &[u8]) -> String {
 
 /// The model with header byte 44 (`version_major`) set to `major` and the trailer re-hashed.
 pub fn with_major(model: &[u8], major: u8) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
     let mut b = model.to_vec();
-    b[44] = major;
-    let n = b.len() - 32;
-    let h = Sha256::digest(&b[..n]);
-    b[n..].copy_from_slice(&h);
+    let v = lightembed::Model::from_bytes(model)
+        .unwrap()
+        .header()
+        .model_version();
+    lightembed::writer::set_model_version(&mut b, lightembed::ModelVersion { major, ..v });
     b
 }
 
 /// The model with header `model_id` (bytes 48..64, NUL-padded) set to `id` and the trailer
 /// re-hashed: the same vectors under another identity (e.g. one that names a language).
 pub fn with_model_id(model: &[u8], id: &str) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    assert!(id.len() <= 16);
     let mut b = model.to_vec();
-    b[48..64].fill(0);
-    b[48..48 + id.len()].copy_from_slice(id.as_bytes());
-    let n = b.len() - 32;
-    let h = Sha256::digest(&b[..n]);
-    b[n..].copy_from_slice(&h);
+    lightembed::writer::set_model_id(&mut b, id).unwrap();
     b
 }
 
