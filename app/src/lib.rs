@@ -10,25 +10,25 @@
 //!                  ◄──Event (JSON)───  progress, model info, index state, results, errors
 //! ```
 //!
-//! Modules:
-//! - [`protocol`]: the messages between the UI and the worker (serde JSON strings);
-//! - [`core`]: the worker's state and every computation on it — pure Rust, unit-tested natively;
-//! - [`chunk`]: pasted / dropped documents and the bundled corpora → passages (in the worker, with
-//!   the CLI's pipeline [`lightembed_index::ingest`]);
-//! - [`lang`]: the app's languages (English, Türkçe): a model's language from its id, each
-//!   language's bundled corpus and IndexedDB database;
-//! - [`pca`]: the 2-D projection of the playground;
-//! - [`storage`]: IndexedDB (models, passages, index bytes) with in-memory fallback;
-//! - [`web`]: fetch with progress, timers and other browser glue;
-//! - [`worker`]: the worker's message loop (the `worker` binary only calls [`worker::start`]).
+//! Modules, by where they run:
 //!
-//! The UI itself lives in the `lightembed-app` binary (`src/main.rs`).
+//! | runs in | module | role |
+//! |---|---|---|
+//! | page | `src/main.rs` → `ui/` (binary `lightembed-app`) | the Leptos UI, one file per panel; `conn` (the worker connection) |
+//! | worker | [`worker`] (binary `worker` calls [`worker::start`]) | the message loop: fetch, storage, timing |
+//! | worker | [`worker_state`] | the worker's state and every computation on it: model, index, §8 check, search — pure Rust, unit-tested natively |
+//! | worker | [`chunk`] | pasted / dropped documents and the bundled corpora → passages ([`lightembed_index::ingest`], the CLI's pipeline) |
+//! | worker | [`storage`] | IndexedDB (models, passages, index bytes) with in-memory fallback |
+//! | shared | [`protocol`] | the messages between page and worker (serde JSON strings) |
+//! | shared | [`lang`] | the app's languages (English, Türkçe): a model's language from its id, each language's corpus and database |
+//! | shared | [`pca`] | the 2-D projection of the playground |
+//! | shared | [`web`] | fetch with progress, timers and other browser glue |
 
 pub mod chunk;
-pub mod core;
 pub mod lang;
 pub mod pca;
 pub mod protocol;
 pub mod storage;
 pub mod web;
 pub mod worker;
+pub mod worker_state;

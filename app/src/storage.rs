@@ -68,7 +68,7 @@ impl Storage {
     /// When another tab later opens a newer version, this connection is closed at once (so that
     /// tab's upgrade is not blocked) and `on_newer` runs: the caller switches to memory-only and
     /// tells the user ([`NEWER_IN_OTHER_TAB`]). A blocked open (another tab holds an older
-    /// version and does not close it) gives up after [`OPEN_TIMEOUT_MS`] with a message saying to
+    /// version and does not close it) gives up after `OPEN_TIMEOUT_MS` with a message saying to
     /// close that tab and reload; reloading once it is closed opens the database with its data.
     pub async fn open(name: &str, version: u32, on_newer: impl FnOnce() + 'static) -> Storage {
         match Self::try_open(name, version, on_newer).await {

@@ -1,4 +1,4 @@
-//! The worker's message loop: receives [`Request`]s, drives [`Core`], fetch and [`Storage`],
+//! The worker's message loop: receives [`Request`]s, drives [`WorkerState`], fetch and [`Storage`],
 //! and posts [`Event`]s. Started by the `worker` binary ([`start`]).
 //!
 //! Long jobs (downloading, indexing) are `async` tasks that yield to the event loop between
@@ -17,10 +17,10 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::chunk::{corpus_doc_prefix, document_passages, user_doc_id, CorpusRecord};
-use crate::core::{load_model, AttachError, Core};
 use crate::protocol::{Event, Passage, Request, SearchMode, StorageKind};
 use crate::storage::{Storage, DB_NAME};
 use crate::web::{fetch_bytes, fetch_text, head_validator, now_ms, sleep_ms};
+use crate::worker_state::{load_model, AttachError, WorkerState};
 
 /// Passages embedded per forward pass while indexing.
 const BATCH: usize = 4;
@@ -83,7 +83,7 @@ pub fn start() {
 #[derive(Default)]
 pub struct WorkerApp {
     db_name: String,
-    core: RefCell<Core>,
+    state: RefCell<WorkerState>,
     storage: RefCell<Option<Rc<Storage>>>,
     /// The database `storage` was opened for ([`crate::lang::db_name`]).
     storage_name: RefCell<String>,
@@ -175,22 +175,28 @@ impl WorkerApp {
             Request::ClearIndex => {
                 wasm_bindgen_futures::spawn_local(async move { me.clear_index().await });
             }
-            Request::Cosine { a, b, dims } => match me.core.borrow().cosine(&a, &b, dims) {
+            Request::Cosine { a, b, dims } => match me.state.borrow().cosine(&a, &b, dims) {
                 Ok((value, dims)) => post(&Event::Cosine { value, dims }),
-                Err(message) => post(&Event::Error { message }),
+                Err(message) => post(&Event::Error {
+                    message: message.to_string(),
+                }),
             },
-            Request::Tokenize { text } => match me.core.borrow().tokenize(&text) {
+            Request::Tokenize { text } => match me.state.borrow().tokenize(&text) {
                 Ok(tokens) => post(&Event::Tokens { tokens }),
-                Err(message) => post(&Event::Error { message }),
+                Err(message) => post(&Event::Error {
+                    message: message.to_string(),
+                }),
             },
             Request::Project { query, max_points } => {
-                match me.core.borrow().project(query.as_deref(), max_points) {
+                match me.state.borrow().project(query.as_deref(), max_points) {
                     Ok((points, query, explained)) => post(&Event::Projection {
                         points,
                         query,
                         explained,
                     }),
-                    Err(message) => post(&Event::Error { message }),
+                    Err(message) => post(&Event::Error {
+                        message: message.to_string(),
+                    }),
                 }
             }
             Request::Crash => panic!("crash requested by the UI (test hook)"),
@@ -273,7 +279,7 @@ impl WorkerApp {
         lang: Option<String>,
     ) {
         let generation = self.generation.get();
-        *self.core.borrow_mut() = Core::new();
+        *self.state.borrow_mut() = WorkerState::new();
         self.open_storage(no_store, db_version, lang.as_deref())
             .await;
         if self.generation.get() != generation {
@@ -367,7 +373,7 @@ impl WorkerApp {
         if self.generation.get() != generation {
             return;
         }
-        self.core.borrow_mut().set_model(model, info.clone());
+        self.state.borrow_mut().set_model(model, info.clone());
         post(&Event::ModelReady { info });
         self.restore_index().await;
         // Cache the verified bytes last: the user should not wait for this write.
@@ -400,14 +406,14 @@ impl WorkerApp {
         };
         let Some(bytes) = bytes else {
             post(&Event::Index {
-                state: self.core.borrow().state(),
+                state: self.state.borrow().state(),
             });
             return;
         };
-        let attached = self.core.borrow_mut().attach_index(&bytes);
+        let attached = self.state.borrow_mut().attach_index(&bytes);
         match attached {
             Ok(notes) => {
-                let mut state = self.core.borrow().state();
+                let mut state = self.state.borrow().state();
                 state.notes = notes;
                 state.restored = true;
                 state.restore_ms = now_ms() - t0;
@@ -420,7 +426,7 @@ impl WorkerApp {
                     self.session_passages.borrow().len()
                 };
                 post(&Event::Index {
-                    state: self.core.borrow().state(),
+                    state: self.state.borrow().state(),
                 });
                 post(&Event::IndexMismatch {
                     message,
@@ -430,7 +436,7 @@ impl WorkerApp {
             Err(AttachError::Corrupt(reason)) => {
                 post(&Event::Error { message: format!("The stored index is damaged and was ignored ({reason}). Re-index to rebuild it.") });
                 post(&Event::Index {
-                    state: self.core.borrow().state(),
+                    state: self.state.borrow().state(),
                 });
             }
         }
@@ -472,10 +478,10 @@ impl WorkerApp {
         }
         // Passages already indexed are not embedded again.
         let fresh: Vec<Passage> = {
-            let core = self.core.borrow();
+            let state = self.state.borrow();
             passages
                 .into_iter()
-                .filter(|p| !core.index().is_some_and(|i| i.contains(&p.id)))
+                .filter(|p| !state.index().is_some_and(|i| i.contains(&p.id)))
                 .collect()
         };
         self.index_job(fresh, dims, false, None, generation).await;
@@ -494,7 +500,7 @@ impl WorkerApp {
         if self.generation.get() != generation {
             return; // sent for the model before this one
         }
-        let passages = match self.core.borrow().model() {
+        let passages = match self.state.borrow().model() {
             Some(model) => document_passages(&name, &content, format, model),
             None => {
                 post(&Event::Error {
@@ -561,19 +567,21 @@ impl WorkerApp {
         }
         let clears = self.clears.get();
         let prepared = {
-            let mut core = self.core.borrow_mut();
+            let mut state = self.state.borrow_mut();
             if fresh {
-                core.new_index(dims)
+                state.new_index(dims)
             } else {
-                core.ensure_index(dims)
+                state.ensure_index(dims)
             }
         };
         if let Err(message) = prepared {
-            post(&Event::Error { message });
+            post(&Event::Error {
+                message: message.to_string(),
+            });
             return;
         }
         let stale = match &replaces {
-            Some(doc_id) => self.core.borrow_mut().delete_stale(doc_id, &passages),
+            Some(doc_id) => self.state.borrow_mut().delete_stale(doc_id, &passages),
             None => Vec::new(),
         };
         {
@@ -602,13 +610,13 @@ impl WorkerApp {
                 break;
             }
             let result = {
-                let vectors = self.core.borrow().embed_passages(chunk);
+                let vectors = self.state.borrow().embed_passages(chunk);
                 vectors.and_then(|vs| {
-                    let mut core = self.core.borrow_mut();
+                    let mut state = self.state.borrow_mut();
                     chunk
                         .iter()
                         .zip(&vs)
-                        .try_for_each(|(p, v)| core.insert(p, v))
+                        .try_for_each(|(p, v)| state.insert(p, v))
                 })
             };
             if let Err(message) = result {
@@ -664,12 +672,12 @@ impl WorkerApp {
             per_sec: rate(done, seconds),
         });
         post(&Event::Index {
-            state: self.core.borrow().state(),
+            state: self.state.borrow().state(),
         });
         if cleared {
             return;
         }
-        let bytes = self.core.borrow().index_bytes();
+        let bytes = self.state.borrow().index_bytes();
         self.persist(&passages[..done], &stale, bytes).await;
     }
 
@@ -686,29 +694,33 @@ impl WorkerApp {
     }
 
     fn search(&self, id: u64, query: &str, k: usize, mode: SearchMode) {
-        let core = self.core.borrow();
+        let state = self.state.borrow();
         let t0 = now_ms();
         // Keyword mode ranks by BM25 alone: nothing to embed.
         let v = if mode == SearchMode::Keyword {
             None
         } else {
-            match core.embed_query(query) {
+            match state.embed_query(query) {
                 Ok(v) => Some(v),
                 Err(message) => {
-                    post(&Event::Error { message });
+                    post(&Event::Error {
+                        message: message.to_string(),
+                    });
                     return;
                 }
             }
         };
         let t1 = now_ms();
-        match core.search(v.as_deref(), query, k, mode) {
+        match state.search(v.as_deref(), query, k, mode) {
             Ok(hits) => post(&Event::Results {
                 id,
                 hits,
                 embed_ms: t1 - t0,
                 search_ms: now_ms() - t1,
             }),
-            Err(message) => post(&Event::Error { message }),
+            Err(message) => post(&Event::Error {
+                message: message.to_string(),
+            }),
         }
     }
 
@@ -719,7 +731,7 @@ impl WorkerApp {
             });
             return;
         }
-        let ids = self.core.borrow_mut().delete_doc(&doc_id);
+        let ids = self.state.borrow_mut().delete_doc(&doc_id);
         {
             let mut session = self.session_passages.borrow_mut();
             for id in &ids {
@@ -727,9 +739,9 @@ impl WorkerApp {
             }
         }
         post(&Event::Index {
-            state: self.core.borrow().state(),
+            state: self.state.borrow().state(),
         });
-        let bytes = self.core.borrow().index_bytes();
+        let bytes = self.state.borrow().index_bytes();
         self.persist(&[], &ids, bytes).await;
     }
 
@@ -738,11 +750,11 @@ impl WorkerApp {
             self.cancel.set(true);
         }
         self.clears.set(self.clears.get() + 1);
-        self.core.borrow_mut().drop_index();
+        self.state.borrow_mut().drop_index();
         self.session_passages.borrow_mut().clear();
         *self.mem_index.borrow_mut() = None;
         post(&Event::Index {
-            state: self.core.borrow().state(),
+            state: self.state.borrow().state(),
         });
         if let Err(e) = self.storage().clear_index().await {
             post(&Event::Error {

@@ -26,6 +26,30 @@ pub enum AttachError {
     Corrupt(String),
 }
 
+/// Why a request on the worker's state failed. The page shows the `Display` text; the variants
+/// keep the engine's and the index's own errors (not strings) until then.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// A request that needs a model came before one was loaded.
+    #[error("no model is loaded")]
+    NoModel,
+    /// A request that needs an index came before one exists (`what` says which request).
+    #[error("{0}")]
+    NoIndex(&'static str),
+    /// The model file broke a load rule (spec §3–§5): nothing was loaded.
+    #[error(transparent)]
+    Load(#[from] lightembed::LoadError),
+    /// The engine refused to embed (invalid dims).
+    #[error(transparent)]
+    Embed(#[from] lightembed::EmbedError),
+    /// The index refused (dims, manifest fields, a document).
+    #[error(transparent)]
+    Index(#[from] lightembed_index::IndexError),
+    /// The PCA plot needs vectors it does not have.
+    #[error("{0}")]
+    Plot(&'static str),
+}
+
 /// The model identity the index checks against (spec §8).
 pub fn identity(model: &Model) -> ModelIdentity {
     ModelIdentity::from(model)
@@ -41,12 +65,11 @@ pub fn load_model(
     bytes: &[u8],
     url: &str,
     digest: Option<[u8; 32]>,
-) -> Result<(Model, ModelInfo), String> {
+) -> Result<(Model, ModelInfo), WorkerError> {
     let model = match digest {
         Some(d) => Model::from_bytes_with_digest(bytes, d),
         None => Model::from_bytes(bytes),
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     let h = model.header();
     let info = ModelInfo {
         url: url.to_string(),
@@ -57,7 +80,7 @@ pub fn load_model(
         weight_quant: if h.is_static() {
             "—".to_string()
         } else {
-            format!("{:?}", h.weight_quant).to_ascii_lowercase()
+            h.weight_quant.to_string()
         },
         n_layers: h.n_layers,
         d_model: h.d_model,
@@ -80,16 +103,16 @@ pub fn load_model(
 /// Model + index. At most one of each; replacing the model drops the index (it must be
 /// re-attached and re-checked against the new model).
 #[derive(Default)]
-pub struct Core {
+pub struct WorkerState {
     model: Option<Model>,
     info: Option<ModelInfo>,
     index: Option<Index>,
 }
 
-impl Core {
+impl WorkerState {
     /// An empty core: no model, no index.
-    pub fn new() -> Core {
-        Core::default()
+    pub fn new() -> WorkerState {
+        WorkerState::default()
     }
 
     /// Installs a verified model (from [`load_model`]) and drops the current index.
@@ -114,10 +137,8 @@ impl Core {
         self.index.as_ref()
     }
 
-    fn model_or_err(&self) -> Result<&Model, String> {
-        self.model
-            .as_ref()
-            .ok_or_else(|| "no model is loaded".to_string())
+    fn model_or_err(&self) -> Result<&Model, WorkerError> {
+        self.model.as_ref().ok_or(WorkerError::NoModel)
     }
 
     /// Restores stored index bytes after checking their manifest against the loaded model
@@ -156,18 +177,14 @@ impl Core {
     ///
     /// # Errors
     /// No model, or `dims` not valid for it.
-    pub fn new_index(&mut self, dims: Option<usize>) -> Result<(), String> {
+    pub fn new_index(&mut self, dims: Option<usize>) -> Result<(), WorkerError> {
         let model = self.model_or_err()?;
         let dims = dims.unwrap_or(model.output_dim());
-        let fields = identity(model)
-            .manifest_fields(dims)
-            .map_err(|e| e.to_string())?;
-        let mut index = Index::new(fields, Params::default()).map_err(|e| e.to_string())?;
-        index
-            .set_keyword_stemming(lightembed_index::keywords::default_stemming(
-                model.model_id(),
-            ))
-            .map_err(|e| e.to_string())?;
+        let fields = identity(model).manifest_fields(dims)?;
+        let mut index = Index::new(fields, Params::default())?;
+        index.set_keyword_stemming(lightembed_index::keywords::default_stemming(
+            model.model_id(),
+        ))?;
         self.index = Some(index);
         Ok(())
     }
@@ -175,8 +192,8 @@ impl Core {
     /// Creates an index at `dims` unless one exists.
     ///
     /// # Errors
-    /// As [`Core::new_index`].
-    pub fn ensure_index(&mut self, dims: Option<usize>) -> Result<(), String> {
+    /// As [`WorkerState::new_index`].
+    pub fn ensure_index(&mut self, dims: Option<usize>) -> Result<(), WorkerError> {
         if self.index.is_none() {
             self.new_index(dims)?;
         }
@@ -201,20 +218,27 @@ impl Core {
     ///
     /// # Errors
     /// No model or no index.
-    pub fn embed_passages(&self, passages: &[Passage]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn embed_passages(&self, passages: &[Passage]) -> Result<Vec<Vec<f32>>, WorkerError> {
         let model = self.model_or_err()?;
-        let dims = self.index.as_ref().ok_or("no index")?.dims();
+        let dims = self
+            .index
+            .as_ref()
+            .ok_or(WorkerError::NoIndex("no index"))?
+            .dims();
         let owned: Vec<String> = passages.iter().map(Passage::embed_text).collect();
         let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
-        model.embed_batch(&texts, dims).map_err(|e| e.to_string())
+        Ok(model.embed_batch(&texts, dims)?)
     }
 
     /// Inserts (or replaces) a passage with its vector.
     ///
     /// # Errors
     /// No index, or the index refused the vector.
-    pub fn insert(&mut self, p: &Passage, vector: &[f32]) -> Result<(), String> {
-        let index = self.index.as_mut().ok_or("no index")?;
+    pub fn insert(&mut self, p: &Passage, vector: &[f32]) -> Result<(), WorkerError> {
+        let index = self
+            .index
+            .as_mut()
+            .ok_or(WorkerError::NoIndex("no index"))?;
         if index.contains(&p.id) {
             index.delete(&p.id);
         }
@@ -233,25 +257,25 @@ impl Core {
                 vector,
                 &p.keyword_text(),
             )
-            .map_err(|e| e.to_string())
+            .map_err(WorkerError::from)
     }
 
     /// Embeds `query` at the index dims.
     ///
     /// # Errors
     /// No model or no index.
-    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, WorkerError> {
         let model = self.model_or_err()?;
         let dims = self
             .index
             .as_ref()
-            .ok_or("no index: index some documents first")?
+            .ok_or(WorkerError::NoIndex("no index: index some documents first"))?
             .dims();
-        model.embed(query, dims).map_err(|e| e.to_string())
+        Ok(model.embed(query, dims)?)
     }
 
     /// The `k` best passages for `query` in `mode` (one per section), with excerpts that mark
-    /// the query's words. `vector` is the embedded query ([`Core::embed_query`]); keyword mode
+    /// the query's words. `vector` is the embedded query ([`WorkerState::embed_query`]); keyword mode
     /// needs none.
     ///
     /// # Errors
@@ -262,15 +286,16 @@ impl Core {
         query: &str,
         k: usize,
         mode: SearchMode,
-    ) -> Result<Vec<ShownHit>, String> {
-        let index = self.index.as_ref().ok_or("no index")?;
+    ) -> Result<Vec<ShownHit>, WorkerError> {
+        let index = self
+            .index
+            .as_ref()
+            .ok_or(WorkerError::NoIndex("no index"))?;
         let opts = SearchOptions {
             mode,
             ..SearchOptions::default()
         };
-        let hits = index
-            .query(vector, query, k, &opts)
-            .map_err(|e| e.to_string())?;
+        let hits = index.query(vector, query, k, &opts)?;
         let stem = index.keyword_stemming();
         Ok(hits
             .into_iter()
@@ -362,12 +387,15 @@ impl Core {
     ///
     /// # Errors
     /// No model or invalid dims.
-    pub fn cosine(&self, a: &str, b: &str, dims: Option<usize>) -> Result<(f32, usize), String> {
+    pub fn cosine(
+        &self,
+        a: &str,
+        b: &str,
+        dims: Option<usize>,
+    ) -> Result<(f32, usize), WorkerError> {
         let model = self.model_or_err()?;
         let dims = dims.or(self.dims()).unwrap_or(model.output_dim());
-        let v = model
-            .embed_batch(&[a, b], dims)
-            .map_err(|e| e.to_string())?;
+        let v = model.embed_batch(&[a, b], dims)?;
         let c: f32 = v[0].iter().zip(&v[1]).map(|(x, y)| x * y).sum();
         Ok((c, dims))
     }
@@ -376,7 +404,7 @@ impl Core {
     ///
     /// # Errors
     /// No model.
-    pub fn tokenize(&self, text: &str) -> Result<Vec<TokenOut>, String> {
+    pub fn tokenize(&self, text: &str) -> Result<Vec<TokenOut>, WorkerError> {
         let model = self.model_or_err()?;
         Ok(model
             .tokenizer()
@@ -397,17 +425,26 @@ impl Core {
         &self,
         query: Option<&str>,
         max_points: usize,
-    ) -> Result<(Vec<Point>, Option<Point>, f32), String> {
-        let index = self.index.as_ref().ok_or("no index")?;
+    ) -> Result<(Vec<Point>, Option<Point>, f32), WorkerError> {
+        let index = self
+            .index
+            .as_ref()
+            .ok_or(WorkerError::NoIndex("no index"))?;
         let d = index.dims();
         let docs: Vec<&Document> = index.documents().collect();
         let step = docs.len().div_ceil(max_points.max(1)).max(1);
         let sample: Vec<&Document> = docs.iter().step_by(step).copied().collect();
         let mut data = Vec::with_capacity(sample.len() * d);
         for doc in &sample {
-            data.extend_from_slice(index.vector(&doc.id).ok_or("vector missing")?);
+            data.extend_from_slice(
+                index
+                    .vector(&doc.id)
+                    .ok_or(WorkerError::Plot("vector missing"))?,
+            );
         }
-        let pca = Pca::fit(&data, d).ok_or("index at least two passages to plot them")?;
+        let pca = Pca::fit(&data, d).ok_or(WorkerError::Plot(
+            "index at least two passages to plot them",
+        ))?;
         let points = sample
             .iter()
             .zip(data.chunks_exact(d))
@@ -494,10 +531,10 @@ mod tests {
             .collect()
     }
 
-    fn loaded(name: &str) -> Core {
+    fn loaded(name: &str) -> WorkerState {
         let bytes = fixture(name);
         let (m, info) = load_model(&bytes, name, None).unwrap();
-        let mut c = Core::new();
+        let mut c = WorkerState::new();
         c.set_model(m, info);
         c
     }
@@ -548,7 +585,7 @@ mod tests {
         let major: u8 = v.split('.').next().unwrap().parse().unwrap();
         let bumped = with_major(&bytes, major + 1);
         let (m, info) = load_model(&bumped, "bumped", None).unwrap();
-        let mut c2 = Core::new();
+        let mut c2 = WorkerState::new();
         c2.set_model(m, info);
         match c2.attach_index(&stored) {
             Err(AttachError::Mismatch(msg)) => {
@@ -645,7 +682,7 @@ mod tests {
             let bytes = with_model_id(&plain, id);
             let (m, info) = load_model(&bytes, id, None).unwrap();
             assert_eq!(info.model_id, id);
-            let mut c = Core::new();
+            let mut c = WorkerState::new();
             c.set_model(m, info);
             c.ensure_index(None).unwrap();
             assert_eq!(c.index().unwrap().keyword_stemming(), stem, "{id}");
@@ -672,7 +709,7 @@ mod tests {
                 .collect();
             assert_eq!(marks, ["numaraları"], "{id}");
             // Restored from its bytes, the index keeps its setting.
-            let mut c2 = Core::new();
+            let mut c2 = WorkerState::new();
             let (m, info) = load_model(&bytes, id, None).unwrap();
             c2.set_model(m, info);
             c2.attach_index(&c.index_bytes().unwrap()).unwrap();
@@ -691,12 +728,19 @@ mod tests {
         // A digest from the platform (WebCrypto in the worker) that is not this file's: refused.
         let wrong = load_model(&bytes, "x", Some([0; 32])).err().unwrap();
         assert!(
-            wrong.to_lowercase().contains("sha-256") || wrong.to_lowercase().contains("sha256"),
+            matches!(
+                wrong,
+                WorkerError::Load(lightembed::LoadError::HashMismatch { .. })
+            ),
             "{wrong}"
         );
+        assert!(wrong.to_string().starts_with("SHA-256 mismatch"), "{wrong}");
         let err = load_model(&bytes, "x", None).err().unwrap();
         assert!(
-            err.to_lowercase().contains("sha-256") || err.to_lowercase().contains("sha256"),
+            matches!(
+                err,
+                WorkerError::Load(lightembed::LoadError::HashMismatch { .. })
+            ),
             "{err}"
         );
         let truncated = &fixture("static_int8_uncased_keep_accents.bin")[..1000];
@@ -752,10 +796,10 @@ mod tests {
         ))
         .unwrap();
         let (m, info) = load_model(&bytes, "static", None).unwrap();
-        let mut c = Core::new();
+        let mut c = WorkerState::new();
         c.set_model(m, info);
         c.ensure_index(None).unwrap();
-        let index_doc = |c: &mut Core, content: &str| -> Vec<String> {
+        let index_doc = |c: &mut WorkerState, content: &str| -> Vec<String> {
             let ps = document_passages("notes.md", content, Format::Markdown, c.model().unwrap());
             let stale = c.delete_stale("user/notes.md", &ps);
             let vs = c.embed_passages(&ps).unwrap();
@@ -816,7 +860,7 @@ mod tests {
         assert_eq!((notes.title.as_str(), notes.passages), ("Notes", 1));
         assert!(st.docs.iter().any(|d| d.doc_id == "user/other.txt"));
         // "Reload": the stored bytes restore the index without the stale passages.
-        let mut c2 = Core::new();
+        let mut c2 = WorkerState::new();
         let (m, info) = load_model(&bytes, "static", None).unwrap();
         c2.set_model(m, info);
         c2.attach_index(&c.index_bytes().unwrap()).unwrap();

@@ -1,0 +1,259 @@
+//! The documents panel: the bundled corpus, dropped or pasted files, indexing progress, the stored
+//! index and its §8 mismatch.
+
+use super::*;
+
+/// A file's bytes → its text, as the CLI reads files (`ingest::decode`): the charset detected by
+/// [`ingest::charset_label`] (UTF-8; else the charset an HTML page declares; else windows-1252),
+/// decoded with the browser's `TextDecoder`, so `encoding_rs` stays out of the wasm. The warning,
+/// as `decode` words it, when windows-1252 was guessed or a declared charset could not decode
+/// some bytes (U+FFFD in their place). A label the browser does not know is skipped (the next
+/// `<meta>` counts, else the windows-1252 guess).
+pub(super) fn decode_file(
+    bytes: &js_sys::Uint8Array,
+    format: Format,
+) -> Result<(String, Option<String>), String> {
+    use lightembed_index::ingest::{self, Charset};
+    use web_sys::{TextDecoder, TextDecoderOptions};
+    let js_err = |e: wasm_bindgen::JsValue| lightembed_app::web::js_error(&e);
+    let raw = bytes.to_vec();
+    // A UTF-8 byte-order mark is dropped whatever the charset (as `decode` does).
+    let bom = if raw.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let body = bytes.subarray(bom, bytes.length());
+    let known = |label: &str| TextDecoder::new_with_label(label).is_ok();
+    match ingest::charset_label(&raw, format, known) {
+        // Valid UTF-8 (checked): nothing is replaced.
+        Charset::Utf8 => {
+            return Ok((
+                String::from_utf8_lossy(&raw[bom as usize..]).into_owned(),
+                None,
+            ))
+        }
+        Charset::Declared(label) => {
+            let strict = TextDecoderOptions::new();
+            strict.set_fatal(true);
+            if let Ok(d) = TextDecoder::new_with_label_and_options(&label, &strict) {
+                return match d.decode_with_js_u8_array(&body) {
+                    Ok(text) => Ok((text, None)),
+                    Err(_) => {
+                        let text = TextDecoder::new_with_label(&label)
+                            .and_then(|d| d.decode_with_js_u8_array(&body))
+                            .map_err(js_err)?;
+                        let warning =
+                            format!("not valid {}; undecodable bytes replaced", d.encoding());
+                        Ok((text, Some(warning)))
+                    }
+                };
+            }
+        }
+        Charset::Fallback => {}
+    }
+    let text = TextDecoder::new_with_label("windows-1252")
+        .and_then(|d| d.decode_with_js_u8_array(&body))
+        .map_err(js_err)?;
+    Ok((text, Some(ingest::FALLBACK_WARNING.to_string())))
+}
+
+#[component]
+pub(super) fn IndexPanel(st: St) -> impl IntoView {
+    let ready = move || st.model.status.get() == ModelStatus::Ready;
+    let limit = query_param("limit").and_then(|l| l.parse::<usize>().ok());
+    let title = RwSignal::new(String::new());
+    let text = RwSignal::new(String::new());
+    let drag = RwSignal::new(false);
+
+    let index_corpus = move |_| {
+        conn::send(&Request::IndexCorpus {
+            url: st.model.lang.get_untracked().corpus_url.into(),
+            limit,
+            dims: st.index_dims(),
+        });
+        st.docs.indexing.set(true);
+    };
+    let add_text = move |_| {
+        let body = text.get_untracked();
+        if body.trim().is_empty() {
+            return;
+        }
+        let name = title.get_untracked();
+        let name = if name.trim().is_empty() {
+            format!("pasted-{}", js_sys::Date::now() as u64)
+        } else {
+            name
+        };
+        // The worker cuts it (with the model's tokenizer, as the CLI does); its progress events
+        // set `indexing`.
+        conn::send(&Request::IndexDocument {
+            name,
+            content: body,
+            format: Format::Text,
+            dims: st.index_dims(),
+        });
+        text.set(String::new());
+        title.set(String::new());
+    };
+    let on_files = move |files: web_sys::FileList| {
+        if st.model.status.get_untracked() != ModelStatus::Ready
+            || st.docs.mismatch.with_untracked(Option::is_some)
+        {
+            st.push_error(
+                "Files can be added once a model is ready and the index matches it.".into(),
+            );
+            return;
+        }
+        for i in 0..files.length() {
+            let Some(file) = files.get(i) else { continue };
+            leptos::task::spawn_local(async move {
+                let name = file.name();
+                let format = Format::from_name(&name);
+                // The bytes, read by their charset as the CLI reads files.
+                let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+                    .await
+                    .map_err(|e| lightembed_app::web::js_error(&e))
+                    .and_then(|buf| decode_file(&js_sys::Uint8Array::new(&buf), format));
+                match read {
+                    Ok((content, warning)) => {
+                        // Cut in the worker (it answers "no text found" for an empty file).
+                        conn::send(&Request::IndexDocument {
+                            format,
+                            name: name.clone(),
+                            content,
+                            dims: st.index_dims(),
+                        });
+                        if let Some(w) = warning {
+                            st.push_error(format!("{name}: {w}"));
+                        }
+                    }
+                    Err(e) => st.push_error(format!("{name}: {e}")),
+                }
+            });
+        }
+    };
+    let on_drop = move |ev: ev::DragEvent| {
+        ev.prevent_default();
+        drag.set(false);
+        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
+            on_files(files);
+        }
+    };
+    let on_pick = move |ev: ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(files) = input.files() {
+            on_files(files);
+        }
+        input.set_value("");
+    };
+    let dims_changed = move |ev: ev::Event| {
+        if let Ok(d) = event_target_value(&ev).parse::<usize>() {
+            st.model.dims.set(Some(d));
+        }
+    };
+
+    view! {
+        <section class="panel">
+            <h2>"Documents"</h2>
+            <div class="row">
+                <button data-testid="load-corpus" on:click=index_corpus disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some)>
+                    {move || {
+                        let corpus = st.model.lang.get().corpus_name;
+                        match limit { Some(l) => format!("Index {corpus} (first {l} passages)"), None => format!("Index {corpus}") }
+                    }}
+                </button>
+                <button data-testid="cancel" on:click=move |_| conn::send(&Request::Cancel) disabled=move || !st.docs.indexing.get()>"Cancel"</button>
+                <label>
+                    " Index dims: "
+                    <select data-testid="dims" on:change=dims_changed>
+                        {move || {
+                            let valid = st.model.info.with(|i| i.as_ref().map(|i| i.valid_dims.clone()).unwrap_or_default());
+                            let cur = st.model.dims.get();
+                            valid.into_iter().map(|d| view! { <option value=d.to_string() selected=cur == Some(d)>{d.to_string()}</option> }).collect_view()
+                        }}
+                    </select>
+                </label>
+                {move || {
+                    let idx = st.docs.index.get();
+                    let want = st.model.dims.get();
+                    (idx.count > 0 && want.is_some_and(|w| w != idx.dims)).then(|| view! {
+                        <button data-testid="reindex-dims" disabled=move || st.docs.indexing.get() on:click=move |_| {
+                            st.docs.indexing.set(true);
+                            conn::send(&Request::Reindex { dims: st.model.dims.get_untracked() });
+                        }>
+                            {format!("Re-index at {} dims", want.unwrap_or(0))}
+                        </button>
+                    })
+                }}
+            </div>
+            <div data-testid="index-progress" class="progress"
+                data-per-sec=move || st.docs.progress.get().map(|p| format!("{:.2}", p.per_sec)).unwrap_or_default()
+                data-done=move || (!st.docs.indexing.get() && st.docs.progress.get().is_some()).to_string()>
+                {move || st.docs.progress.get().map(|p| view! {
+                    <progress max=p.total.max(1).to_string() value=p.done.to_string()></progress>
+                    <span>{format!("{} / {} passages · {:.1} passages/s{}", p.done, p.total, p.per_sec, if st.docs.indexing.get() { "" } else { " · done" })}</span>
+                })}
+            </div>
+            <p>
+                "Indexed passages: " <strong data-testid="doc-count" data-restore-ms=move || format!("{:.1}", st.docs.index.get().restore_ms)>{move || st.docs.index.get().count}</strong>
+                " · embedded since page load: " <span data-testid="embed-count">{move || st.docs.embed_count.get()}</span>
+                {move || {
+                    let i = st.docs.index.get();
+                    (i.count > 0).then(|| format!(" · {} dims, built with {}{}", i.dims, i.built_with,
+                        if i.restored { format!(" · restored from IndexedDB in {:.0} ms", i.restore_ms) } else { String::new() }))
+                }}
+                " · storage: "
+                <span data-testid="storage-status">{move || match st.docs.storage.get() {
+                    Some((StorageKind::Persistent, _)) => "IndexedDB".to_string(),
+                    Some((StorageKind::MemoryOnly, _)) => "memory only".to_string(),
+                    None => "…".to_string(),
+                }}</span>
+            </p>
+            {move || {
+                let notes = st.docs.index.get().notes;
+                (!notes.is_empty()).then(|| view! {
+                    <div class="banner warn" data-testid="index-notes">
+                        {notes.into_iter().map(|n| view! { <div>{n}</div> }).collect_view()}
+                        " Vectors of different model files only compare if the models share an embedding space. "
+                        <button data-testid="reindex-note" disabled=move || st.docs.indexing.get()
+                            on:click=move |_| conn::send(&Request::Reindex { dims: st.model.dims.get_untracked() })>
+                            "Re-index with this model"
+                        </button>
+                    </div>
+                })
+            }}
+            <details>
+                <summary>"Add your own documents"</summary>
+                <div
+                    class=move || if drag.get() { "drop active" } else { "drop" }
+                    data-testid="drop-zone"
+                    on:dragover=move |ev: ev::DragEvent| { ev.prevent_default(); drag.set(true); }
+                    on:dragleave=move |_| drag.set(false)
+                    on:drop=on_drop
+                >
+                    "Drop .txt, .md or .html files here, or "
+                    <input type="file" data-testid="file-input" multiple accept=".txt,.md,.markdown,.html,.htm" on:change=on_pick disabled=move || !ready() || st.docs.mismatch.with(Option::is_some) />
+                </div>
+                <input type="text" placeholder="Title" prop:value=move || title.get() on:input=move |ev| title.set(event_target_value(&ev)) />
+                <textarea data-testid="paste" rows="4" placeholder="…or paste text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                <button data-testid="add-text" on:click=add_text disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some)>"Add document"</button>
+            </details>
+            <details>
+                <summary>{move || format!("Indexed documents ({})", st.docs.index.get().docs.len())}</summary>
+                <ul class="docs">
+                    <For each=move || st.docs.index.get().docs key=|d: &DocSummary| (d.doc_id.clone(), d.passages) let:d>
+                        <li data-testid="doc">
+                            <span>{d.title.clone()}</span> <small>{format!(" {} · {} passages ", d.doc_id, d.passages)}</small>
+                            <button data-testid="delete-doc" on:click={
+                                let id = d.doc_id.clone();
+                                move |_| conn::send(&Request::DeleteDoc { doc_id: id.clone() })
+                            } disabled=move || st.docs.indexing.get()>"Delete"</button>
+                        </li>
+                    </For>
+                </ul>
+                <button on:click=move |_| conn::send(&Request::ClearIndex) disabled=move || st.docs.index.get().count == 0>"Delete all"</button>
+            </details>
+        </section>
+    }
+}

@@ -1,0 +1,531 @@
+//! The page: language and model chooser and status, documents and indexing, search, playground —
+//! one file per panel (`model`, `documents`, `search`, `playground`, `banners`), each with its own
+//! slice of the state ([`St`]: `ModelSt`, `DocsSt`, `SearchSt`, `PlaySt`).
+//! All state is in signals updated from worker events ([`handle`]); user actions send
+//! [`Request`]s.
+//!
+//! The language (English / Türkçe, [`lightembed_app::lang`]) decides which models are listed
+//! (by their `model_id`), which bundled corpus "load corpus" indexes, and which IndexedDB database
+//! holds the index (each language its own: switching never mixes the corpora, and switching back
+//! restores the other index without embedding).
+
+use std::time::Duration;
+
+use leptos::ev;
+use leptos::prelude::*;
+use lightembed_app::chunk::Format;
+use lightembed_app::lang::{self, Language, ENGLISH, LANG_KEY};
+use lightembed_app::protocol::{
+    DocSummary, Event, IndexState, ModelInfo, Point, Request, SearchMode, ShownHit, StorageKind,
+    TokenOut,
+};
+use lightembed_app::web::{fetch_text, now_ms, query_param};
+use wasm_bindgen::JsCast;
+
+use crate::conn::{self, ConnEvent};
+
+mod banners;
+mod documents;
+mod model;
+mod playground;
+mod search;
+
+use banners::{ErrorBanner, StorageBanner};
+use documents::IndexPanel;
+use model::{ModelPanel, ModelStatus};
+use playground::Playground;
+use search::SearchPanel;
+
+// The bundled corpora (written by `lightembed passages`, `scripts/make_corpus.sh` and
+// `scripts/make_corpus_tr.sh`; copied by trunk) are each language's `corpus_url`
+// ([`lightembed_app::lang::LANGUAGES`]).
+/// The model list (written at build time by `scripts/models_manifest.py`).
+const MODELS_MANIFEST: &str = "models/manifest.json";
+/// Fallback when the manifest is missing.
+const DEFAULT_MODELS: [&str; 2] = [
+    "models/lightembed-en-static.bin",
+    "models/lightembed-en-2l.bin",
+];
+const SEARCH_DEBOUNCE_MS: u64 = 150;
+const TOP_K: usize = 10;
+const PCA_POINTS: usize = 1500;
+
+/// A model the user can choose.
+#[derive(Clone, Debug, PartialEq)]
+struct ModelChoice {
+    url: String,
+    label: String,
+    sha256: Option<String>,
+    /// The language its `model_id` names (`None`: none; listed under every language).
+    lang: Option<String>,
+}
+
+/// Indexing progress.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Prog {
+    done: usize,
+    total: usize,
+    per_sec: f64,
+}
+
+/// Search timing shown under the results.
+#[derive(Clone, Debug, PartialEq)]
+struct Latency {
+    query: String,
+    total_ms: f64,
+    embed_ms: f64,
+    search_ms: f64,
+}
+
+/// Projection data of the PCA plot.
+#[derive(Clone, Debug, PartialEq)]
+struct Plot {
+    points: Vec<Point>,
+    query: Option<Point>,
+    explained: f32,
+}
+
+/// The UI state, one `Copy` struct of signals per panel plus what the whole page shows.
+#[derive(Clone, Copy)]
+struct St {
+    model: ModelSt,
+    docs: DocsSt,
+    search: SearchSt,
+    play: PlaySt,
+    errors: RwSignal<Vec<String>>,
+    crash: RwSignal<Option<String>>,
+    restarts: RwSignal<usize>,
+}
+
+/// The model panel: the language, the models offered and chosen, the loaded model's status and figures.
+#[derive(Clone, Copy)]
+struct ModelSt {
+    status: RwSignal<ModelStatus>,
+    ready_ms: RwSignal<f64>,
+    download: RwSignal<(u64, Option<u64>)>,
+    info: RwSignal<Option<ModelInfo>>,
+    model_error: RwSignal<Option<String>>,
+    models: RwSignal<Vec<ModelChoice>>,
+    selected: RwSignal<Option<String>>,
+    lang: RwSignal<Language>,
+    dims: RwSignal<Option<usize>>,
+}
+
+/// The documents panel: the index, its storage, indexing progress and a §8 mismatch.
+#[derive(Clone, Copy)]
+struct DocsSt {
+    mismatch: RwSignal<Option<(String, usize)>>,
+    storage: RwSignal<Option<(StorageKind, Option<String>)>>,
+    index: RwSignal<IndexState>,
+    progress: RwSignal<Option<Prog>>,
+    indexing: RwSignal<bool>,
+    embed_count: RwSignal<u64>,
+}
+
+/// The search panel: the query, its ranking mode, results and timing.
+#[derive(Clone, Copy)]
+struct SearchSt {
+    query: RwSignal<String>,
+    mode: RwSignal<SearchMode>,
+    results: RwSignal<Vec<ShownHit>>,
+    latency: RwSignal<Option<Latency>>,
+    search_id: RwSignal<u64>,
+    search_sent: RwSignal<f64>,
+}
+
+/// The playground: two texts' cosine, a text's tokens, the PCA plot.
+#[derive(Clone, Copy)]
+struct PlaySt {
+    cosine: RwSignal<Option<(f32, usize)>>,
+    tokens: RwSignal<Vec<TokenOut>>,
+    plot: RwSignal<Option<Plot>>,
+}
+
+impl St {
+    fn new() -> St {
+        St {
+            model: ModelSt {
+                status: RwSignal::new(ModelStatus::Starting),
+                ready_ms: RwSignal::new(0.0),
+                download: RwSignal::new((0, None)),
+                info: RwSignal::new(None),
+                model_error: RwSignal::new(None),
+                models: RwSignal::new(Vec::new()),
+                selected: RwSignal::new(None),
+                lang: RwSignal::new(ENGLISH),
+                dims: RwSignal::new(None),
+            },
+            docs: DocsSt {
+                mismatch: RwSignal::new(None),
+                storage: RwSignal::new(None),
+                index: RwSignal::new(IndexState::default()),
+                progress: RwSignal::new(None),
+                indexing: RwSignal::new(false),
+                embed_count: RwSignal::new(0),
+            },
+            search: SearchSt {
+                query: RwSignal::new(String::new()),
+                mode: RwSignal::new(SearchMode::default()),
+                results: RwSignal::new(Vec::new()),
+                latency: RwSignal::new(None),
+                search_id: RwSignal::new(0),
+                search_sent: RwSignal::new(0.0),
+            },
+            play: PlaySt {
+                cosine: RwSignal::new(None),
+                tokens: RwSignal::new(Vec::new()),
+                plot: RwSignal::new(None),
+            },
+            errors: RwSignal::new(Vec::new()),
+            crash: RwSignal::new(None),
+            restarts: RwSignal::new(0),
+        }
+    }
+
+    fn push_error(&self, message: String) {
+        self.errors.update(|e| {
+            if e.last() != Some(&message) {
+                e.push(message);
+            }
+            if e.len() > 4 {
+                e.remove(0);
+            }
+        });
+    }
+
+    /// Loads the selected model (or retries it).
+    fn load_selected(&self) {
+        let Some(url) = self.model.selected.get_untracked() else {
+            return;
+        };
+        let sha256 = self.model.models.with_untracked(|m| {
+            m.iter()
+                .find(|c| c.url == url)
+                .and_then(|c| c.sha256.clone())
+        });
+        self.model.status.set(ModelStatus::Loading);
+        self.model.model_error.set(None);
+        self.docs.mismatch.set(None);
+        self.model.info.set(None);
+        self.model.download.set((0, None));
+        self.search.results.set(Vec::new());
+        self.docs.indexing.set(false);
+        self.docs.progress.set(None);
+        conn::send(&Request::LoadModel {
+            url,
+            sha256,
+            no_store: query_param("nostore").is_some(),
+            db_version: query_param("dbversion").and_then(|v| v.parse().ok()),
+            lang: Some(self.model.lang.get_untracked().code.to_string()),
+        });
+    }
+
+    /// The model to load for language `code`: the one chosen for it before, else its first.
+    fn pick_model(&self, code: &str) -> Option<String> {
+        let remembered =
+            local_storage().and_then(|s| s.get_item(&lang::model_key(code)).ok().flatten());
+        self.model.models.with_untracked(|m| {
+            lang::pick_model(
+                m.iter().map(|c| (c.url.as_str(), c.lang.as_deref())),
+                code,
+                remembered.as_deref(),
+            )
+        })
+    }
+
+    /// Switches to language `l`: its model (and, in the worker, its database and index).
+    fn switch_language(&self, l: Language) {
+        if l == self.model.lang.get_untracked() {
+            return;
+        }
+        if let Some(s) = local_storage() {
+            let _ = s.set_item(LANG_KEY, l.code);
+        }
+        self.model.lang.set(l);
+        // What is shown belongs to the other language until the worker restores this one's.
+        self.docs.index.set(IndexState::default());
+        self.search.query.set(String::new());
+        self.search.latency.set(None);
+        self.model.selected.set(self.pick_model(l.code));
+        self.load_selected();
+    }
+
+    /// Sends the current query (debounced by the caller).
+    fn search_now(&self) {
+        let q = self.search.query.get_untracked();
+        if q.trim().is_empty()
+            || self.model.status.get_untracked() != ModelStatus::Ready
+            || self.docs.index.with_untracked(|i| i.count == 0)
+        {
+            self.search.results.set(Vec::new());
+            self.search.latency.set(None);
+            return;
+        }
+        let id = self.search.search_id.get_untracked() + 1;
+        self.search.search_id.set(id);
+        self.search.search_sent.set(now_ms());
+        conn::send(&Request::Search {
+            id,
+            query: q,
+            k: TOP_K,
+            mode: self.search.mode.get_untracked(),
+        });
+    }
+
+    fn index_dims(&self) -> Option<usize> {
+        self.model.dims.get_untracked()
+    }
+}
+
+/// Applies one worker / connection event to the state.
+fn handle(st: St, ev: ConnEvent) {
+    match ev {
+        ConnEvent::Crashed {
+            reason,
+            restarts,
+            gave_up,
+        } => {
+            st.restarts.set(restarts);
+            st.docs.indexing.set(false);
+            st.docs.progress.set(None);
+            st.model.status.set(if gave_up {
+                ModelStatus::Error
+            } else {
+                ModelStatus::Restarting
+            });
+            st.crash.set(Some(if gave_up {
+                format!("The worker crashed again ({reason}); it was restarted {restarts} times and is now stopped. Reload the page.")
+            } else {
+                format!("The worker crashed ({reason}) and was restarted; the model and index are being restored.")
+            }));
+        }
+        ConnEvent::Worker(ev) => match ev {
+            Event::Hello => {}
+            Event::Storage { kind, message } => st.docs.storage.set(Some((kind, message))),
+            Event::Download { loaded, total } => {
+                if st.model.status.get_untracked() != ModelStatus::Ready {
+                    st.model.status.set(ModelStatus::Downloading);
+                }
+                st.model.download.set((loaded, total));
+            }
+            Event::Verifying => st.model.status.set(ModelStatus::Verifying),
+            Event::ModelReady { info } => {
+                st.model.dims.update(|d| {
+                    if !d.is_some_and(|d| info.valid_dims.contains(&d)) {
+                        *d = Some(info.output_dim);
+                    }
+                });
+                st.model.info.set(Some(info));
+                st.model.model_error.set(None);
+                st.model.ready_ms.set(now_ms());
+                st.model.status.set(ModelStatus::Ready);
+            }
+            Event::ModelFailed { reason } => {
+                st.model.status.set(ModelStatus::Error);
+                st.model.info.set(None);
+                st.model.model_error.set(Some(reason));
+            }
+            Event::Index { state } => {
+                if state.count > 0 {
+                    st.model.dims.set(Some(state.dims));
+                }
+                st.docs.index.set(state);
+                st.docs.mismatch.set(None);
+                st.search_now();
+            }
+            Event::IndexMismatch {
+                message,
+                stored_passages,
+            } => st.docs.mismatch.set(Some((message, stored_passages))),
+            Event::Progress {
+                done,
+                total,
+                per_sec,
+                embedded,
+            } => {
+                st.docs.indexing.set(done < total);
+                st.docs.progress.set(Some(Prog {
+                    done,
+                    total,
+                    per_sec,
+                }));
+                st.docs.embed_count.update(|c| *c += embedded as u64);
+            }
+            Event::IndexDone {
+                done,
+                total,
+                per_sec,
+                ..
+            } => {
+                st.docs.indexing.set(false);
+                st.docs.progress.set(Some(Prog {
+                    done,
+                    total,
+                    per_sec,
+                }));
+            }
+            Event::Results {
+                id,
+                hits,
+                embed_ms,
+                search_ms,
+            } => {
+                if id == st.search.search_id.get_untracked()
+                    && !st.search.query.get_untracked().trim().is_empty()
+                {
+                    let total_ms = now_ms() - st.search.search_sent.get_untracked();
+                    st.search.results.set(hits);
+                    st.search.latency.set(Some(Latency {
+                        query: st.search.query.get_untracked(),
+                        total_ms,
+                        embed_ms,
+                        search_ms,
+                    }));
+                }
+            }
+            Event::Cosine { value, dims } => st.play.cosine.set(Some((value, dims))),
+            Event::Tokens { tokens } => st.play.tokens.set(tokens),
+            Event::Projection {
+                points,
+                query,
+                explained,
+            } => st.play.plot.set(Some(Plot {
+                points,
+                query,
+                explained,
+            })),
+            Event::Error { message } => st.push_error(message),
+            Event::Panic { .. } => {}
+        },
+    }
+}
+
+fn fmt_bytes(n: u64) -> String {
+    if n >= 1 << 20 {
+        format!("{:.2} MiB", n as f64 / (1u64 << 20) as f64)
+    } else if n >= 1 << 10 {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    } else {
+        format!("{n} B")
+    }
+}
+
+fn local_storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// Reads `models/manifest.json` into the model list.
+async fn load_model_list() -> Result<Vec<ModelChoice>, String> {
+    let text = fetch_text(MODELS_MANIFEST).await?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{MODELS_MANIFEST} is not JSON: {e}"))?;
+    let list = v
+        .get("models")
+        .and_then(|m| m.as_array())
+        .ok_or_else(|| format!("{MODELS_MANIFEST} has no \"models\" list"))?;
+    Ok(list
+        .iter()
+        .filter_map(|m| {
+            let file = m.get("file")?.as_str()?;
+            let id = m.get("model_id").and_then(|x| x.as_str()).unwrap_or(file);
+            let version = m.get("version").and_then(|x| x.as_str()).unwrap_or("?");
+            let size = m.get("size").and_then(|x| x.as_u64()).unwrap_or(0);
+            // The manifest's `lang` (models_manifest.py), else read off the id the same way.
+            let model_lang = match m.get("lang") {
+                Some(l) => l.as_str().map(str::to_string),
+                None => lang::model_lang(id).map(str::to_string),
+            };
+            Some(ModelChoice {
+                url: format!("models/{file}"),
+                label: format!(
+                    "{} — {id} v{version}, {}",
+                    file.trim_end_matches(".bin"),
+                    fmt_bytes(size)
+                ),
+                sha256: m.get("sha256").and_then(|x| x.as_str()).map(str::to_string),
+                lang: model_lang,
+            })
+        })
+        .collect())
+}
+
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
+    let st = St::new();
+    conn::start(move |ev| handle(st, ev));
+
+    // Language: `?lang=CODE`, else the one chosen before, else English.
+    let lang_param = query_param("lang").and_then(|c| lang::language(&c).copied());
+    let wanted = lang_param
+        .or_else(|| {
+            local_storage()
+                .and_then(|s| s.get_item(LANG_KEY).ok().flatten())
+                .and_then(|c| lang::language(&c).copied())
+        })
+        .unwrap_or(ENGLISH);
+
+    // Model list: `?model=URL` forces one model (for every language); else the build's manifest.
+    if let Some(url) = query_param("model") {
+        st.model.models.set(vec![ModelChoice {
+            label: url.clone(),
+            url: url.clone(),
+            sha256: None,
+            lang: None,
+        }]);
+        st.model.lang.set(wanted);
+        st.model.selected.set(Some(url));
+        st.load_selected();
+    } else {
+        leptos::task::spawn_local(async move {
+            let list = match load_model_list().await {
+                Ok(l) if !l.is_empty() => l,
+                Ok(_) | Err(_) => DEFAULT_MODELS
+                    .iter()
+                    .map(|u| ModelChoice {
+                        url: u.to_string(),
+                        label: u.trim_start_matches("models/").to_string(),
+                        sha256: None,
+                        lang: Some(ENGLISH.code.to_string()),
+                    })
+                    .collect(),
+            };
+            // A language without a model in this build falls back to the first that has one.
+            let offered = lang::offered_languages(list.iter().map(|c| c.lang.as_deref()));
+            let l = if offered.contains(&wanted) {
+                wanted
+            } else {
+                offered[0]
+            };
+            st.model.models.set(list);
+            st.model.lang.set(l);
+            st.model.selected.set(st.pick_model(l.code));
+            st.load_selected();
+        });
+    }
+
+    view! {
+        <header>
+            <h1>"lightembed"</h1>
+            <p class="sub">"Semantic search that runs entirely in your browser: a tiny embedding model, an HNSW index and IndexedDB, in a Web Worker."</p>
+        </header>
+        <ErrorBanner st=st />
+        <StorageBanner st=st />
+        <main>
+            <ModelPanel st=st />
+            <IndexPanel st=st />
+            <SearchPanel st=st />
+            <Playground st=st />
+        </main>
+        <footer>
+            "Corpus: passages of " <em>{move || st.model.lang.get().corpus_work}</em> {move || format!(" ({}). ", st.model.lang.get().corpus_source)}
+            "Worker restarts: " <span data-testid="worker-restarts">{move || st.restarts.get()}</span>
+            " · " <button class="link" data-testid="crash" on:click=move |_| conn::send(&Request::Crash)>"crash the worker (test)"</button>
+        </footer>
+    }
+}
+
+/// `event.target` as a concrete element type.
+fn event_target<T: JsCast>(ev: &ev::Event) -> T {
+    ev.target().expect("event has a target").unchecked_into()
+}

@@ -1,0 +1,114 @@
+//! The search panel: the query box, ranking mode, results with the query's words marked (as text).
+
+use super::*;
+
+#[component]
+pub(super) fn SearchPanel(st: St) -> impl IntoView {
+    let on_input = move |ev: ev::Event| {
+        st.search.query.set(event_target_value(&ev));
+        let token = st.search.search_id.get_untracked() + 1;
+        // Debounce: only the last keystroke within the window searches.
+        st.search.search_id.set(token);
+        set_timeout(
+            move || {
+                if st.search.search_id.get_untracked() == token {
+                    st.search_now();
+                }
+            },
+            Duration::from_millis(SEARCH_DEBOUNCE_MS),
+        );
+    };
+    view! {
+        <section class="panel">
+            <h2>"Search"</h2>
+            <input
+                type="search"
+                data-testid="query"
+                class="query"
+                placeholder=move || if st.docs.index.get().count == 0 { "Index some documents first…" } else { st.model.lang.get().ask }
+                prop:value=move || st.search.query.get()
+                on:input=on_input
+                disabled=move || st.model.status.get() != ModelStatus::Ready
+            />
+            <label class="mode">"Rank by "
+                <select data-testid="search-mode"
+                    on:change=move |ev| {
+                        st.search.mode.set(match event_target_value(&ev).as_str() {
+                            "vector" => SearchMode::Vector,
+                            "keyword" => SearchMode::Keyword,
+                            _ => SearchMode::Hybrid,
+                        });
+                        st.search_now();
+                    }>
+                    <option value="hybrid" selected>"meaning + keywords (hybrid)"</option>
+                    <option value="vector">"meaning only (vector)"</option>
+                    <option value="keyword">"keywords only (BM25)"</option>
+                </select>
+            </label>
+            <p class="latency" data-testid="latency"
+                data-query=move || st.search.latency.get().map(|l| l.query).unwrap_or_default()
+                data-total-ms=move || st.search.latency.get().map(|l| format!("{:.3}", l.total_ms)).unwrap_or_default()
+                data-embed-ms=move || st.search.latency.get().map(|l| format!("{:.3}", l.embed_ms)).unwrap_or_default()
+                data-search-ms=move || st.search.latency.get().map(|l| format!("{:.3}", l.search_ms)).unwrap_or_default()>
+                {move || st.search.latency.get().map(|l| format!(
+                    "{} results in {:.1} ms (embed {:.1} ms + search {:.2} ms in the worker)",
+                    st.search.results.get().len(), l.total_ms, l.embed_ms, l.search_ms
+                ))}
+            </p>
+            <ol class="results">
+                <For each=move || st.search.results.get() key=result_key let:h>
+                    <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
+                        <div class="title">
+                            {if h.url.is_empty() {
+                                view! { <span>{h.title.clone()}</span> }.into_any()
+                            } else {
+                                view! { <a href=h.url.clone() target="_blank" rel="noopener">{h.title.clone()}</a> }.into_any()
+                            }}
+                            <span class="score">{format!("{:.3}", h.score)}</span>
+                        </div>
+                        <div class="snippet" data-testid="snippet">{marked(&h.snippet, &h.highlights)}</div>
+                    </li>
+                </For>
+            </ol>
+        </section>
+    }
+}
+
+/// A result row's identity for `<For>`: the passage *and* what the row shows. Keying by the
+/// passage id alone would keep a row rendered for an earlier query (its score and marks) when
+/// the same passage comes back for a new one.
+pub(super) fn result_key(h: &ShownHit) -> (String, u32, String, Vec<(usize, usize)>) {
+    (
+        h.id.clone(),
+        h.score.to_bits(),
+        h.snippet.clone(),
+        h.highlights.clone(),
+    )
+}
+
+/// The snippet as text nodes, the query's words inside `<mark>` elements. Document text is
+/// never parsed as HTML: each piece is a Leptos text node. Ranges that are out of order, out of
+/// bounds or off a character boundary are ignored.
+pub(super) fn marked(text: &str, highlights: &[(usize, usize)]) -> Vec<AnyView> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &(a, b) in highlights {
+        if a < at
+            || b <= a
+            || b > text.len()
+            || !text.is_char_boundary(a)
+            || !text.is_char_boundary(b)
+        {
+            continue;
+        }
+        if a > at {
+            out.push(text[at..a].to_string().into_any());
+        }
+        out.push(view! { <mark>{text[a..b].to_string()}</mark> }.into_any());
+        at = b;
+    }
+    if at < text.len() {
+        out.push(text[at..].to_string().into_any());
+    }
+    out
+}
