@@ -139,3 +139,112 @@ impl<S: CharSink> CharSink for Lowercase<'_, S> {
         self.next.done()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Steps 1–3 (clean, Chinese spacing, strip accents) without lowercasing, into a string.
+    fn strip(text: &str) -> String {
+        let mut out = String::new();
+        let mut s = StripAccents {
+            pending: Vec::new(),
+            next: &mut out,
+        };
+        clean_and_space_chinese(text, &mut s);
+        s.flush();
+        out
+    }
+
+    /// Step 4 alone: per-character Unicode lowercase, never locale-aware (decision 7): `İ`
+    /// becomes `i` + U+0307 — why spec §3 makes `lightembed-tr` cased.
+    #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn lowercase_is_per_character_and_locale_blind() {
+        let lower = |text: &str, on: bool| {
+            let mut out = String::new();
+            let mut l = Lowercase { on, next: &mut out };
+            text.chars().for_each(|c| l.push(c));
+            out
+        };
+        assert_eq!(lower("İI ΣΑΣ", true), "i\u{307}i σασ");
+        assert_eq!(lower("İI ΣΑΣ", false), "İI ΣΑΣ");
+    }
+
+    #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn strip_accents_equals_nfd_then_filter() {
+        use unicode_normalization::UnicodeNormalization;
+        let pool: Vec<char> = [
+            'a',
+            'Z',
+            ' ',
+            'é',
+            'İ',
+            'ı',
+            'ǅ',
+            'ᾂ',
+            'Ệ',
+            '한',
+            '글',
+            '\u{F900}',
+            '\u{2F800}',
+            '\u{0301}',
+            '\u{0316}',
+            '\u{0345}',
+            '\u{05B0}',
+            '\u{0E31}',
+            '\u{0E49}',
+            '\u{093C}',
+            '\u{094D}',
+            '\u{1D165}',
+            '\u{1D16D}',
+            '\u{1D16E}',
+            '\u{0F71}',
+            '\u{0F72}',
+            '\u{302A}',
+            '\u{3099}',
+            'が',
+            '\u{0BCD}',
+            '\u{1B44}',
+            '\u{A953}',
+            '\u{0CC2}',
+            '\u{0CCA}',
+            'ǰ',
+            '\u{1E0A}',
+            'Å',
+        ]
+        .into();
+        // Spacing marks of classes 226 then 216 are reordered; an Mn of class 0 between them
+        // (U+0E31) is a starter, so it blocks the reordering even though it is removed.
+        assert_eq!(strip("x\u{1D16D}\u{1D165}"), "x\u{1D165}\u{1D16D}");
+        assert_eq!(strip("x\u{1D16D}\u{301}\u{1D165}"), "x\u{1D165}\u{1D16D}");
+        assert_eq!(strip("x\u{1D16D}\u{E31}\u{1D165}"), "x\u{1D16D}\u{1D165}");
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for len in 0..2000 {
+            let text: String = (0..len % 12)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    pool[(state % pool.len() as u64) as usize]
+                })
+                .collect();
+            let spaced: String = text
+                .chars()
+                .flat_map(|c| {
+                    if chars::is_chinese(c) {
+                        vec![' ', c, ' ']
+                    } else {
+                        vec![c]
+                    }
+                })
+                .collect();
+            let want: String = spaced
+                .nfd()
+                .filter(|&c| !chars::is_nonspacing_mark(c))
+                .collect();
+            assert_eq!(strip(&text), want, "{text:?}");
+        }
+    }
+}
