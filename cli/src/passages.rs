@@ -46,7 +46,7 @@ pub fn run(a: PassagesArgs) -> Result<ExitCode> {
     let (mut skipped, mut excluded) = (0usize, 0usize);
     let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
     let sizer = Sizer::new(&model);
-    let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
+    let (mut seen, mut ids) = (HashSet::new(), IdSet::new('~', 2));
     let (mut documents, mut passages) = (0usize, 0usize);
     let mut buf = Vec::new();
     for f in &files {

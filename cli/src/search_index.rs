@@ -139,7 +139,7 @@ pub fn read_inputs(a: &IndexArgs, model: &lightembed::Model) -> Result<Inputs> {
     let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
     let sizer = Sizer::with_tokens(model, a.passage_tokens);
     let mut passages: Vec<Passage> = Vec::new();
-    let (mut seen, mut ids) = (HashSet::new(), IdSet::default());
+    let (mut seen, mut ids) = (HashSet::new(), IdSet::new('~', 2));
     let mut documents = 0usize;
     for f in &files {
         let added = read_file(f, root.as_ref(), &sizer, &mut seen, &mut ids, &mut passages)?;

@@ -235,34 +235,9 @@ fn walk_was_empty(dir: &Path) -> bool {
         .any(|e| e.file_type().is_file() && Kind::of(e.path()).is_some())
 }
 
-/// Unique ids in amortised O(1): `base`, then `base~2`, `base~3`, … for repeats.
-#[derive(Default)]
-pub struct IdSet {
-    used: HashSet<String>,
-    next: std::collections::HashMap<String, usize>,
-}
-
-impl IdSet {
-    /// Claims exactly `id`; false if it is taken.
-    pub fn claim(&mut self, id: &str) -> bool {
-        self.used.insert(id.to_string())
-    }
-
-    /// Claims `base` or the first free `base~N` (N ≥ 2) and returns it.
-    pub fn unique(&mut self, base: &str) -> String {
-        if self.used.insert(base.to_string()) {
-            return base.to_string();
-        }
-        let n = self.next.entry(base.to_string()).or_insert(2);
-        loop {
-            let id = format!("{base}~{n}");
-            *n += 1;
-            if self.used.insert(id.clone()) {
-                return id;
-            }
-        }
-    }
-}
+/// Passage ids unique across all inputs: `id`, then `id~2`, `id~3`, … (`IdSet::new('~', 2)`, a
+/// [`lightembed_index::ingest::Uniquer`]).
+pub type IdSet = lightembed_index::ingest::Uniquer;
 
 /// What reading one file added.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

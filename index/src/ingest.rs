@@ -502,21 +502,48 @@ pub fn text_sections(content: &str) -> (Option<String>, Vec<Section>) {
     )
 }
 
-/// Heading anchors unique within a page, GitHub style: `intro`, then `intro-1`, `intro-2`, …
-#[derive(Default)]
-struct Anchors {
+/// Names unique within a set: `base` the first time, then `base{sep}{first}`,
+/// `base{sep}{first + 1}`, … (a suffixed name that is itself taken is skipped). Heading anchors
+/// use `-` from 1, GitHub style (`intro`, `intro-1`); `lightembed index` makes passage ids unique
+/// across inputs with `~` from 2 (`page.html#intro~2`).
+///
+/// ```
+/// use lightembed_index::ingest::Uniquer;
+/// let mut a = Uniquer::new('-', 1);
+/// assert_eq!([a.unique("intro"), a.unique("intro"), a.unique("intro-1")], ["intro", "intro-1", "intro-1-1"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Uniquer {
+    sep: char,
+    first: usize,
     used: HashSet<String>,
     next: std::collections::HashMap<String, usize>,
 }
 
-impl Anchors {
-    fn unique(&mut self, base: &str) -> String {
+impl Uniquer {
+    /// An empty set whose suffixes are `{sep}{first}`, `{sep}{first + 1}`, …
+    pub fn new(sep: char, first: usize) -> Uniquer {
+        Uniquer {
+            sep,
+            first,
+            used: HashSet::new(),
+            next: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Claims exactly `name`; `false` if it is taken.
+    pub fn claim(&mut self, name: &str) -> bool {
+        self.used.insert(name.to_string())
+    }
+
+    /// Claims `base`, or the first free suffixed form, and returns it.
+    pub fn unique(&mut self, base: &str) -> String {
         if self.used.insert(base.to_string()) {
             return base.to_string();
         }
-        let n = self.next.entry(base.to_string()).or_insert(1);
+        let n = self.next.entry(base.to_string()).or_insert(self.first);
         loop {
-            let a = format!("{base}-{n}");
+            let a = format!("{base}{}{n}", self.sep);
             *n += 1;
             if self.used.insert(a.clone()) {
                 return a;
@@ -548,7 +575,7 @@ pub fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
     let mut sections = vec![Section::default()];
     let mut heading: Option<(pulldown_cmark::HeadingLevel, Option<String>, String)> = None;
     let mut block = String::new();
-    let mut anchors = Anchors::default();
+    let mut anchors = Uniquer::new('-', 1);
     let flush = |block: &mut String, sections: &mut Vec<Section>| {
         let b = collapse_ws(block);
         if !b.is_empty() {
