@@ -758,6 +758,26 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// `n` Gaussian probes `x` (seed `state`, length `r`'s size) and their images `y = R·x`: what
+    /// a model fingerprinted with `r` returns for the reference's vectors.
+    fn rotated_probes(r: &DMatrix<f64>, state: u64, n: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+        let m = r.nrows();
+        let x: Vec<Vec<f64>> = gaussians(state, m * n)
+            .chunks(m)
+            .map(<[f64]>::to_vec)
+            .collect();
+        let y = x
+            .iter()
+            .map(|v| {
+                (r * nalgebra::DVector::from_column_slice(v))
+                    .iter()
+                    .copied()
+                    .collect()
+            })
+            .collect();
+        (x, y)
+    }
+
     fn check_svd(a: &DMatrix<f64>, want_sorted: &[f64]) {
         let svd = jacobi_svd(a);
         let m = a.nrows();
@@ -935,17 +955,8 @@ mod tests {
     fn frobenius_metric_is_the_normalised_distance_to_rhat_and_weighted_needs_fewer_probes() {
         let r = rotation(77, 16, &[]).unwrap();
         let other = rotation(78, 16, &[]).unwrap();
-        let g = gaussians(9, 16 * 6); // 6 probes in a 16-dim block: R̂ is only partly determined
-        let x: Vec<Vec<f64>> = g.chunks(16).map(|c| c.to_vec()).collect();
-        let y: Vec<Vec<f64>> = x
-            .iter()
-            .map(|v| {
-                (&r * nalgebra::DVector::from_column_slice(v))
-                    .iter()
-                    .copied()
-                    .collect()
-            })
-            .collect();
+        // 6 probes in a 16-dim block: R̂ is only partly determined
+        let (x, y) = rotated_probes(&r, 9, 6);
         let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
         let ys: Vec<&[f64]> = y.iter().map(Vec::as_slice).collect();
         let fro = BlockFit::new(&xs, &ys, Metric::Frobenius);
@@ -1056,17 +1067,7 @@ mod tests {
             })
             .collect();
         let r = rotation(1007, 12, &[4, 8]).unwrap();
-        let g = gaussians(5, 12 * 40);
-        let x: Vec<Vec<f64>> = g.chunks(12).map(|c| c.to_vec()).collect();
-        let y: Vec<Vec<f64>> = x
-            .iter()
-            .map(|v| {
-                (&r * nalgebra::DVector::from_column_slice(v))
-                    .iter()
-                    .copied()
-                    .collect()
-            })
-            .collect();
+        let (x, y) = rotated_probes(&r, 5, 40);
         let d = detect(&x, &y, 12, &[4, 8], &reg, Rule::default()).unwrap();
         assert_eq!((d.verdict, d.best.license_id), ("match", 7));
         assert!(d.best.distance < 1e-6); // √(2 − 2·sim): f64 rounding of sim ≈ 1 shows as ~1e-8
