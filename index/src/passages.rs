@@ -9,10 +9,7 @@
 //!
 //! Pure string functions, no I/O.
 
-/// Whitespace runs → one space, trimmed.
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+use crate::ingest::collapse_ws;
 
 /// Full-width sentence ends that close a sentence with no space after them (CJK text).
 fn is_fullwidth_stop(c: char) -> bool {
