@@ -88,10 +88,22 @@ fn exercise(bytes: &[u8]) {
         Some(index.manifest()),
         "read_manifest_prefix disagrees with from_bytes"
     );
-    assert!(
-        index.to_bytes() == bytes,
-        "a loaded index does not re-serialise to its bytes"
-    );
+    if index.keywords_refolded() {
+        // Bytes from before `ı` folded to `i`: migrated on load; the current layout it writes
+        // must then load and round-trip exactly.
+        let again = index.to_bytes();
+        let reloaded = Index::from_bytes(&again).expect("a migrated index re-loads");
+        assert!(!reloaded.keywords_refolded());
+        assert!(
+            reloaded.to_bytes() == again,
+            "a migrated index does not re-serialise to its bytes"
+        );
+    } else {
+        assert!(
+            index.to_bytes() == bytes,
+            "a loaded index does not re-serialise to its bytes"
+        );
+    }
 
     // A small query vector of the index dims from the input (never all zero), a short query text
     // from the input and from the first stored document (so that BM25 finds something).

@@ -244,6 +244,14 @@ impl Index {
         self.keywords.stem
     }
 
+    /// `true` when this index was read from bytes written before keyword terms folded `ı` to `i`
+    /// (layout keyword flag bit 1 clear): its terms were re-folded on load, so it searches like a
+    /// fresh build, and [`Index::to_bytes`] writes the current layout (not the bytes it was read
+    /// from). A caller that stores indexes may write it back once.
+    pub fn keywords_refolded(&self) -> bool {
+        self.keywords.refolded
+    }
+
     /// Turns English stemming of keyword text on or off. Only while the index has never held a
     /// document (stored terms cannot be re-tokenised); setting the current value always succeeds.
     ///

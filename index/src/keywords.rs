@@ -355,6 +355,9 @@ pub(crate) struct Keywords {
     live_len: u64,
     /// Reusable [`Accum`]s (`top` takes `&self`).
     scratch: Mutex<Vec<Accum>>,
+    /// Read from bytes written before `ı` folded to `i` (layout keyword flag bit 1 clear); the
+    /// terms were re-folded on load and [`crate::Index::to_bytes`] writes the current layout.
+    pub(crate) refolded: bool,
 }
 
 impl Clone for Keywords {
@@ -370,6 +373,7 @@ impl Clone for Keywords {
             df: self.df.clone(),
             live_len: self.live_len,
             scratch: Mutex::new(Vec::new()),
+            refolded: self.refolded,
         }
     }
 }
@@ -387,6 +391,7 @@ impl Keywords {
             df: Vec::new(),
             live_len: 0,
             scratch: Mutex::new(Vec::new()),
+            refolded: false,
         }
     }
 
@@ -481,6 +486,7 @@ impl Keywords {
             }
         }
         let mut out = Keywords::with_vocab(self.stem, vocab);
+        out.refolded = self.refolded;
         let mut list = Vec::new();
         for (slot, _) in deleted.iter().enumerate().filter(|(_, &d)| !d) {
             list.clear();

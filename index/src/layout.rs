@@ -725,6 +725,7 @@ fn read_keywords(r: &mut Reader<'_>, deleted: &[bool]) -> Result<Keywords, Index
             map
         });
     let mut kw = Keywords::with_vocab(stem, vocab);
+    kw.refolded = flags & KW_FOLDS_DOTLESS_I == 0;
     let mut list: Vec<(u32, u32)> = Vec::new();
     for (slot, &is_deleted) in deleted.iter().enumerate() {
         let count = r.varint("keyword term count")?;

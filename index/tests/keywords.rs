@@ -677,6 +677,7 @@ fn a_legacy_index_is_read_with_dotless_i_folded() {
     // slot 0: ısık×1, isik×1, kapı×1 ; slot 1: kapı×1 (ids delta-coded)
     old.extend_from_slice(&[3, 0, 1, 1, 1, 1, 1, 1, 2, 1]);
     let legacy = Index::from_bytes(&rehash(old)).unwrap();
+    assert!(legacy.keywords_refolded() && !fresh.keywords_refolded());
     for q in ["ışık", "isik", "kapı", "KAPI", "isik kapi"] {
         assert_eq!(ids_scores(&legacy, q), ids_scores(&fresh, q), "{q}");
     }
