@@ -10,9 +10,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 const TERN_2L: &[u8] = include_bytes!("../../tests/fixtures/models/tern_2l_cased.bin");
 const STATIC_INT4: &[u8] = include_bytes!("../../tests/fixtures/models/static_int4_cased.bin");
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use lightembed::format::to_hex as hex;
 
 #[test]
 fn identity_of_a_fixture_model() {
