@@ -127,3 +127,42 @@ pub(super) fn floor_char_boundary(s: &str, i: usize) -> usize {
     }
     i
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn vocab_index_keys_are_suffixes_of_the_vocabulary() {
+        let vocab: Vec<String> = ["[UNK]", "ışık", "##lar", "##ışık", "ışık"]
+            .map(String::from)
+            .to_vec();
+        let mut words = VocabIndex::new(0);
+        let mut continuation = VocabIndex::new(2);
+        for id in 0..vocab.len() as u32 {
+            words.insert(&vocab, id);
+            if vocab[id as usize].starts_with("##") {
+                continuation.insert(&vocab, id);
+            }
+        }
+        assert_eq!(
+            words.get(&vocab, "ışık"),
+            Some(4),
+            "a repeated string maps to its last id"
+        );
+        assert_eq!(continuation.get(&vocab, "lar"), Some(2));
+        assert_eq!(continuation.get(&vocab, "ışık"), Some(3));
+        assert_eq!(words.get(&vocab, "lar"), None);
+        assert_eq!(words.get(&vocab, "IŞIK"), None, "cased: no folding here");
+    }
+
+    #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn floor_char_boundary_never_splits_a_character() {
+        let s = "aış";
+        assert_eq!(floor_char_boundary(s, 2), 1);
+        assert_eq!(floor_char_boundary(s, 3), 3);
+        assert_eq!(floor_char_boundary(s, 99), s.len());
+    }
+}
