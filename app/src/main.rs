@@ -10,8 +10,10 @@
 //! Without WebAssembly SIMD, index.html shows `no-simd` and the UI is not mounted.
 
 #[cfg(target_arch = "wasm32")]
+#[path = "page/conn.rs"]
 mod conn;
 #[cfg(target_arch = "wasm32")]
+#[path = "page/ui/mod.rs"]
 mod ui;
 
 #[cfg(target_arch = "wasm32")]

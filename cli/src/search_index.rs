@@ -608,7 +608,10 @@ impl Sidecar {
     fn model(&self, bin: &Path, manifest_sha256: &[u8; 32]) -> Result<PathBuf> {
         let dir = bin.parent().unwrap_or(Path::new("."));
         let mut candidates = Vec::new();
-        for p in [&self.v.model, &self.v.model_absolute].into_iter().flatten() {
+        for p in [&self.v.model, &self.v.model_absolute]
+            .into_iter()
+            .flatten()
+        {
             let p = dir.join(p); // an absolute path stays as it is
             if p.is_file() && !candidates.contains(&p) {
                 candidates.push(p);

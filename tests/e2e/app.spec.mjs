@@ -96,7 +96,7 @@ const fixtureTime = new Date().toUTCString();
 // The query: for a trained lightembed model a semantic one; for a tiny development fixture model
 // (no real vocabulary) the exact text of the target passage.
 const corpus = corpusLines.slice(0, LIMIT).map((l) => JSON.parse(l));
-/** The app's id of a corpus passage (app/src/chunk.rs `CorpusRecord::into_passage`):
+/** The app's id of a corpus passage (app/src/worker/chunk.rs `CorpusRecord::into_passage`):
  *  `rust-book/{page}#{anchor:N or N}`. */
 const appId = (r) => {
   const rest = r.id.startsWith(r.page) ? r.id.slice(r.page.length).replace(/^[#:]/, '') : r.id;
@@ -123,7 +123,7 @@ const trLines = fs.existsSync(trCorpusPath) ? fs.readFileSync(trCorpusPath, 'utf
 const TR_QUERY = 'İki hücreyi tek bir hücrede nasıl birleştiririm?';
 const TR_PAGE = 'swriter/guide/table_cellmerge.html';
 const TR_TITLE = 'Hücreleri Birleştirmek ve Bölmek';
-/** The title the app shows for a corpus passage (app/src/core.rs `Core::insert`). */
+/** The title the app shows for a corpus passage (app/src/worker/state.rs `WorkerState::insert`). */
 const appTitle = (r) => (!r.heading || r.page_title.startsWith(r.heading) ? r.page_title : `${r.page_title} › ${r.heading}`);
 const trTargets = trLines.map((l) => JSON.parse(l)).filter((r) => r.page === TR_PAGE && appTitle(r) === TR_TITLE);
 const isTrTarget = (h) => h.title === TR_TITLE && h.id.startsWith(`libreoffice-help-tr/${TR_PAGE}#`);
