@@ -77,18 +77,8 @@ fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
     pb
 }
 
-/// The first `max_chars` characters of `text`, cut at a word boundary, with `…` when cut.
-pub fn snippet(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max_chars).collect();
-    let cut = match cut.rfind(' ') {
-        Some(i) if i > max_chars / 2 => &cut[..i],
-        _ => cut.as_str(),
-    };
-    format!("{}…", cut.trim_end())
-}
+/// The stored snippet: [`lightembed_index::snippet::head`] (shared with the app).
+pub use lightembed_index::snippet::head as snippet;
 
 /// An index built from inputs, with what it took.
 pub struct Built {

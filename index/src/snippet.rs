@@ -14,6 +14,27 @@ pub struct Excerpt {
     pub highlights: Vec<(usize, usize)>,
 }
 
+/// The stored snippet of a passage: its first `max_chars` characters, cut at a space when one
+/// falls in the second half, with `…` when cut (the text alone when it fits). What `lightembed
+/// index` and the app store as a document's snippet, so both show the same text.
+///
+/// ```
+/// use lightembed_index::snippet::head;
+/// assert_eq!(head("Ownership rules apply here", 16), "Ownership rules…");
+/// assert_eq!(head("short", 16), "short");
+/// ```
+pub fn head(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max_chars).collect();
+    let cut = match cut.rfind(' ') {
+        Some(i) if i > max_chars / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", cut.trim_end())
+}
+
 /// A search result as front ends show it: the hit's id, title, URL and score with the excerpt of
 /// its stored snippet that holds the query's words ([`excerpt`]). The one result type of
 /// `lightembed search --json` and the app's worker (with the `serde` feature it is their wire

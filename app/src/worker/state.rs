@@ -248,7 +248,7 @@ impl WorkerState {
         } else {
             format!("{} › {}", p.title, p.heading)
         };
-        let snippet: String = p.text.chars().take(SNIPPET_CHARS).collect();
+        let snippet = lightembed_index::snippet::head(&p.text, SNIPPET_CHARS);
         // BM25 indexes the document title and what is embedded (heading + whole passage), not
         // the cut snippet.
         index
