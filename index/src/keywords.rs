@@ -9,8 +9,10 @@
 //!    combining marks dropped (accents: `café` → `cafe`, `naïve` → `naive`), lowercase, `ß` →
 //!    `ss` (`Größe` → `grosse`) and the dotless `ı` → `i`, so Turkish `I`, `ı`, `İ` and `i` all
 //!    fold alike (`IŞIK`, `ışık` and ASCII-typed `isik` match; the dot of `İ` is a combining mark
-//!    after NFKD; see [`FOLDS_DOTLESS_I`]). Soft hyphens and zero-width characters (U+00AD, U+200B–U+200D,
-//!    U+2060, U+FEFF) are ignored like combining marks, so they never split a word.
+//!    after NFKD; since index layout keyword flag bit 1 and fragments layout v2 — an older index
+//!    reads its terms through [`refold_legacy_term`]). Soft hyphens and zero-width characters
+//!    (U+00AD, U+200B–U+200D, U+2060, U+FEFF) are ignored like combining marks, so they never
+//!    split a word.
 //! 2. **Splitting.** A token is a maximal run of alphanumeric characters or `_`, so
 //!    `read_to_string` and `utf8` are single tokens; a run of `_` alone is no token. Everything
 //!    else (spaces, punctuation, symbols) separates tokens. Each CJK ideograph, hiragana or
@@ -86,10 +88,6 @@ pub fn terms_with(text: &str, stem: bool) -> Vec<String> {
     tokenize(text, stem, &mut |t, _, _| out.push(t.to_owned()));
     out
 }
-
-/// Keyword text is folded with `ı` → `i` (since index layout keyword flag bit 1, fragments
-/// layout v2). An index written before reads its terms through [`refold_legacy_term`].
-pub const FOLDS_DOTLESS_I: bool = true;
 
 /// The term a legacy index (written before `ı` folded to `i`) holds as `term`, as this
 /// tokeniser makes it: the same word re-tokenised with `ı` → `i` (and then English-stemmed when

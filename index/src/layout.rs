@@ -81,7 +81,7 @@ use crate::keywords::Keywords;
 use crate::manifest::{Manifest, ManifestFields, Metric, ModelVersion};
 use crate::util::SplitMix64;
 
-/// Keyword flags bit 1: the terms fold `ı` → `i` ([`crate::keywords::FOLDS_DOTLESS_I`]).
+/// Keyword flags bit 1: the terms fold `ı` → `i` (see [`crate::keywords`], "Folding").
 const KW_FOLDS_DOTLESS_I: u8 = 2;
 use crate::INDEX_VERSION;
 
@@ -704,28 +704,28 @@ fn read_keywords(r: &mut Reader<'_>, deleted: &[bool]) -> Result<Keywords, Index
     // each slot takes ≥ 1 byte (its term count)
     r.need(deleted.len() as u64, "keyword term lists")?;
     let stem = flags & 1 != 0;
+    let legacy = flags & KW_FOLDS_DOTLESS_I == 0;
     // An index written before `ı` folded to `i`: its terms as today's tokeniser makes them, two
     // old terms that now coincide merged (their term frequencies added per slot), so queries and
     // later inserts meet the same vocabulary a fresh build would have.
-    let remap: Option<Vec<u32>> =
-        (flags & KW_FOLDS_DOTLESS_I == 0 && vocab.iter().any(|t| t.contains('ı'))).then(|| {
-            let mut ids: HashMap<String, u32> = HashMap::with_capacity(vocab.len());
-            let mut merged = Vec::with_capacity(vocab.len());
-            let map = vocab
-                .iter()
-                .map(|t| {
-                    let t = crate::keywords::refold_legacy_term(t, stem);
-                    *ids.entry(t.clone()).or_insert_with(|| {
-                        merged.push(t);
-                        merged.len() as u32 - 1
-                    })
+    let remap: Option<Vec<u32>> = (legacy && vocab.iter().any(|t| t.contains('ı'))).then(|| {
+        let mut ids: HashMap<String, u32> = HashMap::with_capacity(vocab.len());
+        let mut merged = Vec::with_capacity(vocab.len());
+        let map = vocab
+            .iter()
+            .map(|t| {
+                let t = crate::keywords::refold_legacy_term(t, stem);
+                *ids.entry(t.clone()).or_insert_with(|| {
+                    merged.push(t);
+                    merged.len() as u32 - 1
                 })
-                .collect();
-            vocab = merged;
-            map
-        });
+            })
+            .collect();
+        vocab = merged;
+        map
+    });
     let mut kw = Keywords::with_vocab(stem, vocab);
-    kw.refolded = flags & KW_FOLDS_DOTLESS_I == 0;
+    kw.refolded = legacy;
     let mut list: Vec<(u32, u32)> = Vec::new();
     for (slot, &is_deleted) in deleted.iter().enumerate() {
         let count = r.varint("keyword term count")?;
