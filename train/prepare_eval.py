@@ -23,6 +23,32 @@ N_DOCS, N_QUERIES, N_PAIR_SENTS, N_PAIRS, N_PARITY = 2000, 1000, 3000, 10000, 10
 SENT_SPLIT = re.compile(r'(?<=[.!?])\s+(?=[A-Z"\'(\[])')
 
 
+def sentence_pairs(groups, rng, n_sentences, n_pairs):
+    """`(sentences, pairs)` for the Spearman figure: every pair among the first 4 sentences of
+    each group (related: one description, one page) until `n_sentences` are taken, then random
+    pairs of distinct sentences (mostly unrelated) up to `n_pairs`. A sentence seen twice keeps
+    its first index."""
+    sentences, pairs, index = [], [], {}
+
+    def idx(t):
+        if t not in index:
+            index[t] = len(sentences)
+            sentences.append(t)
+        return index[t]
+
+    for g in groups:
+        if len(sentences) >= n_sentences:
+            break
+        ids = [idx(t) for t in g[:4]]
+        pairs += [[ids[a], ids[b]] for a in range(len(ids)) for b in range(a + 1, len(ids))]
+    n = len(sentences)
+    while len(pairs) < n_pairs:
+        a, b = rng.randrange(n), rng.randrange(n)
+        if a != b:
+            pairs.append([a, b])
+    return sentences, pairs
+
+
 def main():
     if os.path.exists(os.path.join(OUT, "parity.json")) and "--force" not in sys.argv:
         print("eval data exists; skip (use --force)")
@@ -52,26 +78,7 @@ def main():
         s = [syn] + sents_of(paras)
         if len(s) >= 2:
             groups.append(s)
-    sentences, pairs, index = [], [], {}
-
-    def idx(t):
-        if t not in index:
-            index[t] = len(sentences)
-            sentences.append(t)
-        return index[t]
-
-    for g in groups:
-        if len(sentences) >= N_PAIR_SENTS:
-            break
-        ids = [idx(t) for t in g[:4]]
-        for a in range(len(ids)):
-            for b in range(a + 1, len(ids)):
-                pairs.append([ids[a], ids[b]])
-    n = len(sentences)
-    while len(pairs) < N_PAIRS:
-        a, b = rng.randrange(n), rng.randrange(n)
-        if a != b:
-            pairs.append([a, b])
+    sentences, pairs = sentence_pairs(groups, rng, N_PAIR_SENTS, N_PAIRS)
     json.dump({"sentences": sentences, "pairs": pairs}, open(os.path.join(OUT, "pairs.json"), "w"))
 
     parity = []

@@ -20,6 +20,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import turkish_text as T  # noqa: E402
+from prepare_eval import sentence_pairs  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tr", "eval")
 SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-ZÇĞİÖŞÜ\"'(\[])")
@@ -91,25 +92,8 @@ def main():
     def sents(blocks):
         return [s for _, b in blocks if T.is_turkish(b) for s in SENT_SPLIT.split(b) if 4 <= len(s.split()) <= 60]
 
-    sentences, pairs, index = [], [], {}
-
-    def idx(t):
-        if t not in index:
-            index[t] = len(sentences)
-            sentences.append(t)
-        return index[t]
-
-    for _, title, blocks in by["test"]:
-        if len(sentences) >= 3000:
-            break
-        g = sents(blocks)[:4]
-        ids = [idx(t) for t in g]
-        pairs += [[ids[a], ids[b]] for a in range(len(ids)) for b in range(a + 1, len(ids))]
+    sentences, pairs = sentence_pairs((sents(blocks) for _, _, blocks in by["test"]), rng, 3000, 10000)
     n = len(sentences)
-    while len(pairs) < 10000:
-        a, b = rng.randrange(n), rng.randrange(n)
-        if a != b:
-            pairs.append([a, b])
     json.dump({"sentences": sentences, "pairs": pairs}, open(os.path.join(OUT, "pairs.json"), "w"),
               ensure_ascii=False)
     parity = list(CASED)
