@@ -594,6 +594,16 @@ impl WorkerApp {
         self.cancel.set(false);
         let total = passages.len();
         let t0 = now_ms();
+        // `done` of `total`, the rate so far, and how many were embedded since the last report.
+        let post_progress = |done: usize, reported: usize| {
+            let secs = (now_ms() - t0) / 1000.0;
+            post(&Event::Progress {
+                done,
+                total,
+                per_sec: rate(done, secs),
+                embedded: done - reported,
+            });
+        };
         let mut done = 0usize;
         let mut reported = 0usize;
         let mut slice_start = now_ms();
@@ -634,26 +644,14 @@ impl WorkerApp {
             }
             done += chunk.len();
             if now_ms() - slice_start >= SLICE_MS || done == total {
-                let secs = (now_ms() - t0) / 1000.0;
-                post(&Event::Progress {
-                    done,
-                    total,
-                    per_sec: rate(done, secs),
-                    embedded: done - reported,
-                });
+                post_progress(done, reported);
                 reported = done;
                 sleep_ms(0).await;
                 slice_start = now_ms();
             }
         }
         if done > reported {
-            let secs = (now_ms() - t0) / 1000.0;
-            post(&Event::Progress {
-                done,
-                total,
-                per_sec: rate(done, secs),
-                embedded: done - reported,
-            });
+            post_progress(done, reported);
         }
         self.busy.set(false);
         if self.generation.get() != generation {
