@@ -62,6 +62,11 @@ pub struct TernaryMatrix {
     stride: usize,
     codes: Vec<i8>,
     row_sums: Vec<i32>,
+    /// The padded codes sign-extended to `i16` once at load (wasm32 SIMD128 only): SIMD128's
+    /// widest integer product is `i32x4.dot_i16x8_s`, and extending in the kernel cost more
+    /// than the products (`bench/RESULTS.md`, issue 15 item 7).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    codes16: Vec<i16>,
 }
 
 pub use crate::quant::ternary_code;
@@ -85,13 +90,7 @@ impl TernaryMatrix {
             out[r * stride..r * stride + cols].copy_from_slice(src);
             row_sums[r] = src.iter().map(|&c| c as i32).sum();
         }
-        TernaryMatrix {
-            rows,
-            cols,
-            stride,
-            codes: out,
-            row_sums,
-        }
+        TernaryMatrix::assemble(rows, cols, stride, out, row_sums)
     }
 
     /// Unpacks §5.5's 2-bit encoding (row-major, `cols / 4` bytes per row, `cols % 4 == 0`,
@@ -120,13 +119,25 @@ impl TernaryMatrix {
             }
             row_sums[r] = sum;
         }
-        Ok(TernaryMatrix {
+        Ok(TernaryMatrix::assemble(rows, cols, stride, codes, row_sums))
+    }
+
+    fn assemble(
+        rows: usize,
+        cols: usize,
+        stride: usize,
+        codes: Vec<i8>,
+        row_sums: Vec<i32>,
+    ) -> TernaryMatrix {
+        TernaryMatrix {
             rows,
             cols,
             stride,
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            codes16: codes.iter().map(|&c| c as i16).collect(),
             codes,
             row_sums,
-        })
+        }
     }
 
     /// Output features.
@@ -144,6 +155,11 @@ impl TernaryMatrix {
     /// Padded codes, `rows × stride`.
     pub fn padded_codes(&self) -> &[i8] {
         &self.codes
+    }
+    /// [`Self::padded_codes`] sign-extended to `i16` (`rows × stride`), built at load.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    pub fn padded_codes_i16(&self) -> &[i16] {
+        &self.codes16
     }
     /// Sum of the codes of each row.
     pub fn row_sums(&self) -> &[i32] {

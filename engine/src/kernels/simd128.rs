@@ -1,7 +1,8 @@
 //! wasm32 SIMD128 kernels (compiled only with `target_feature = "simd128"`).
 //!
-//! Ternary × int8: both operands are sign-extended to i16 and multiplied with
-//! `i32x4.dot_i16x8_s` (8 products per instruction, exact; no saturation possible).
+//! Ternary × int8: both operands are sign-extended to i16 (weights once at load, activations once
+//! per call) and multiplied with `i32x4.dot_i16x8_s` (8 products per instruction, exact; no
+//! saturation possible).
 
 #![allow(clippy::needless_range_loop)] // tile loops index several arrays in lockstep
 
@@ -24,33 +25,27 @@ fn hsum_f32(v: v128) -> f32 {
 
 #[inline(always)]
 fn ternary_tile<const MT: usize, const NT: usize>(
-    x: &[i8],
-    w: &[i8],
+    x: &[i16],
+    w: &[i16],
     stride: usize,
     res: &mut [[i32; NT]; MT],
 ) {
     let mut acc = [[i32x4_splat(0); NT]; MT];
     let mut kk = 0;
-    while kk + 16 <= stride {
-        let mut xl = [i32x4_splat(0); MT];
-        let mut xh = [i32x4_splat(0); MT];
+    while kk + 8 <= stride {
+        let mut xv = [i32x4_splat(0); MT];
         for i in 0..MT {
-            // SAFETY: kk + 16 <= stride and the slice holds MT rows of `stride` bytes.
-            let v = unsafe { v128_load(x.as_ptr().add(i * stride + kk) as *const v128) };
-            xl[i] = i16x8_extend_low_i8x16(v);
-            xh[i] = i16x8_extend_high_i8x16(v);
+            // SAFETY: kk + 8 <= stride and the slice holds MT rows of `stride` i16s.
+            xv[i] = unsafe { v128_load(x.as_ptr().add(i * stride + kk) as *const v128) };
         }
         for j in 0..NT {
             // SAFETY: as above for the NT weight rows.
-            let v = unsafe { v128_load(w.as_ptr().add(j * stride + kk) as *const v128) };
-            let wl = i16x8_extend_low_i8x16(v);
-            let wh = i16x8_extend_high_i8x16(v);
+            let wv = unsafe { v128_load(w.as_ptr().add(j * stride + kk) as *const v128) };
             for i in 0..MT {
-                acc[i][j] = i32x4_add(acc[i][j], i32x4_dot_i16x8(xl[i], wl));
-                acc[i][j] = i32x4_add(acc[i][j], i32x4_dot_i16x8(xh[i], wh));
+                acc[i][j] = i32x4_add(acc[i][j], i32x4_dot_i16x8(xv[i], wv));
             }
         }
-        kk += 16;
+        kk += 8;
     }
     for i in 0..MT {
         for j in 0..NT {
@@ -59,31 +54,44 @@ fn ternary_tile<const MT: usize, const NT: usize>(
     }
 }
 
-/// SIMD128 version of [`super::ternary_matmul`].
+thread_local! {
+    /// The activation rows sign-extended to `i16` (reused across calls).
+    static X16: core::cell::RefCell<Vec<i16>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// SIMD128 version of [`super::ternary_matmul`]: activations are sign-extended to `i16` once per
+/// call and the weights were at load ([`TernaryMatrix::padded_codes_i16`]), so the inner loop is
+/// loads, `i32x4.dot_i16x8_s` and adds only.
 pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
     const MT: usize = 2;
     const NT: usize = 4;
     let (n, stride) = (w.rows(), w.stride());
     assert!(x.len() >= m * stride && out.len() >= m * n && stride % 16 == 0);
-    let codes = w.padded_codes();
-    // Weight rows outer, activation rows inner (weights read once, activations cache-resident).
-    let mut j = 0;
-    while j < n {
-        let nt = (n - j).min(NT);
-        let wa = &codes[j * stride..(j + nt) * stride];
-        let mut i = 0;
-        while i < m {
-            let mt = (m - i).min(MT);
-            let xa = &x[i * stride..(i + mt) * stride];
-            let mut res = [[0i32; NT]; MT];
-            match (mt, nt) {
-                (2, 4) => ternary_tile::<2, 4>(xa, wa, stride, &mut res),
-                (1, 4) => {
-                    let mut r = [[0i32; 4]; 1];
-                    ternary_tile::<1, 4>(xa, wa, stride, &mut r);
-                    res[0] = r[0];
-                }
-                _ => {
+    let codes = w.padded_codes_i16();
+    X16.with(|cell| {
+        let mut x16 = cell.borrow_mut();
+        x16.clear();
+        x16.extend(x[..m * stride].iter().map(|&v| v as i16));
+        let x16 = &x16[..];
+        // Weight rows outer, activation rows inner (weights read once, activations cache-resident).
+        let mut j = 0;
+        while j < n {
+            let nt = (n - j).min(NT);
+            let wa = &codes[j * stride..(j + nt) * stride];
+            let mut i = 0;
+            while i < m {
+                let mt = (m - i).min(MT);
+                let xa = &x16[i * stride..(i + mt) * stride];
+                let mut res = [[0i32; NT]; MT];
+                if mt == MT && nt == NT {
+                    ternary_tile::<MT, NT>(xa, wa, stride, &mut res);
+                } else if nt == NT {
+                    for ii in 0..mt {
+                        let mut r = [[0i32; NT]; 1];
+                        ternary_tile::<1, NT>(&xa[ii * stride..(ii + 1) * stride], wa, stride, &mut r);
+                        res[ii] = r[0];
+                    }
+                } else {
                     for ii in 0..mt {
                         for jj in 0..nt {
                             let mut r = [[0i32; 1]; 1];
@@ -97,16 +105,16 @@ pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
                         }
                     }
                 }
-            }
-            for ii in 0..mt {
-                for jj in 0..nt {
-                    out[(i + ii) * n + j + jj] = res[ii][jj];
+                for ii in 0..mt {
+                    for jj in 0..nt {
+                        out[(i + ii) * n + j + jj] = res[ii][jj];
+                    }
                 }
+                i += mt;
             }
-            i += mt;
+            j += nt;
         }
-        j += nt;
-    }
+    });
 }
 
 #[inline(always)]
