@@ -14,7 +14,8 @@
 //
 // Env: DIST, LIMIT (passages to index; default all), QUERIES (default 50), QUERY_FILE (JSONL with
 // a "query" field per line instead of the built-in Rust-book questions), MODELS (comma-separated
-// model file names to measure; default all in the manifest).
+// model file names to measure; default all in the manifest), WORKERS (engines per indexing job,
+// `?workers=N`; default one per core, at most 4).
 
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -83,7 +84,7 @@ async function measure(model) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const page = ctx.pages()[0] || await ctx.newPage();
-  const url = `${base}/?model=models/${model.file}&limit=${LIMIT}`;
+  const url = `${base}/?model=models/${model.file}&limit=${LIMIT}${process.env.WORKERS ? `&workers=${process.env.WORKERS}` : ''}`;
   const r = { model: `${model.file} (${model.model_id} v${model.version}, ${model.n_layers ? `${model.n_layers} layers` : 'static'}, ${model.embedding_quant} emb)`, file: model.file, size: model.size };
 
   await page.goto(url);
@@ -95,6 +96,7 @@ async function measure(model) {
   await page.waitForFunction(() => document.querySelector('[data-testid="index-progress"]')?.dataset.done === 'true', null, { timeout: 3_600_000, polling: 200 });
   r.passages = Number(await page.textContent('[data-testid="doc-count"]'));
   r.per_sec = Number(await attr(page, 'index-progress', 'data-per-sec'));
+  r.workers = Number(await attr(page, 'index-progress', 'data-workers'));
 
   const total = []; const embed = []; const search = [];
   for (let i = 0; i < N_QUERIES; i++) {
@@ -164,7 +166,7 @@ md += `Measured by \`node bench/app_figures.mjs\` on the release build (\`trunk 
 md += `| model | size | cold start → ready (of which verify) | warm start (cache) → ready (verify) | indexing in the worker | query p50 (embed + search) | query p50 / p95 UI round trip | restore from IndexedDB |\n`;
 md += `|---|---:|---:|---:|---:|---:|---:|---:|\n`;
 for (const r of rows) {
-  md += `| ${r.model} | ${(r.size / 1e6).toFixed(2)} MB | ${f1(r.cold_ms)} ms (${f1(r.cold_verify_ms)}) | ${f1(r.warm_ms)} ms (${f1(r.warm_verify_ms)}) | ${f1(r.per_sec)} passages/s | `
+  md += `| ${r.model} | ${(r.size / 1e6).toFixed(2)} MB | ${f1(r.cold_ms)} ms (${f1(r.cold_verify_ms)}) | ${f1(r.warm_ms)} ms (${f1(r.warm_verify_ms)}) | ${f1(r.per_sec)} passages/s (${r.workers} worker${r.workers === 1 ? '' : 's'}) | `
     + `${r.q_embed_p50.toFixed(2)} + ${r.q_search_p50.toFixed(2)} ms | ${f1(r.q_total_p50)} / ${f1(r.q_total_p95)} ms | `
     + `${f1(r.restore_ms)} ms (${r.passages} passages, ${r.restore_embed} embedded) |\n`;
 }

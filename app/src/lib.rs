@@ -32,6 +32,8 @@ pub mod chunk;
 pub mod lang;
 #[path = "shared/pca.rs"]
 pub mod pca;
+#[path = "worker/pool.rs"]
+pub mod pool;
 #[path = "shared/protocol.rs"]
 pub mod protocol;
 #[path = "worker/storage.rs"]

@@ -27,6 +27,7 @@ fn load(url: &str, model: &[u8]) -> Request {
         no_store: false,
         db_version: None,
         lang: None,
+        workers: None,
     }
 }
 
@@ -224,6 +225,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
             no_store: false,
             db_version: None,
             lang: None,
+            workers: None,
         },
     );
     let Event::ModelFailed { reason } = ev
@@ -247,6 +249,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
             no_store: false,
             db_version: None,
             lang: None,
+            workers: None,
         },
     );
     let Event::ModelFailed { reason } = ev
@@ -280,6 +283,7 @@ async fn cancel_stops_indexing_and_keeps_what_was_done() {
             no_store: true,
             db_version: None,
             lang: None,
+            workers: None,
         },
     );
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
@@ -357,6 +361,7 @@ async fn playground_requests() {
             no_store: true,
             db_version: None,
             lang: None,
+            workers: None,
         },
     );
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
@@ -646,6 +651,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
         no_store: false,
         db_version: None,
         lang: Some(lang.to_string()),
+        workers: None,
     };
     let restored = |ev: &Events, what: &'static str, count: usize| {
         let ev = ev.clone();

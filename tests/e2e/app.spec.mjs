@@ -15,7 +15,10 @@
 //       windows-1252 guess is reported), found by keyword search, then deleted
 //   5. the worker crashes → restarted, model and index restored, no re-embedding
 //   5a. Matryoshka: re-index at 64 dims; queries are embedded at the index dims
-//   5b. IndexedDB disabled (?nostore) → storage warning, indexing and search work in memory
+//   5b. every core: the manifest's English model with layers indexes on a pool of workers (one
+//      per core, at most 4): helpers embed part of the passages, each is embedded and inserted
+//      once, in order, and the known passage is found (in memory, ?nostore)
+//   5c. IndexedDB disabled (?nostore) → storage warning, indexing and search work in memory
 //   6. a corrupted model file → the `error` banner with the verification failure
 //   7. a truncated model file → the `error` banner
 //   8. a model with another major version → the spec §8 message and `reindex`; re-index works
@@ -240,6 +243,7 @@ const assert = (c, m) => { if (!c) throw new Error(m); };
 
 console.log(`e2e: ${base} serving ${dist}; model ${entry.file} (${entry.model_id} v${entry.version}); ${LIMIT} passages`);
 
+let cores = 1;
 await step('first load: model verified → ready', async () => {
   await page.goto(`${base}/?limit=${LIMIT}${modelParam}`);
   await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
@@ -249,6 +253,7 @@ await step('first load: model verified → ready', async () => {
   assert((await text('model-id')) === entry.model_id, 'model info shows model_id');
   assert((await tid('error').count()) === 0, `no error banner: ${await text('error')}`);
   assert((await text('storage-status')) === 'IndexedDB', `storage: ${await text('storage-status')}`);
+  cores = await page.evaluate(() => navigator.hardwareConcurrency);
   await shot('01-ready.png');
 });
 
@@ -260,7 +265,12 @@ await step(`index the bundled corpus (${LIMIT} passages)`, async () => {
   await page.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n),
     LIMIT, { timeout: STEP_MS, polling: 250 });
   assert((await text('embed-count')) === String(LIMIT), `embed-count ${await text('embed-count')}`);
-  console.log(`     ${await text('index-progress')}`);
+  // A static model indexes on the one worker (inserting into the graph is its cost; helpers
+  // are for models with layers, step "every core" below).
+  const workers = Number(await tid('index-progress').getAttribute('data-workers'));
+  const expectWorkers = entry.n_layers ? Math.min(cores, 4) : 1;
+  assert(workers === expectWorkers, `${workers} workers on ${cores} cores (expected ${expectWorkers})`);
+  console.log(`     ${await text('index-progress')} (${cores} cores)`);
   await shot('02-indexed.png');
 });
 
@@ -468,6 +478,68 @@ await step('Matryoshka dims: re-index at 64 dims, queries follow', async () => {
   console.log(`     ${small} dims → ${hits.slice(0, 3).join(' | ')}`);
   assert(hits.slice(0, 5).some((h) => h.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 5 at ${small} dims`);
   await shot('05a-dims.png');
+});
+
+const layered = manifest.models.find((m) => m.n_layers > 0 && (m.lang ?? 'en') === 'en');
+await step('every core: a model with layers indexes on a pool of workers, in order, each passage once', async () => {
+  if (!layered) return console.log('     (no English model with layers in the manifest)');
+  if (cores < 2) return console.log(`     (${cores} core: no helpers)`);
+  const n = LIMIT;
+  const queries = [query, 'How do I read a file?', 'What is a trait object?'];
+  // Index in memory (?nostore, so the stored index of the steps around this one stays as it
+  // is) with `workers` engines; the vector-only ranking of each query (ids and scores).
+  const run = async (workers) => {
+    await page.goto(`${base}/?nostore&limit=${n}&model=models/${layered.file}&workers=${workers}`);
+    await waitText('model-status', (t) => t === 'ready', 'model status', 60_000);
+    await tid('load-corpus').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="index-progress"]')?.dataset.done === 'true', null, { timeout: STEP_MS, polling: 250 });
+    const got = {
+      workers: Number(await tid('index-progress').getAttribute('data-workers')),
+      helped: Number(await tid('index-progress').getAttribute('data-helped')),
+      progress: await text('index-progress'),
+      docs: await text('doc-count'),
+      embedded: await text('embed-count'),
+      rankings: [],
+    };
+    await tid('search-mode').selectOption('vector');
+    for (const q of queries) {
+      await tid('query').fill(q);
+      await page.waitForFunction((qq) => document.querySelector('[data-testid="latency"]')?.dataset.query === qq, q, { timeout: 30_000 });
+      got.rankings.push(await tid('result').evaluateAll((els) => els.map((e) => ({ id: e.dataset.id, score: Number(e.dataset.score) }))));
+    }
+    return got;
+  };
+  const pool = await run(4);
+  console.log(`     ${pool.progress}; helpers embedded ${pool.helped}`);
+  assert(pool.workers === Math.min(cores, 4), `${pool.workers} workers on ${cores} cores`);
+  assert(pool.helped > 0 && pool.helped < n, `helpers embedded ${pool.helped} of ${n} passages (the indexing worker embeds too)`);
+  assert(pool.docs === String(n) && pool.embedded === String(n), `each passage embedded and indexed once: ${pool.docs} indexed, ${pool.embedded} embedded`);
+  assert(pool.rankings[0].slice(0, 5).some((h) => h.id.startsWith(expectPrefix)), `vector search: expected ${expectPrefix} in the top 5`);
+  // The same index as one worker builds: same vectors inserted in the same order give the same
+  // graph, so every ranking is the same (scores within float tolerance).
+  const single = await run(1);
+  assert(single.workers === 1 && single.helped === 0, `?workers=1: ${single.workers} workers, ${single.helped} helped`);
+  for (const [qi, ranking] of pool.rankings.entries()) {
+    const other = single.rankings[qi];
+    const same = ranking.length === other.length && ranking.every((h, i) => h.id === other[i].id && Math.abs(h.score - other[i].score) < 1e-4);
+    assert(same, `query ${JSON.stringify(queries[qi])}: pool ${ranking.slice(0, 3).map((h) => h.id)} vs one worker ${other.slice(0, 3).map((h) => h.id)}`);
+  }
+  console.log(`     ${queries.length} vector rankings equal to one worker's; top: ${pool.rankings[0][0].id}`);
+  // Cancel stops every engine: the job ends, nothing more is inserted, and the next job (a
+  // re-index, with new helpers) indexes everything.
+  await page.goto(`${base}/?nostore&limit=${n}&model=models/${layered.file}`);
+  await waitText('model-status', (t) => t === 'ready', 'model status', 60_000);
+  await tid('load-corpus').click();
+  // (embed-count follows the progress reports; doc-count is updated when a job ends.)
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="embed-count"]')?.textContent) >= 32, null, { timeout: STEP_MS, polling: 20 });
+  await tid('cancel').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="index-progress"]')?.dataset.done === 'true', null, { timeout: 30_000, polling: 50 });
+  const stopped = Number(await text('embed-count'));
+  await page.waitForTimeout(1500);
+  const later = Number(await text('embed-count'));
+  const docs = Number(await text('doc-count'));
+  console.log(`     cancelled at ${stopped} of ${n} passages (${docs} indexed); 1.5 s later ${later}`);
+  assert(stopped < n && later === stopped && docs === stopped, `cancel: ${stopped} embedded, ${docs} indexed, then ${later} of ${n}`);
 });
 
 await step('IndexedDB unavailable (?nostore) → clear message, app works in memory', async () => {

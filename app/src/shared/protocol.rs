@@ -74,6 +74,10 @@ pub enum Request {
         /// memory for it is dropped) and opens this language's.
         #[serde(default)]
         lang: Option<String>,
+        /// Engines that may embed for an indexing job, the indexing worker included (`?workers=N`;
+        /// `None`: one per core, at most 1 + [`crate::pool::MAX_HELPERS`]). `1`: no helpers.
+        #[serde(default)]
+        workers: Option<usize>,
     },
     /// Fetch the bundled corpus (JSON lines of [`crate::chunk::CorpusRecord`], written by
     /// `lightembed passages`) and index it.
@@ -328,6 +332,9 @@ pub enum Event {
         per_sec: f64,
         /// Passages embedded since the last `Progress` (the UI sums these: `embed-count`).
         embedded: usize,
+        /// Engines embedding for this job: the indexing worker and its helpers (issue 15 item 6).
+        #[serde(default = "one")]
+        workers: usize,
     },
     /// An indexing job ended.
     IndexDone {
@@ -341,6 +348,12 @@ pub enum Event {
         seconds: f64,
         /// Throughput.
         per_sec: f64,
+        /// Engines that embedded for this job (the indexing worker and its helpers).
+        #[serde(default = "one")]
+        workers: usize,
+        /// Of `done`, the passages that helper workers embedded.
+        #[serde(default)]
+        helped: usize,
     },
     /// Search results for request `id`.
     Results {
@@ -429,6 +442,7 @@ mod tests {
                 no_store: false,
                 db_version: None,
                 lang: None,
+                workers: None,
             },
             Request::LoadModel {
                 url: "models/lightembed-tr-static.bin".into(),
@@ -436,6 +450,7 @@ mod tests {
                 no_store: true,
                 db_version: Some(2),
                 lang: Some("tr".into()),
+                workers: Some(1),
             },
             Request::Search {
                 id: 7,
@@ -475,6 +490,7 @@ mod tests {
                 Ok(Request::LoadModel {
                     lang: None,
                     db_version: None,
+                    workers: None,
                     ..
                 })
             ),
@@ -509,10 +525,17 @@ mod tests {
             total: 10,
             per_sec: 12.5,
             embedded: 3,
+            workers: 2,
         };
         let s = e.to_json();
         assert!(s.contains(r#""type":"Progress""#), "{s}");
         assert_eq!(Event::from_json(&s).unwrap(), e);
+        // A worker build from before the pool sends no `workers`: one engine.
+        let old = r#"{"type":"Progress","done":1,"total":2,"per_sec":1.0,"embedded":1}"#;
+        assert!(matches!(
+            Event::from_json(old).unwrap(),
+            Event::Progress { workers: 1, .. }
+        ));
         assert!(Event::from_json("{\"type\":\"Nope\"}").is_err());
     }
 
@@ -524,4 +547,8 @@ mod tests {
         );
         assert_eq!(doc_id_of("plain"), "plain");
     }
+}
+
+fn one() -> usize {
+    1
 }

@@ -32,6 +32,24 @@ pub async fn sleep_ms(ms: i32) {
     let _ = JsFuture::from(promise).await;
 }
 
+/// Yields to the event loop once, so queued messages (a cancel, a search, a helper's vectors) are
+/// handled, without `setTimeout`'s clamping (nested timeouts wait ≥ 4 ms): a message posted to a
+/// fresh `MessageChannel`. Falls back to [`sleep_ms`]`(0)`.
+pub async fn yield_now() {
+    let Ok(channel) = web_sys::MessageChannel::new() else {
+        return sleep_ms(0).await;
+    };
+    let promise = Promise::new(&mut |resolve, _reject| {
+        channel.port1().set_onmessage(Some(&resolve));
+        if channel.port2().post_message(&JsValue::NULL).is_err() {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+    channel.port1().set_onmessage(None);
+    channel.port1().close();
+}
+
 /// A human-readable message from a thrown JS value.
 pub fn js_error(v: &JsValue) -> String {
     if let Some(e) = v.dyn_ref::<js_sys::Error>() {

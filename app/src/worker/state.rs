@@ -48,6 +48,9 @@ pub enum WorkerError {
     /// The PCA plot needs vectors it does not have.
     #[error("{0}")]
     Plot(&'static str),
+    /// A helper worker returned something other than one vector per passage.
+    #[error("an indexing helper returned {0}")]
+    Helper(String),
 }
 
 /// The model identity the index checks against (spec §8).

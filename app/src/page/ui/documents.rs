@@ -189,10 +189,19 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
             </div>
             <div data-testid="index-progress" class="progress"
                 data-per-sec=move || st.docs.progress.get().map(|p| format!("{:.2}", p.per_sec)).unwrap_or_default()
+                data-workers=move || st.docs.progress.get().map(|p| p.workers.to_string()).unwrap_or_default()
+                data-helped=move || st.docs.progress.get().map(|p| p.helped.to_string()).unwrap_or_default()
                 data-done=move || (!st.docs.indexing.get() && st.docs.progress.get().is_some()).to_string()>
                 {move || st.docs.progress.get().map(|p| view! {
                     <progress max=p.total.max(1).to_string() value=p.done.to_string()></progress>
-                    <span>{format!("{} / {} passages · {:.1} passages/s{}", p.done, p.total, p.per_sec, if st.docs.indexing.get() { "" } else { " · done" })}</span>
+                    <span>{format!(
+                        "{} / {} passages · {:.1} passages/s{}{}",
+                        p.done,
+                        p.total,
+                        p.per_sec,
+                        if p.workers > 1 { format!(" · {} workers", p.workers) } else { String::new() },
+                        if st.docs.indexing.get() { "" } else { " · done" },
+                    )}</span>
                 })}
             </div>
             <p>

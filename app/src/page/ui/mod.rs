@@ -66,6 +66,10 @@ struct Prog {
     done: usize,
     total: usize,
     per_sec: f64,
+    /// Engines embedding (the indexing worker and its helpers).
+    workers: usize,
+    /// Passages embedded by helper workers (known when the job ends).
+    helped: usize,
 }
 
 /// Search timing shown under the results.
@@ -217,6 +221,7 @@ impl St {
             no_store: query_param("nostore").is_some(),
             db_version: query_param("dbversion").and_then(|v| v.parse().ok()),
             lang: Some(self.model.lang.get_untracked().code.to_string()),
+            workers: query_param("workers").and_then(|v| v.parse().ok()),
         });
     }
 
@@ -342,12 +347,15 @@ fn handle(st: St, ev: ConnEvent) {
                 total,
                 per_sec,
                 embedded,
+                workers,
             } => {
                 st.docs.indexing.set(done < total);
                 st.docs.progress.set(Some(Prog {
                     done,
                     total,
                     per_sec,
+                    workers,
+                    helped: 0,
                 }));
                 st.docs.embed_count.update(|c| *c += embedded as u64);
             }
@@ -355,6 +363,8 @@ fn handle(st: St, ev: ConnEvent) {
                 done,
                 total,
                 per_sec,
+                workers,
+                helped,
                 ..
             } => {
                 st.docs.indexing.set(false);
@@ -362,6 +372,8 @@ fn handle(st: St, ev: ConnEvent) {
                     done,
                     total,
                     per_sec,
+                    workers,
+                    helped,
                 }));
             }
             Event::Results {
