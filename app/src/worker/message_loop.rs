@@ -676,19 +676,19 @@ impl WorkerApp {
         let mut reported = 0usize;
         let mut slice_start = now_ms();
         let mut cancelled = false;
-        post(&Event::Progress {
-            done: 0,
-            total,
-            per_sec: 0.0,
-            embedded: 0,
-            workers: 1,
-        });
         let pool = if passages.len() > POOL_BATCH {
             self.pool_for_job()
         } else {
             None
         };
         let workers = Cell::new(1 + pool.as_ref().map_or(0, |p| p.size()));
+        post(&Event::Progress {
+            done: 0,
+            total,
+            per_sec: 0.0,
+            embedded: 0,
+            workers: workers.get(),
+        });
         let post_progress = |done: usize, reported: usize| {
             let secs = (now_ms() - t0) / 1000.0;
             post(&Event::Progress {
