@@ -84,6 +84,12 @@ class E5Teacher:
 
 
 def vocab_path():
+    """The WordPiece vocabulary: `LE_VOCAB` when set (a pruned one, `prune_vocab.py`), else the
+    teacher's (English) or the language's own."""
+    if os.environ.get("LE_VOCAB"):
+        p = os.path.abspath(os.environ["LE_VOCAB"])
+        assert os.path.exists(p), p
+        return p
     p = os.path.join(teacher_dir(), "vocab.txt") if LANG == "en" else os.path.join(DATA, "vocab.txt")
     assert os.path.exists(p), p
     return p

@@ -183,6 +183,10 @@ def main():
                     help="also train on the short word spans of spans.tsv (teacher/spans_*.npy)")
     ap.add_argument("--vocab-examples", action="store_true",
                     help="also train on each vocabulary token alone against the teacher's vector of it")
+    ap.add_argument("--residual-scale", type=float, default=0.1,
+                    help="--init-from a run with fewer layers: the new layers' output projections "
+                         "(attention out, FFN down) are scaled by this; 0 starts the model exactly "
+                         "as that run (zero residuals)")
     ap.add_argument("--hard", type=float, default=0.0,
                     help="fraction of each batch drawn from one topic cluster of the teacher vectors")
     args = ap.parse_args()
@@ -240,7 +244,7 @@ def main():
         model.load_state_dict(state["model"])
         P(f"resumed at step {state['step']}")
     elif args.init_from:
-        init_from_run(model, args.init_from, P)
+        init_from_run(model, args.init_from, P, args.residual_scale)
     else:
         init_model(model, tok, tr_ids[:3000], tr_T[:3000], R, P)
     if args.emb_quant != "none":
@@ -339,7 +343,7 @@ def finish(model, out, val_ids, val_T, P, args):
 
 
 @torch.no_grad()
-def init_from_run(model, run, P):
+def init_from_run(model, run, P, residual_scale=0.1):
     """Start from another run's exported student (`student.npz`): the embedding table, final
     LayerNorm and projection always; the transformer layers too when that run has as many (e.g.
     continuing the 2-layer model on more data). Otherwise (e.g. from the static model) the new
@@ -362,7 +366,9 @@ def init_from_run(model, run, P):
     else:
         for L in model.layers:
             for lin in (L.out, L.down):
-                lin.weight.mul_(0.1)
+                lin.weight.mul_(residual_scale)
+                if residual_scale == 0 and lin.bias is not None:
+                    lin.bias.zero_()
     for k, param in names.items():
         param.copy_(torch.from_numpy(z[k]))
     P(f"init from run {run} ({src_layers} layers there, {len(model.layers)} here)")
