@@ -429,6 +429,11 @@ impl Event {
     }
 }
 
+/// `workers` of events from a worker build before the pool: one engine.
+fn one() -> usize {
+    1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,8 +552,4 @@ mod tests {
         );
         assert_eq!(doc_id_of("plain"), "plain");
     }
-}
-
-fn one() -> usize {
-    1
 }

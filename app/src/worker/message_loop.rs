@@ -23,8 +23,8 @@ use crate::storage::{Storage, DB_NAME};
 use crate::web::{fetch_bytes, fetch_text, head_validator, now_ms, sleep_ms, yield_now};
 use crate::worker_state::{load_model, AttachError, WorkerError, WorkerState};
 
-/// Passages embedded per forward pass while indexing.
-const BATCH: usize = pool::FORWARD_BATCH;
+/// Passages per batch without helpers: one forward pass, so progress and cancel stay prompt.
+const BATCH: usize = crate::worker_state::FORWARD_BATCH;
 /// Passages per batch handed to a helper worker (and embedded by the indexing worker itself when
 /// it has helpers): large enough that a message's cost vanishes, small enough to balance.
 const POOL_BATCH: usize = 16;
@@ -717,12 +717,13 @@ impl WorkerApp {
                 break;
             }
             // 1. Insert every batch that is ready, in order.
-            while let Some((vectors, from_helper)) = mine
-                .remove(&next_insert)
-                .map(|v| (v, false))
-                .or_else(|| {
+            while let Some((vectors, from_helper)) =
+                mine.remove(&next_insert).map(|v| (v, false)).or_else(|| {
                     let flat = pool.as_ref()?.take(next_insert as u64)?;
-                    Some((flat.chunks(dims.max(1)).map(<[f32]>::to_vec).collect(), true))
+                    Some((
+                        flat.chunks(dims.max(1)).map(<[f32]>::to_vec).collect(),
+                        true,
+                    ))
                 })
             {
                 let chunk = batches[next_insert];
@@ -771,7 +772,10 @@ impl WorkerApp {
             }
             // 3. Embed here: a batch a failed helper held, else the next unassigned one; when
             //    everything left is with the helpers, wait for one of them.
-            let lost = pool.as_ref().and_then(|p| p.take_lost()).map(|s| s as usize);
+            let lost = pool
+                .as_ref()
+                .and_then(|p| p.take_lost())
+                .map(|s| s as usize);
             let local = lost.or_else(|| {
                 (next_send < batches.len()).then(|| {
                     next_send += 1;

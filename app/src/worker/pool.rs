@@ -26,7 +26,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker};
 
 use crate::protocol::Event;
-use crate::worker_state::load_model;
+use crate::worker_state::{embed_texts, load_model};
 
 /// Helpers beyond this many do not pay for their memory (a model and an engine each).
 pub const MAX_HELPERS: usize = 3;
@@ -96,7 +96,10 @@ pub fn handle_helper_message(data: &JsValue) {
                     reply(&message(HELPER_READY, &[]), None);
                 }
                 Err(e) => reply(
-                    &message(HELPER_FAILED, &[("message", JsValue::from_str(&e.to_string()))]),
+                    &message(
+                        HELPER_FAILED,
+                        &[("message", JsValue::from_str(&e.to_string()))],
+                    ),
                     None,
                 ),
             }
@@ -111,11 +114,11 @@ pub fn handle_helper_message(data: &JsValue) {
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let result = HELPER_MODEL.with(|m| match m.borrow().as_ref() {
                 None => Err("the helper has no model".to_string()),
-                Some(model) => embed_in_batches(model, &refs, dims).map_err(|e| e.to_string()),
+                Some(model) => embed_texts(model, &refs, dims).map_err(|e| e.to_string()),
             });
             match result {
-                Ok(flat) => {
-                    let arr = Float32Array::from(&flat[..]);
+                Ok(vectors) => {
+                    let arr = Float32Array::from(&vectors.concat()[..]);
                     let buf = arr.buffer();
                     reply(
                         &message(HELPER_EMBEDDED, &[("seq", seq), ("vectors", arr.into())]),
@@ -133,24 +136,6 @@ pub fn handle_helper_message(data: &JsValue) {
         }
         _ => {}
     }
-}
-
-/// Passages per forward pass (as the indexing worker's own loop).
-pub const FORWARD_BATCH: usize = 4;
-
-/// Embeds `texts` [`FORWARD_BATCH`] at a time; the vectors concatenated (`texts.len() × dims`).
-pub fn embed_in_batches(
-    model: &lightembed::Model,
-    texts: &[&str],
-    dims: usize,
-) -> Result<Vec<f32>, lightembed::EmbedError> {
-    let mut flat = Vec::new();
-    for chunk in texts.chunks(FORWARD_BATCH) {
-        for v in model.embed_batch(chunk, dims)? {
-            flat.extend_from_slice(&v);
-        }
-    }
-    Ok(flat)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,9 +240,9 @@ impl Pool {
 
     /// A ready helper with room for another batch.
     pub fn idle(&self) -> Option<usize> {
-        self.helpers.iter().position(|h| {
-            h.alive.get() && h.ready.get() && h.in_flight.borrow().len() < IN_FLIGHT
-        })
+        self.helpers
+            .iter()
+            .position(|h| h.alive.get() && h.ready.get() && h.in_flight.borrow().len() < IN_FLIGHT)
     }
 
     /// Sends batch `seq` to helper `i`.

@@ -53,6 +53,25 @@ pub enum WorkerError {
     Helper(String),
 }
 
+/// Texts embedded per forward pass while indexing (by the indexing worker and its helpers).
+pub const FORWARD_BATCH: usize = 4;
+
+/// Embeds `texts` at `dims`, [`FORWARD_BATCH`] per forward pass; one vector per text, in order.
+///
+/// # Errors
+/// The engine's [`lightembed::EmbedError`] (dims not valid for the model).
+pub fn embed_texts(
+    model: &Model,
+    texts: &[&str],
+    dims: usize,
+) -> Result<Vec<Vec<f32>>, lightembed::EmbedError> {
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(FORWARD_BATCH) {
+        out.extend(model.embed_batch(chunk, dims)?);
+    }
+    Ok(out)
+}
+
 /// The model identity the index checks against (spec §8).
 pub fn identity(model: &Model) -> ModelIdentity {
     ModelIdentity::from(model)
@@ -216,8 +235,9 @@ impl WorkerState {
             .or_else(|| self.model.as_ref().map(|m| m.output_dim()))
     }
 
-    /// Embeds passages at the index dims (one batched forward pass). What is embedded is
-    /// [`Passage::embed_text`] (heading + text), as `lightembed index` does.
+    /// Embeds passages at the index dims ([`embed_texts`]: [`FORWARD_BATCH`] per forward pass, as
+    /// the helper workers do). What is embedded is [`Passage::embed_text`] (heading + text), as
+    /// `lightembed index` does.
     ///
     /// # Errors
     /// No model or no index.
@@ -230,7 +250,7 @@ impl WorkerState {
             .dims();
         let owned: Vec<String> = passages.iter().map(Passage::embed_text).collect();
         let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
-        Ok(model.embed_batch(&texts, dims)?)
+        Ok(embed_texts(model, &texts, dims)?)
     }
 
     /// Inserts (or replaces) a passage with its vector.
