@@ -369,7 +369,9 @@ const GELU_EXP: [f32; 7] = [
 pub fn softmax_row(x: &mut [f32]) {
     // Compare-and-select rather than `f32::max` (a scalar `fmaxf` call on wasm32); NaNs are
     // skipped either way.
-    let m = x.iter().fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+    let m = x
+        .iter()
+        .fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a });
     for v in x.iter_mut() {
         *v = (*v - m).exp();
     }

@@ -88,7 +88,12 @@ pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
                 } else if nt == NT {
                     for ii in 0..mt {
                         let mut r = [[0i32; NT]; 1];
-                        ternary_tile::<1, NT>(&xa[ii * stride..(ii + 1) * stride], wa, stride, &mut r);
+                        ternary_tile::<1, NT>(
+                            &xa[ii * stride..(ii + 1) * stride],
+                            wa,
+                            stride,
+                            &mut r,
+                        );
                         res[ii] = r[0];
                     }
                 } else {
