@@ -40,8 +40,7 @@ def main():
     for i in range(0, len(texts), 4096):
         for e in tok.encode_batch(texts[i:i + 4096], add_special_tokens=False):
             counts.update(e.ids)
-    used = [i for i in counts]
-    chars = {i for i in used if len(inv[i]) == 1 or (inv[i].startswith("##") and len(inv[i]) == 3)}
+    chars = {i for i in counts if len(inv[i]) == 1 or (inv[i].startswith("##") and len(inv[i]) == 3)}
     keep = {vocab[t] for t in SPECIAL} | chars
     for i, _ in counts.most_common():
         if len(keep) >= args.size:
@@ -65,9 +64,8 @@ def main():
         z = dict(np.load(os.path.join(src, "student.npz")))
         z["embedding"] = z["embedding"][kept]
         np.savez(os.path.join(dst, "student.npz"), **z)
-        for name in ("meta.json",):
-            if os.path.exists(os.path.join(src, name)):
-                shutil.copy(os.path.join(src, name), dst)
+        if os.path.exists(os.path.join(src, "meta.json")):
+            shutil.copy(os.path.join(src, "meta.json"), dst)
         print("wrote", dst)
 
 
