@@ -15,7 +15,8 @@
 // Env: DIST, LIMIT (passages to index; default all), QUERIES (default 50), QUERY_FILE (JSONL with
 // a "query" field per line instead of the built-in Rust-book questions), MODELS (comma-separated
 // model file names to measure; default all in the manifest), WORKERS (engines per indexing job,
-// `?workers=N`; default one per core, at most 4).
+// `?workers=N`; default one per core, at most 4), RELAXED=0 (`?relaxed=0`: the SIMD128 worker even
+// where the browser has relaxed SIMD).
 
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -84,7 +85,7 @@ async function measure(model) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const page = ctx.pages()[0] || await ctx.newPage();
-  const url = `${base}/?model=models/${model.file}&limit=${LIMIT}${process.env.WORKERS ? `&workers=${process.env.WORKERS}` : ''}`;
+  const url = `${base}/?model=models/${model.file}&limit=${LIMIT}${process.env.WORKERS ? `&workers=${process.env.WORKERS}` : ''}${process.env.RELAXED === '0' ? '&relaxed=0' : ''}`;
   const r = { model: `${model.file} (${model.model_id} v${model.version}, ${model.n_layers ? `${model.n_layers} layers` : 'static'}, ${model.embedding_quant} emb)`, file: model.file, size: model.size };
 
   await page.goto(url);

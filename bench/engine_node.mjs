@@ -1,5 +1,6 @@
 // Times the lightembed engine compiled to wasm32 + SIMD128 under Node, single thread.
-// Usage: node bench/engine_node.mjs PKG_DIR MODEL.bin [MODEL.bin ...]
+// Usage: [WASM_FEATURES=simd128+relaxed-simd] node bench/engine_node.mjs PKG_DIR MODEL.bin [MODEL.bin ...]
+//   (WASM_FEATURES only labels the output: the features the package was built with.)
 //   PKG_DIR: wasm-bindgen --target nodejs output of bench/wasm-node (see bench/engine.sh).
 // Prints one line per model: sentences/s, tokens/s and effective GMAC/s on bench/sentences.txt.
 // Time is the process's CPU time (process.cpuUsage: user + system), like the native benchmark's
@@ -46,7 +47,7 @@ for (const file of models) {
   const s = cpuMs / 1000;
   const sps = (passes * lines.length) / s;
   console.log(JSON.stringify({
-    model: path.basename(file), runtime: `node ${process.version} wasm32+simd128`,
+    model: path.basename(file), runtime: `node ${process.version} wasm32+${process.env.WASM_FEATURES ?? 'simd128'}`,
     sentences: lines.length, mean_tokens: +(tokens / lines.length).toFixed(1),
     sentences_per_s: Math.round(sps), tokens_per_s: Math.round((passes * tokens) / s),
     gmac_per_s: +((passes * totalMacs) / s / 1e9).toFixed(2),

@@ -3,7 +3,7 @@
 SHA-256 over every file's path and bytes (so any change of the build changes sw.js, which is how a
 browser notices a new deployment), and FILES, the files to precache for offline use: everything
 but `sw.js` itself and the model `.bin` files (the worker keeps the chosen model, verified, in
-IndexedDB). Run by trunk as a post_build hook after models_manifest.py. Stdlib only.
+IndexedDB). Run last by scripts/post_build.sh (trunk's post_build step). Stdlib only.
 
 Usage: python3 scripts/sw_manifest.py DIR
 """

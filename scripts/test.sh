@@ -3,7 +3,8 @@
 #   1. pytest for the reference, packer and fixtures (Python venv .venv),
 #   2. cargo tests of the workspace natively (golden fixtures, malformed files, tokenizer parity,
 #      kernels, index, CLI, the app's pure logic),
-#   3. the engine's and the index's tests compiled to wasm32 (+simd128) and run under Node,
+#   3. the engine's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
+#      engine's again with relaxed SIMD (the app's second worker),
 #   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web) under Node's test runner,
 #      against the CLI's results on the same index,
 #   5. the app's storage and worker-messaging tests (wasm-bindgen-test) in headless Chromium,
@@ -35,6 +36,11 @@ LIGHTEMBED_REQUIRE_WIDGET=1 cargo test --workspace --exclude lightembed-bench-in
 
 step "cargo test (wasm32 + simd128, under Node)"
 cargo test -p lightembed -p lightembed-index --target wasm32-unknown-unknown
+
+step "cargo test (the engine in wasm32 + simd128 + relaxed-simd, the app's second worker, under Node)"
+# Own target directory (the flags would otherwise rebuild target/); Node 20 needs the V8 flag.
+RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" NODE_ARGS=--experimental-wasm-relaxed-simd \
+  cargo test -p lightembed --target wasm32-unknown-unknown --target-dir target/wasm-relaxed
 
 step "npm package (js/) under Node's test runner, against the CLI"
 node --test js/test/

@@ -316,3 +316,21 @@ fn activation_quantisation_follows_bitlinear_rules() {
     assert_eq!(q, [0; 4]);
     assert_eq!(xs, 128.0 / 1e-5);
 }
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn backend_name_says_which_kernels_this_build_runs() {
+    let name = Backend::detect().name();
+    report!("kernels: {name}");
+    let want: &[&str] = if cfg!(target_feature = "relaxed-simd") {
+        &["relaxed-simd"]
+    } else if cfg!(target_arch = "wasm32") {
+        &["simd128"]
+    } else if cfg!(target_arch = "x86_64") {
+        &["avx2", "scalar"]
+    } else {
+        &["scalar"]
+    };
+    assert!(want.contains(&name), "{name} not in {want:?}");
+    assert_eq!(Backend::Scalar.name(), "scalar");
+}

@@ -481,16 +481,17 @@ await step('Matryoshka dims: re-index at 64 dims, queries follow', async () => {
 });
 
 const layered = manifest.models.find((m) => m.n_layers > 0 && (m.lang ?? 'en') === 'en');
-await step('every core: a model with layers indexes on a pool of workers, in order, each passage once', async () => {
+await step('every core: a model with layers indexes on a pool of workers, in order, each passage once; relaxed SIMD gives the SIMD128 vectors', async () => {
   if (!layered) return console.log('     (no English model with layers in the manifest)');
   if (cores < 2) return console.log(`     (${cores} core: no helpers)`);
   const n = LIMIT;
   const queries = [query, 'How do I read a file?', 'What is a trait object?'];
   // Index in memory (?nostore, so the stored index of the steps around this one stays as it
   // is) with `workers` engines; the vector-only ranking of each query (ids and scores).
-  const run = async (workers) => {
-    await page.goto(`${base}/?nostore&limit=${n}&model=models/${layered.file}&workers=${workers}`);
+  const run = async (workers, extra = '') => {
+    await page.goto(`${base}/?nostore&limit=${n}&model=models/${layered.file}&workers=${workers}${extra}`);
     await waitText('model-status', (t) => t === 'ready', 'model status', 60_000);
+    const kernel = await text('model-kernel');
     await tid('load-corpus').click();
     await page.waitForFunction(() => document.querySelector('[data-testid="index-progress"]')?.dataset.done === 'true', null, { timeout: STEP_MS, polling: 250 });
     const got = {
@@ -499,6 +500,7 @@ await step('every core: a model with layers indexes on a pool of workers, in ord
       progress: await text('index-progress'),
       docs: await text('doc-count'),
       embedded: await text('embed-count'),
+      kernel,
       rankings: [],
     };
     await tid('search-mode').selectOption('vector');
@@ -510,21 +512,26 @@ await step('every core: a model with layers indexes on a pool of workers, in ord
     return got;
   };
   const pool = await run(4);
-  console.log(`     ${pool.progress}; helpers embedded ${pool.helped}`);
+  console.log(`     ${pool.progress}; helpers embedded ${pool.helped}; kernels: ${pool.kernel}`);
+  // (func (result v128) … i16x8.relaxed_dot_i8x16_i7x16_s), as app/index.html checks it.
+  const relaxed = await page.evaluate(() => WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 15, 1, 13, 0, 65, 0, 253, 15, 65, 0, 253, 15, 253, 146, 2, 11])));
+  assert(pool.kernel === (relaxed ? 'WebAssembly relaxed SIMD' : 'WebAssembly simd128'), `kernels ${pool.kernel} (relaxed SIMD validates: ${relaxed})`);
   assert(pool.workers === Math.min(cores, 4), `${pool.workers} workers on ${cores} cores`);
   assert(pool.helped > 0 && pool.helped < n, `helpers embedded ${pool.helped} of ${n} passages (the indexing worker embeds too)`);
   assert(pool.docs === String(n) && pool.embedded === String(n), `each passage embedded and indexed once: ${pool.docs} indexed, ${pool.embedded} embedded`);
   assert(pool.rankings[0].slice(0, 5).some((h) => h.id.startsWith(expectPrefix)), `vector search: expected ${expectPrefix} in the top 5`);
-  // The same index as one worker builds: same vectors inserted in the same order give the same
-  // graph, so every ranking is the same (scores within float tolerance).
-  const single = await run(1);
+  // The same index as one SIMD128 worker builds (`?relaxed=0`): the relaxed-SIMD kernel is exact,
+  // and the same vectors inserted in the same order give the same graph, so every ranking is the
+  // same (scores within float tolerance).
+  const single = await run(1, '&relaxed=0');
   assert(single.workers === 1 && single.helped === 0, `?workers=1: ${single.workers} workers, ${single.helped} helped`);
+  assert(single.kernel === 'WebAssembly simd128', `?relaxed=0: kernels ${single.kernel}`);
   for (const [qi, ranking] of pool.rankings.entries()) {
     const other = single.rankings[qi];
     const same = ranking.length === other.length && ranking.every((h, i) => h.id === other[i].id && Math.abs(h.score - other[i].score) < 1e-4);
     assert(same, `query ${JSON.stringify(queries[qi])}: pool ${ranking.slice(0, 3).map((h) => h.id)} vs one worker ${other.slice(0, 3).map((h) => h.id)}`);
   }
-  console.log(`     ${queries.length} vector rankings equal to one worker's; top: ${pool.rankings[0][0].id}`);
+  console.log(`     ${queries.length} vector rankings equal to one SIMD128 worker's; top: ${pool.rankings[0][0].id}`);
   // Cancel stops every engine: the job ends, nothing more is inserted, and the next job (a
   // re-index, with new helpers) indexes everything.
   await page.goto(`${base}/?nostore&limit=${n}&model=models/${layered.file}`);

@@ -12,8 +12,18 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-/// The worker script trunk emits for `data-bin="worker" data-loader-shim`.
+/// The worker script trunk emits for `data-bin="worker" data-loader-shim` (SIMD128 kernels).
 const WORKER_URL: &str = "./worker_loader.js";
+
+/// The worker script to start: `window.lightembedWorker` when index.html set it (the relaxed-SIMD
+/// build, `./worker_relaxed_loader.js`, where the browser validates relaxed SIMD and the URL has
+/// no `relaxed=0`), else [`WORKER_URL`].
+fn worker_url() -> String {
+    js_sys::Reflect::get(&js_sys::global(), &"lightembedWorker".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_else(|| WORKER_URL.to_string())
+}
 /// More restarts than this within [`RESTART_WINDOW_MS`] and the UI stops restarting.
 const MAX_RESTARTS: usize = 3;
 const RESTART_WINDOW_MS: f64 = 20_000.0;
@@ -87,7 +97,7 @@ pub fn send(req: &Request) {
 }
 
 fn spawn() {
-    let result = Worker::new(WORKER_URL);
+    let result = Worker::new(&worker_url());
     let worker = match result {
         Ok(w) => w,
         Err(e) => {

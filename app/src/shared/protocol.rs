@@ -206,6 +206,9 @@ pub struct ModelInfo {
     pub from_cache: bool,
     /// Milliseconds spent verifying and loading (`Model::from_bytes`).
     pub verify_ms: f64,
+    /// The engine's kernels in this worker (`simd128` or `relaxed-simd`; `Backend::name`).
+    #[serde(default)]
+    pub kernel: String,
 }
 
 /// One indexed document as listed in the UI.

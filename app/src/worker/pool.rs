@@ -2,8 +2,9 @@
 //! indexing worker, which keeps the only index, inserts the vectors in passage order and reports
 //! exact progress.
 //!
-//! The helpers are more instances of the same worker script (`./worker_loader.js`, started by the
-//! indexing worker itself, so a sub-path deployment needs nothing more). A helper is told that it
+//! The helpers are more instances of the same worker script (the indexing worker's own URL,
+//! `worker_loader.js` or the relaxed-SIMD `worker_relaxed_loader.js`, started by the indexing
+//! worker itself, so a sub-path deployment needs nothing more). A helper is told that it
 //! is one by its first message, [`HELPER_INIT`], which carries the verified model bytes and their
 //! SHA-256 (no second hash); it then answers [`HELPER_EMBED`] requests with one `Float32Array` of
 //! `n × dims` floats. Messages between the workers are plain JS objects (structured clone, the
@@ -41,8 +42,14 @@ pub const HELPER_EMBED: &str = "embed";
 const HELPER_READY: &str = "ready";
 const HELPER_EMBEDDED: &str = "embedded";
 const HELPER_FAILED: &str = "failed";
-/// The worker script, relative to the indexing worker's own URL.
-const WORKER_URL: &str = "./worker_loader.js";
+/// The helpers' script: the indexing worker's own (`self.location`), so helpers run the same
+/// build (SIMD128 or relaxed SIMD) as the worker that started them.
+fn worker_url() -> String {
+    let location = get(&js_sys::global(), "location");
+    get(&location, "href")
+        .as_string()
+        .unwrap_or_else(|| "./worker_loader.js".to_string())
+}
 
 fn get(obj: &JsValue, key: &str) -> JsValue {
     Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
@@ -182,8 +189,9 @@ impl Pool {
     pub fn start(n: usize, bytes: &[u8], digest: Option<[u8; 32]>, url: &str) -> Pool {
         let inbox = Rc::new(RefCell::new(Inbox::default()));
         let mut helpers = Vec::new();
+        let worker_url = worker_url();
         for _ in 0..n {
-            let Ok(worker) = Worker::new(WORKER_URL) else {
+            let Ok(worker) = Worker::new(&worker_url) else {
                 continue;
             };
             let helper = Rc::new_cyclic(|weak: &std::rc::Weak<Helper>| {

@@ -118,6 +118,7 @@ pub fn load_model(
         metadata: model.metadata().map(str::to_string),
         from_cache: false,
         verify_ms: 0.0,
+        kernel: lightembed::kernels::Backend::detect().name().to_string(),
     };
     Ok((model, info))
 }

@@ -65,8 +65,16 @@ pub struct TernaryMatrix {
     /// The padded codes sign-extended to `i16` once at load (wasm32 SIMD128 only): SIMD128's
     /// widest integer product is `i32x4.dot_i16x8_s`, and extending in the kernel cost more
     /// than the products (`bench/RESULTS.md`, issue 15 item 7).
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(target_feature = "relaxed-simd")
+    ))]
     codes16: Vec<i16>,
+    /// The padded codes plus one (0, 1, 2) for relaxed SIMD's `i32x4.relaxed_dot_i8x16_i7x16_add_s`,
+    /// whose second operand must lie in 0..=127 (wasm32 `+relaxed-simd` builds only).
+    #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+    codes_p1: Vec<i8>,
 }
 
 pub use crate::quant::ternary_code;
@@ -133,8 +141,14 @@ impl TernaryMatrix {
             rows,
             cols,
             stride,
-            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            #[cfg(all(
+                target_arch = "wasm32",
+                target_feature = "simd128",
+                not(target_feature = "relaxed-simd")
+            ))]
             codes16: codes.iter().map(|&c| c as i16).collect(),
+            #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+            codes_p1: codes.iter().map(|&c| c + 1).collect(),
             codes,
             row_sums,
         }
@@ -157,9 +171,18 @@ impl TernaryMatrix {
         &self.codes
     }
     /// [`Self::padded_codes`] sign-extended to `i16` (`rows × stride`), built at load.
-    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[cfg(all(
+        target_arch = "wasm32",
+        target_feature = "simd128",
+        not(target_feature = "relaxed-simd")
+    ))]
     pub fn padded_codes_i16(&self) -> &[i16] {
         &self.codes16
+    }
+    /// [`Self::padded_codes`] plus one (each 0, 1 or 2; `rows × stride`), built at load.
+    #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+    pub fn padded_codes_plus_one(&self) -> &[i8] {
+        &self.codes_p1
     }
     /// Sum of the codes of each row.
     pub fn row_sums(&self) -> &[i32] {
@@ -222,6 +245,18 @@ impl Backend {
         }
         #[allow(unreachable_code)]
         Backend::Scalar
+    }
+
+    /// The name of this backend as this build runs it: `scalar`, `avx2`, `simd128`, or
+    /// `relaxed-simd` (SIMD128 with relaxed SIMD's integer dot product, in builds with
+    /// `+relaxed-simd`; [`simd128`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+            Backend::Avx2 => "avx2",
+            Backend::Simd128 if cfg!(target_feature = "relaxed-simd") => "relaxed-simd",
+            Backend::Simd128 => "simd128",
+        }
     }
 
     /// Every backend usable on this machine, scalar first (for tests and benchmarks).
