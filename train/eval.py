@@ -291,7 +291,7 @@ def write_md(res):
         L.append("- Speed in this table: PyTorch, wall clock, single thread, one sentence at a time, on the shared "
                  "2-core machine while other jobs ran: rough relative figures only. The authoritative speed figures "
                  "(CPU time, teacher vs the Rust engine on the same sentences) are in the section after the tables.")
-        L.append("- The 2-layer student (v5.0.0: int4 embeddings over a 19,000-token pruned vocabulary, "
+        L.append("- The 2-layer student (v5.0.0 on: int4 embeddings over a 19,000-token pruned vocabulary, "
                  "`train/prune_vocab.py`, to fit 3.5 MB) is scored from its shipped file; dims 256 and 384 score "
                  "alike because the pooled vector is 256-d (projection rank ≤ 256).\n")
     L.append("| model | dims | nDCG@10 | MRR@10 | Spearman vs teacher | % teacher nDCG | % full-dim nDCG | size | sent/s (1 thr, PyTorch, wall) |")
