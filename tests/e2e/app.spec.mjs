@@ -27,7 +27,8 @@
 //      next upgrade, which gives up within 5 s saying to close it; closed, a reload keeps the data
 //  10. the same dist/ served under /sub/path/ (another origin) → ready, search, no 404
 //  11. no WebAssembly SIMD (simulated: the probe module fails to validate) → `no-simd` message
-//      within 5 s, the app is not started
+//      within 5 s, the app is not started; SIMD but no relaxed SIMD (its probe fails) → the
+//      SIMD128 worker, which loads the model and indexes
 //  12–15. languages (issue 16), in a fresh browser profile: English is the default and lists only
 //      English models; its corpus is indexed and the known passage found. Türkçe lists only the
 //      Turkish model (cased), which loads with its own empty index; a switch back to English
@@ -697,6 +698,24 @@ await step('no WebAssembly SIMD → readable message within 5 s', async () => {
     await ns.screenshot({ path: path.join(shots, '11-no-simd.png'), fullPage: true });
   } finally {
     await ns.close();
+  }
+});
+
+await step('no relaxed SIMD → the SIMD128 worker loads the model and indexes', async () => {
+  const nr = await context.newPage();
+  // Simulates a browser with SIMD but without relaxed SIMD: only app/index.html's relaxed probe
+  // (36 bytes, i16x8.relaxed_dot_i8x16_i7x16_s = 0xfd 0x92 0x02) fails to validate.
+  await nr.addInitScript(() => { const v = WebAssembly.validate; WebAssembly.validate = (b) => (b.length === 36 && b[33] === 146 ? false : v(b)); });
+  try {
+    await nr.goto(`${base}/?nostore&limit=20${modelParam}`);
+    await nr.waitForFunction(() => document.querySelector('[data-testid="model-status"]')?.textContent.trim() === 'ready', null, { timeout: 60_000 });
+    const kernel = (await nr.locator('[data-testid="model-kernel"]').textContent()).trim();
+    assert(kernel === 'WebAssembly simd128', `kernels: ${kernel}`);
+    await nr.locator('[data-testid="load-corpus"]').click();
+    await nr.waitForFunction(() => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === '20', null, { timeout: STEP_MS });
+    console.log(`     kernels: ${kernel}; 20 passages indexed`);
+  } finally {
+    await nr.close();
   }
 });
 
