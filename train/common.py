@@ -161,6 +161,11 @@ def abs_median(w):
     return w.detach().abs().flatten().median()
 
 
+# LE_FLOAT_LAYERS=1: BitLinear layers run unquantised (fp32 weights and activations), in training
+# and in evaluation alike — an experiment to measure what QAT costs; such a run cannot be shipped.
+FLOAT_LAYERS = os.environ.get("LE_FLOAT_LAYERS") == "1"
+
+
 class BitLinear(nn.Module):
     """Spec §6.3, trained with a straight-through estimator.
 
@@ -177,6 +182,8 @@ class BitLinear(nn.Module):
 
     def forward(self, x):
         x_norm = F.layer_norm(x, (x.shape[-1],), eps=1e-5)
+        if FLOAT_LAYERS:  # the same layer without quantisation (an upper bound for QAT)
+            return F.linear(x_norm, self.weight, self.bias)
         x_scale = (128.0 / x_norm.detach().abs().amax(-1, keepdim=True).clamp(min=1e-5))
         xs = x_norm * x_scale
         x_q = ste(xs, torch.round(xs).clamp(-128, 127))
