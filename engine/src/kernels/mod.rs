@@ -71,7 +71,7 @@ pub struct TernaryMatrix {
         not(target_feature = "relaxed-simd")
     ))]
     codes16: Vec<i16>,
-    /// The padded codes plus one (0, 1, 2) for relaxed SIMD's `i32x4.relaxed_dot_i8x16_i7x16_add_s`,
+    /// The padded codes plus one (0, 1, 2) for relaxed SIMD's `i16x8.relaxed_dot_i8x16_i7x16_s`,
     /// whose second operand must lie in 0..=127 (wasm32 `+relaxed-simd` builds only).
     #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
     codes_p1: Vec<i8>,

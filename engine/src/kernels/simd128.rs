@@ -2,11 +2,14 @@
 //!
 //! Ternary × int8: both operands are sign-extended to i16 (weights once at load, activations once
 //! per call) and multiplied with `i32x4.dot_i16x8_s` (8 products per instruction, exact; no
-//! saturation possible). Builds with `+relaxed-simd` use `i32x4.relaxed_dot_i8x16_i7x16_add_s`
+//! saturation possible). Builds with `+relaxed-simd` use `i16x8.relaxed_dot_i8x16_i7x16_s`
 //! instead (16 products per instruction): its second operand must lie in 0..=127, so the weights
 //! enter as `w + 1 ∈ {0, 1, 2}` and `Σx` is subtracted, `Σ x·w = Σ x·(w + 1) − Σ x`. Every pair
-//! sum is at most 2·127·2 = 508, far from the i16 saturation of x86's `pmaddubsw`, and no operand
-//! leaves the range where the instruction is deterministic, so the result is exact on every engine.
+//! sum is at most 2·128·2 = 512 in magnitude, far from the i16 saturation of x86's `pmaddubsw`;
+//! the i16 lanes add up at most 64 of them before widening to i32; no operand leaves the range
+//! where the instruction is deterministic, so the result is exact on every engine. (The fused
+//! `i32x4.relaxed_dot_i8x16_i7x16_add_s` is not used: under Node 20's V8 the golden fixtures fail
+//! with it, `bench/RESULTS.md`.)
 //!
 //! All kernels share one tiling driver ([`tiled`]): `MT` activation rows × `NT` weight rows per
 //! tile, weight rows outer (read once), activation rows inner (cache-resident), smaller tiles at
@@ -160,7 +163,7 @@ impl Tile for TernaryRelaxed<'_> {
         let mut acc = [[i32x4_splat(0); N]; M];
         let mut kk = 0;
         while kk < s {
-            // i16 lanes add up pair sums of at most 508 in magnitude: 64 steps stay below 32,767.
+            // i16 lanes add up pair sums of at most 512 in magnitude: 64 steps stay within i16.
             let end = (kk + 16 * 64).min(s);
             let mut acc16 = [[i16x8_splat(0); N]; M];
             while kk < end {
