@@ -2,7 +2,7 @@
 //!
 //! Each kernel has a scalar reference ([`scalar`]), an x86_64 AVX2 version ([`avx2`], chosen at
 //! run time by `is_x86_feature_detected!`, detection cached) and a wasm32 SIMD128 version
-//! ([`simd128`], compiled in when `target_feature = "simd128"`). The integer kernels are bit-exact
+//! (`simd128`, compiled in when `target_feature = "simd128"`). The integer kernels are bit-exact
 //! with the scalar reference; the f32 kernels agree within float re-association error.
 //!
 //! Layout conventions: every matrix is row-major. `matmul_nt` computes `out = A · Bᵀ`, which is
@@ -249,7 +249,7 @@ impl Backend {
 
     /// The name of this backend as this build runs it: `scalar`, `avx2`, `simd128`, or
     /// `relaxed-simd` (SIMD128 with relaxed SIMD's integer dot product, in builds with
-    /// `+relaxed-simd`; [`simd128`]).
+    /// `+relaxed-simd`; `kernels::simd128`).
     pub fn name(self) -> &'static str {
         match self {
             Backend::Scalar => "scalar",
