@@ -2,7 +2,8 @@
 """Writes `manifest.json` next to the `.bin` models of a directory (stdlib only).
 
 Run by scripts/post_build.sh (trunk's post_build step) on the staged `models/` folder, so the
-app's model list and its cache validators (SHA-256 per file) always describe the files actually shipped:
+app's model list and its cache validators (SHA-256 per file) always describe the files actually
+shipped:
 
     {"models": [{"file": "lightembed-en-static.bin", "sha256": "…", "size": 4658384,
                  "model_id": "lightembed-en-0l", "lang": "en", "version": "3.0.0",

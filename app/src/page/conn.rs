@@ -24,6 +24,7 @@ fn worker_url() -> String {
         .and_then(|v| v.as_string())
         .unwrap_or_else(|| WORKER_URL.to_string())
 }
+
 /// More restarts than this within [`RESTART_WINDOW_MS`] and the UI stops restarting.
 const MAX_RESTARTS: usize = 3;
 const RESTART_WINDOW_MS: f64 = 20_000.0;
