@@ -288,6 +288,8 @@ struct LinearScratch {
     x_scale: Vec<f32>,
     tmp: Vec<f32>,
     acc: Vec<i32>,
+    /// `1 / row_scale` per output row.
+    inv_scale: Vec<f32>,
 }
 
 /// `out = bitlinear(x, lin)` for `m` rows (§6.3): `x` is `[m × cols]`, `out` `[m × rows]`.
@@ -339,19 +341,23 @@ fn bitlinear_ternary(
         );
     }
     kernels::ternary_matmul(&s.xq, m, tm, &mut s.acc);
+    // `(acc + bias) / (scale · x_scale)` as two multiplications by reciprocals: `rows + m` divisions
+    // per call instead of `m · rows` (within an ulp or two of the division; spec §6.3 tolerances).
+    s.inv_scale.clear();
+    s.inv_scale.extend(row_scales.iter().map(|&r| 1.0 / r));
     for i in 0..m {
-        let xs = s.x_scale[i];
+        let inv_xs = 1.0 / s.x_scale[i];
         let acc = &s.acc[i * rows..(i + 1) * rows];
         let o = &mut out[i * rows..(i + 1) * rows];
         match bias {
             Some(b) => {
-                for (((oj, &aj), &bj), &sj) in o.iter_mut().zip(acc).zip(b).zip(row_scales) {
-                    *oj = (aj as f32 + bj) / (sj * xs);
+                for (((oj, &aj), &bj), &ij) in o.iter_mut().zip(acc).zip(b).zip(&s.inv_scale) {
+                    *oj = (aj as f32 + bj) * ij * inv_xs;
                 }
             }
             None => {
-                for ((oj, &aj), &sj) in o.iter_mut().zip(acc).zip(row_scales) {
-                    *oj = aj as f32 / (sj * xs);
+                for ((oj, &aj), &ij) in o.iter_mut().zip(acc).zip(&s.inv_scale) {
+                    *oj = aj as f32 * ij * inv_xs;
                 }
             }
         }
