@@ -135,9 +135,19 @@ pub(super) fn ModelInfoTable(info: ModelInfo) -> impl IntoView {
             <tr><th>"dims"</th><td>{format!("{} (valid: {dims})", info.output_dim)}</td></tr>
             <tr><th>"size"</th><td>{format!("{} ({} bytes)", fmt_bytes(info.size_bytes), info.size_bytes)}</td></tr>
             <tr><th>"SHA-256"</th><td class="mono">{info.sha256.clone()}</td></tr>
-            <tr><th>"kernels"</th><td data-testid="model-kernel">{if info.kernel == "relaxed-simd" { "WebAssembly relaxed SIMD".to_string() } else { format!("WebAssembly {}", if info.kernel.is_empty() { "SIMD128" } else { info.kernel.as_str() }) }}</td></tr>
+            <tr><th>"kernels"</th><td data-testid="model-kernel">{kernel_label(&info.kernel)}</td></tr>
             <tr><th>"verified"</th><td>{format!("{:.1} ms, {}", info.verify_ms, if info.from_cache { "from the IndexedDB cache" } else { "downloaded" })}{if info.has_fingerprint { ", fingerprinted" } else { "" }}</td></tr>
             {meta.map(|m| view! { <tr><th>"metadata"</th><td><pre>{m}</pre></td></tr> })}
         </table>
+    }
+}
+
+/// The "kernels" row: which engine kernels the worker runs (`ModelInfo::kernel`, `Backend::name`;
+/// empty — the field's serde default — reads as the SIMD128 build every worker has).
+fn kernel_label(kernel: &str) -> String {
+    match kernel {
+        "relaxed-simd" => "WebAssembly relaxed SIMD".to_string(),
+        "" => "WebAssembly SIMD128".to_string(),
+        other => format!("WebAssembly {other}"),
     }
 }
