@@ -205,17 +205,28 @@ impl Tile for TernaryRelaxed<'_> {
 pub fn ternary_matmul(x: &[i8], m: usize, w: &TernaryMatrix, out: &mut [i32]) {
     let (n, stride) = (w.rows(), w.stride());
     assert!(x.len() >= m * stride && out.len() >= m * n && stride % 16 == 0);
-    let x_sums: Vec<i32> = x[..m * stride]
-        .chunks_exact(stride)
-        .map(|r| r.iter().map(|&v| v as i32).sum())
-        .collect();
-    let k = TernaryRelaxed {
-        x: &x[..m * stride],
-        w: w.padded_codes_plus_one(),
-        x_sums: &x_sums,
-        stride,
-    };
-    tiled(&k, m, n, out);
+    X_SUMS.with(|cell| {
+        let mut x_sums = cell.borrow_mut();
+        x_sums.clear();
+        x_sums.extend(
+            x[..m * stride]
+                .chunks_exact(stride)
+                .map(|r| r.iter().map(|&v| v as i32).sum::<i32>()),
+        );
+        let k = TernaryRelaxed {
+            x: &x[..m * stride],
+            w: w.padded_codes_plus_one(),
+            x_sums: &x_sums,
+            stride,
+        };
+        tiled(&k, m, n, out);
+    });
+}
+
+#[cfg(target_feature = "relaxed-simd")]
+thread_local! {
+    /// Each activation row's `Σx` (reused across calls, like `X16` in SIMD128 builds).
+    static X_SUMS: core::cell::RefCell<Vec<i32>> = const { core::cell::RefCell::new(Vec::new()) };
 }
 
 /// f32 tiles: `a` rows and `b` rows of `k` floats.
