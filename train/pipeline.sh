@@ -62,7 +62,19 @@ if has static; then
     --epochs "${STATIC_EPOCHS:-6}" --bs 128 --lr 5e-4 --emb-lr 1e-2 --prefix-weights 128:2 --sim-full \
     --kl "${KL:-2.0}" --tau 0.05 --hard "${HARD:-0.75}" --max-minutes "${MAX_MINUTES:-1e9}"
 fi
+# A step starts from the previous one's student only once that run has finished its schedule
+# (train_student.py writes runs/NAME/DONE); a run stopped by MAX_MINUTES is resumed by a rerun.
+finished() {
+  [[ -f "train/runs/$1/DONE" ]] && return 0
+  if [[ -f "train/runs/$1/ckpt.pt" ]]; then
+    log "$1 stopped before the end of its schedule: rerun to resume it"
+  else
+    log "$1 has not been trained yet: run its step first"
+  fi
+  exit 0
+}
 if has 2l; then
+  finished static_next
   # The v5/v6 recipe (train/README.md, "2-layer v5"/"v6"): the vocabulary pruned to the 19,000
   # tokens the corpus uses most (an int4 table then fits under 3.5 MB), the model started as the
   # pruned static one with zero residuals, 2.5 epochs, then 1.25 more at a third of the rates.
@@ -73,6 +85,7 @@ if has 2l; then
   log "2-layer student (resumes from train/runs/2l_next/ckpt.pt, then 2l_next_b)"
   LE_VOCAB=$v19 $py train/train_student.py $threads --name 2l_next --init-from static_next_v19000 \
     --residual-scale 0 --epochs "${TWO_EPOCHS:-2.5}" --lr 1e-3 --emb-lr 3e-3 $recipe --max-minutes "${MAX_MINUTES:-1e9}"
+  finished 2l_next
   LE_VOCAB=$v19 $py train/train_student.py $threads --name 2l_next_b --init-from 2l_next \
     --epochs 1.25 --lr 3e-4 --emb-lr 1e-3 $recipe --max-minutes "${MAX_MINUTES:-1e9}"
 fi

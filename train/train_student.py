@@ -307,10 +307,10 @@ def main():
                 os.replace(ck + ".tmp", ck)
                 if stop:
                     P(f"max minutes / STOP file reached at step {step}; checkpointed, rerun to resume")
-                    return finish(model, out, val_ids, val_T, P, args)
+                    return finish(model, out, val_ids, val_T, P, args, complete=False)
         epoch += 1
     torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck)
-    finish(model, out, val_ids, val_T, P, args)
+    finish(model, out, val_ids, val_T, P, args, complete=True)
 
 
 def topic_clusters(T, P, k=512, iters=8):
@@ -335,10 +335,17 @@ def topic_clusters(T, P, k=512, iters=8):
     return lab
 
 
-def finish(model, out, val_ids, val_T, P, args):
+def finish(model, out, val_ids, val_T, P, args, complete):
+    """Export student.npz; `DONE` marks a run whose schedule ran to its end (pipeline.sh starts
+    the next step only then — a run stopped by --max-minutes or STOP is resumed instead)."""
     P("final val cos", evaluate(model, val_ids, val_T))
     model.export_npz(os.path.join(out, "student.npz"))
     json.dump({"layers": args.layers, "emb_quant": args.emb_quant}, open(os.path.join(out, "meta.json"), "w"))
+    done = os.path.join(out, "DONE")
+    if complete:
+        open(done, "w").write("schedule complete\n")
+    elif os.path.exists(done):
+        os.remove(done)
     P("exported", os.path.join(out, "student.npz"))
 
 
