@@ -141,9 +141,24 @@ def rust_doc():
     return out
 
 
-def manpages():
+# Manual pages of held-out sources (the Git documentation, the Valgrind manual) are never read.
+HELD_OUT_MANPAGES = re.compile(r"^(git|valgrind)", re.IGNORECASE)
+
+
+def manpage_files(held_out=False):
+    """The English manual pages, without (or only, `held_out=True`) those of held-out sources."""
+    return [f for f in sorted(glob.glob("/usr/share/man/man[1-8]/*.gz"))
+            if bool(HELD_OUT_MANPAGES.match(os.path.basename(f))) == held_out]
+
+
+def held_out_manpage_lines():
+    """Every line `manpages()` would make from the held-out sources' manual pages (lowercased)."""
+    return {t.lower() for t in manpages(manpage_files(held_out=True))}
+
+
+def manpages(files=None):
     out = []
-    for f in sorted(glob.glob("/usr/share/man/man[1-8]/*.gz")):
+    for f in manpage_files() if files is None else files:
         try:
             text = gzip.open(f, "rt", encoding="utf-8", errors="replace").read()
         except Exception:
@@ -222,7 +237,35 @@ SOURCES = {
 }
 
 
+EXTRA_SOURCE = "manpages2"
+
+
+def append_extra_manpages(n):
+    """Append `n` more manual-page lines (source `manpages2`, ≤ 48 words, none already in the
+    corpus or in the held-out descriptions) after the existing lines, so the teacher shards of
+    those stay valid (embed_teacher.py redoes only the last, partial shard and the new ones).
+    Software-domain text like the held-out task's; `manpages` alone is capped at 10,000."""
+    rows = [l.rstrip("\n").split("\t", 1) for l in open(OUT, encoding="utf-8")]
+    if any(src == EXTRA_SOURCE for src, _ in rows):
+        print(f"{OUT} already has {EXTRA_SOURCE} lines; skip")
+        return
+    seen = {t.lower() for _, t in rows} | reserved_eval_lines()
+    items = []
+    for t in manpages():
+        t = t.replace("\t", " ")
+        if t.lower() not in seen and len(t.split()) <= 48:
+            seen.add(t.lower())
+            items.append(t)
+    random.Random(1).shuffle(items)
+    with open(OUT, "a", encoding="utf-8") as f:
+        for t in items[:n]:
+            f.write(f"{EXTRA_SOURCE}\t{t}\n")
+    print(f"appended {min(n, len(items))} of {len(items)} new manual-page lines to {OUT}")
+
+
 def main():
+    if "--extra-manpages" in sys.argv:
+        return append_extra_manpages(int(sys.argv[sys.argv.index("--extra-manpages") + 1]))
     if os.path.exists(OUT) and "--force" not in sys.argv:
         print(f"{OUT} exists; skip (use --force)")
         return
