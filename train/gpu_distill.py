@@ -20,7 +20,7 @@ budget); each is exported (`OUT/NAME.npz`: int4 table codes, the rest fp32; `--i
 run) and scored on the held-out retrieval set (nDCG@10 at 384 and 128 dims, int4 table as packed). Everything it reads comes
 from `gpu_pack.py`'s folder:
 
-  LE_VOCAB=train/data/vocab_19000.txt train/.venv/bin/python train/gpu_pack.py   # here → gpu_pack/
+  LE_VOCAB=train/data/vocab_19000_v6.txt train/.venv/bin/python train/gpu_pack.py   # here → gpu_pack/
   python3 train/gpu_distill.py --pack gpu_pack --out "$OUT" --seconds 500   # on the GPU machine
   train/.venv/bin/python train/gpu_distill.py --import OUT/NAME.npz --name RUN   # back here → runs/RUN
 

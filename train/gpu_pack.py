@@ -2,7 +2,7 @@
 """Pack what `gpu_distill.py` needs into one folder small enough to travel to a GPU machine that
 has PyTorch but no network and no copy of this repository's ignored data (issue 14).
 
-  LE_VOCAB=train/data/vocab_19000.txt train/.venv/bin/python train/gpu_pack.py [--init 2l_v19k_b] [--out gpu_pack]
+  LE_VOCAB=train/data/vocab_19000_v6.txt train/.venv/bin/python train/gpu_pack.py [--init 2l_v19k_b] [--out gpu_pack]
 
 Writes (about 35 MB; the folder is git-ignored):
   teacher.npz      all-MiniLM-L6-v2 with its large matrices as int8 (absmax per output row) and
