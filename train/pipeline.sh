@@ -54,7 +54,8 @@ if has static; then
   # A new static model continues from the shipped one (its weights, and the training frame fitted
   # to it when train/data/pca.npy is missing): the in-batch ranking KL term against the teacher's
   # full-dim similarities (--sim-full) and topic batches. v3.0.0 is this step run from v2.0.0
-  # (run static_v3f, bench figures in train/RESULTS.md).
+  # (run static_v3f, bench figures in train/RESULTS.md); v4.0.0 was trained from scratch on the clean
+  # corpus instead (train/README.md, "static v4").
   [[ -f train/runs/static_shipped/student.npz ]] || \
     $py train/unpack.py public/models/lightembed-en-static.bin --name static_shipped
   log "static student (resumes from train/runs/static_next/ckpt.pt)"
