@@ -66,8 +66,12 @@ def cli_embed(model, texts):
 
 
 def load_student(run):
-    npz = np.load(os.path.join(RUNS, run, "student.npz"))
-    n_layers = sum(1 for k in npz.files if k.endswith("ln1.weight"))
+    return student_from_arrays(np.load(os.path.join(RUNS, run, "student.npz")))
+
+
+def student_from_arrays(npz):
+    """A Student in eval mode from `student.npz` arrays (an NpzFile or any name → array mapping)."""
+    n_layers = sum(1 for k in npz if k.endswith("ln1.weight"))
     m = Student(npz["embedding"].shape[0], n_layers=n_layers)
     sd = m.state_dict()
     names = {"embedding": "embedding.weight", "final_ln.weight": "final_ln.weight",

@@ -20,7 +20,8 @@ budget); each is exported (`OUT/NAME.npz`: int4 table codes, the rest fp32; `--i
 run) and scored on the held-out retrieval set (nDCG@10 at 384 and 128 dims, int4 table as packed). Everything it reads comes
 from `gpu_pack.py`'s folder:
 
-  LE_VOCAB=train/data/vocab_19000_v6.txt train/.venv/bin/python train/gpu_pack.py   # here → gpu_pack/
+  LE_VOCAB=train/data/vocab_19000_v6.txt train/.venv/bin/python train/gpu_pack.py \
+      --pca train/data/pca_v2frame.npy                                              # here → gpu_pack/
   python3 train/gpu_distill.py --pack gpu_pack --out "$OUT" --seconds 500   # on the GPU machine
   train/.venv/bin/python train/gpu_distill.py --import OUT/NAME.npz --name RUN   # back here → runs/RUN
 
@@ -63,6 +64,15 @@ LOSS = dict(lam=5.0, weights={32: 1.0, 64: 1.0, 128: 2.0, 256: 1.0, 384: 1.0}, s
             prefix_cos=1.0, kl=2.0, tau=0.05)
 
 
+def absmax_rows(v, qmax):
+    """Per-row absmax quantisation of a float32 matrix → (int8 codes in [−qmax, qmax], float32 row
+    scales; a zero row has scale 0 and codes 0): quant.int_absmax's rule, as codes."""
+    import numpy as np
+    s = (np.abs(v).max(1) / np.float32(qmax)).astype(np.float32)
+    safe = np.where(s > 0, s, np.float32(1.0)).astype(np.float32)
+    return np.clip(np.round(v / safe[:, None]), -qmax, qmax).astype(np.int8), s
+
+
 def pack_student(z):
     """A student.npz's arrays for the trip (no file over 16 MiB): the embedding table as its int4
     codes and row scales (quant.int4, the packed model's rule, so the shipped table is the same),
@@ -72,10 +82,7 @@ def pack_student(z):
     for k in z:
         v = np.asarray(z[k], dtype=np.float32)
         if k == "embedding":
-            s = np.abs(v).max(1) / 7.0
-            safe = np.where(s > 0, s, 1.0).astype(np.float32)
-            out["embedding::q4"] = np.clip(np.round(v / safe[:, None]), -7, 7).astype(np.int8)
-            out["embedding::s"] = s.astype(np.float32)
+            out["embedding::q4"], out["embedding::s"] = absmax_rows(v, 7)
         else:
             out[k] = v
     return out
@@ -130,6 +137,16 @@ class Teacher:
         self.tok.enable_truncation(max_length=128)
         self.tok.no_padding()
 
+    def _forward(self, encs):
+        """Encodings padded into one batch → (last hidden states [B, T, 384] fp32, mask [B, T]);
+        inference-mode tensors."""
+        import torch
+        from common import pad_batch
+        ids = pad_batch([e.ids for e in encs]).to(self.dev)
+        mask = (ids != 0).long()
+        with torch.inference_mode():
+            return self.m(input_ids=ids, attention_mask=mask).last_hidden_state.float(), mask
+
     def encode(self, texts, bs=1024):
         """[len(texts), 384] float32 on the device, unit rows."""
         import torch
@@ -140,32 +157,16 @@ class Teacher:
         with torch.inference_mode():
             for i in range(0, len(order), bs):
                 idx = order[i:i + bs]
-                T = max(len(encs[j].ids) for j in idx)
-                ids = torch.zeros(len(idx), T, dtype=torch.long)
-                for r, j in enumerate(idx):
-                    e = encs[j].ids
-                    ids[r, :len(e)] = torch.tensor(e)
-                ids = ids.to(self.dev)
-                mask = (ids != 0).long()
-                h = self.m(input_ids=ids, attention_mask=mask).last_hidden_state
+                h, mask = self._forward([encs[j] for j in idx])
                 m = mask.unsqueeze(-1).float()
-                v = F.normalize((h * m).sum(1) / m.sum(1), dim=-1)
-                out[torch.tensor(idx, device=self.dev)] = v.float()
+                out[torch.tensor(idx, device=self.dev)] = F.normalize((h * m).sum(1) / m.sum(1), dim=-1)
         return out
-
 
     def hidden(self, texts):
         """Last hidden states [B, T, 384] (fp32, padded) and each row's word index per position
         (None for [CLS]/[SEP]), plus whether the row was truncated."""
-        import torch
         encs = self.tok.encode_batch(list(texts))
-        T = max(len(e.ids) for e in encs)
-        ids = torch.zeros(len(encs), T, dtype=torch.long)
-        for r, e in enumerate(encs):
-            ids[r, :len(e.ids)] = torch.tensor(e.ids)
-        ids = ids.to(self.dev)
-        with torch.inference_mode():
-            h = self.m(input_ids=ids, attention_mask=(ids != 0).long()).last_hidden_state.float()
+        h, _ = self._forward(encs)
         return h.clone(), [e.word_ids for e in encs], [len(e.overflowing) > 0 for e in encs]
 
 
@@ -173,10 +174,11 @@ def word_slots(t_words, t_trunc, t_len, s_encs, s_len):
     """Positions (flat, row-major) of each shared word's pieces in the teacher's and the student's
     padded batches → (t_pos, t_slot, s_pos, s_slot, n_slots). A word counts when neither side cut it
     (the last word of a truncated row may be cut)."""
+    from common import MAX_SEQ_LEN
     t_pos, t_slot, s_pos, s_slot = [], [], [], []
     n = 0
     for r, (tw, e) in enumerate(zip(t_words, s_encs)):
-        sw = e.word_ids[: common_max_pieces()]
+        sw = e.word_ids[: MAX_SEQ_LEN - 2]  # the student keeps 126 pieces between [CLS] and [SEP]
         s_cut = len(e.word_ids) > len(sw)
         tset = {w for w in tw if w is not None}
         sset = {w for w in sw if w is not None}
@@ -195,11 +197,6 @@ def word_slots(t_words, t_trunc, t_len, s_encs, s_len):
                 s_pos.append(r * s_len + p + 1)  # after [CLS]
                 s_slot.append(slot[w])
     return t_pos, t_slot, s_pos, s_slot, n
-
-
-def common_max_pieces():
-    from common import MAX_SEQ_LEN
-    return MAX_SEQ_LEN - 2
 
 
 def student_tokens(model, ids):
@@ -259,19 +256,10 @@ def ndcg_at(model, tok, ret):
 
 
 def load_npz_student(path):
-    """A Student (eval mode, CPU) from a student.npz-shaped file (fp16 or fp32)."""
+    """A Student (eval mode, CPU) from a `pack_student` file or a plain student.npz."""
     import numpy as np
     import eval as ev
-    tmp = os.path.join("/tmp", "le_gpu_load")
-    os.makedirs(os.path.join(tmp, "r"), exist_ok=True)
-    z = np.load(path)
-    np.savez(os.path.join(tmp, "r", "student.npz"), **unpack_student({k: z[k] for k in z.files}))
-    old = ev.RUNS
-    ev.RUNS = tmp
-    try:
-        return ev.load_student("r")
-    finally:
-        ev.RUNS = old
+    return ev.student_from_arrays(unpack_student(np.load(path)))
 
 
 def prepare(args, P):
@@ -280,7 +268,7 @@ def prepare(args, P):
     import numpy as np
     import torch
     import torch.nn.functional as F
-    from common import Tok, device
+    from common import Tok, device, pad_batch
     dev = device()
     t0 = time.time()
     teacher = Teacher(args.pack, dev)
@@ -304,9 +292,7 @@ def prepare(args, P):
     ids = tok.encode_batch(texts)
     lens = torch.tensor([len(i) for i in ids])
     L = int(lens.max())
-    idm = torch.zeros(len(ids), L, dtype=torch.int32)
-    for r, s in enumerate(ids):
-        idm[r, :len(s)] = torch.tensor(s, dtype=torch.int32)
+    idm = pad_batch(ids).to(torch.int32)
     P(f"student tokens: {len(ids)} lines in {time.time() - t1:.1f}s, mean {lens.float().mean():.1f}, max {L}")
     # topic clusters: k-means on the first 64 PCA coordinates (as train_student.topic_clusters)
     t1 = time.time()
@@ -327,13 +313,12 @@ def prepare(args, P):
 
 
 def child(args):
-    """One variant: train until the deadline, export OUT/NAME.npz (fp16)."""
+    """One variant: train until the deadline, export OUT/NAME.npz (`pack_student`)."""
     import numpy as np
     import torch
-    import common
     from common import Student, Tok, device, pad_batch
     import quant
-    from train_student import MultiOpt, batches, init_from_run, loss_fn
+    from train_student import MultiOpt, batches, init_from_arrays, loss_fn
     v = VARIANTS[args.child]
     P = log_to(os.path.join("/tmp", f"le_{args.child}.log"))  # the parent appends it to OUT/log.txt
     dev = device()
@@ -352,11 +337,8 @@ def child(args):
     R = torch.from_numpy(np.load(os.path.join(args.pack, "pca.npy")).astype(np.float32)).to(dev)
     tok = Tok()
     model = Student(len(tok.vocab), n_layers=2)
-    init_run = f"gpu_init_{args.child}"
-    os.makedirs(os.path.join(common.RUNS, init_run), exist_ok=True)
-    z = np.load(os.path.join(args.pack, "init.npz"))
-    np.savez(os.path.join(common.RUNS, init_run, "student.npz"), **unpack_student({k: z[k] for k in z.files}))
-    init_from_run(model, init_run, P)
+    init_from_arrays(model, unpack_student(np.load(os.path.join(args.pack, "init.npz"))),
+                     "the pack's init.npz", P)
     model.emb_quant = quant.RULES["int4"]
     model.to(dev)
     idm = idm.to(dev)
@@ -451,8 +433,7 @@ def child(args):
       f"{time.time() - start:.0f}s, val cos {val_cos():.4f}")
     tmp = os.path.join("/tmp", f"le_{args.child}.npz")
     model.export_npz(tmp)
-    z = np.load(tmp)
-    np.savez_compressed(os.path.join(args.out, f"{args.child}.npz"), **pack_student({k: z[k] for k in z.files}))
+    np.savez_compressed(os.path.join(args.out, f"{args.child}.npz"), **pack_student(np.load(tmp)))
 
 
 def main():
@@ -476,8 +457,7 @@ def main():
         import common
         d = os.path.join(common.RUNS, args.name)
         os.makedirs(d, exist_ok=True)
-        z = np.load(args.imp)
-        np.savez(os.path.join(d, "student.npz"), **unpack_student({k: z[k] for k in z.files}))
+        np.savez(os.path.join(d, "student.npz"), **unpack_student(np.load(args.imp)))
         json.dump({"layers": 2, "emb_quant": "int4"}, open(os.path.join(d, "meta.json"), "w"))
         print(f"{args.imp} → {d}/student.npz")
         return
@@ -513,15 +493,14 @@ def main():
             lp = os.path.join("/tmp", f"le_{name}.log")
             if os.path.exists(lp):
                 f.write(f"--- {name}\n" + open(lp).read())
-    from common import Tok
-    tok = Tok()
+    import common
+    tok = common.Tok()
     ret = json.load(open(os.path.join(args.pack, "retrieval.json")))
     summary = {"teacher_ndcg": tn}
     for name in ["init"] + names:
         path = os.path.join(args.pack, "init.npz") if name == "init" else os.path.join(args.out, f"{name}.npz")
         if not os.path.exists(path):
             continue
-        import common
         common.FLOAT_LAYERS = bool(VARIANTS.get(name, {}).get("float"))  # read by BitLinear.forward
         r = ndcg_at(load_npz_student(path), tok, ret)
         common.FLOAT_LAYERS = False

@@ -2,7 +2,8 @@
 """Pack what `gpu_distill.py` needs into one folder small enough to travel to a GPU machine that
 has PyTorch but no network and no copy of this repository's ignored data (issue 14).
 
-  LE_VOCAB=train/data/vocab_19000_v6.txt train/.venv/bin/python train/gpu_pack.py [--init 2l_v19k_b] [--out gpu_pack]
+  LE_VOCAB=train/data/vocab_19000_v6.txt train/.venv/bin/python train/gpu_pack.py \
+      --pca train/data/pca_v2frame.npy [--init 2l_v19k_b] [--out gpu_pack]
 
 Writes (about 35 MB; the folder is git-ignored):
   teacher.npz      all-MiniLM-L6-v2 with its large matrices as int8 (absmax per output row) and
@@ -12,7 +13,8 @@ Writes (about 35 MB; the folder is git-ignored):
   init.npz         the starting student (a run's student.npz; int4 table codes, the rest fp32)
   corpus.tsv.xz    train/data/corpus.tsv
   vocab.txt        the student's vocabulary (LE_VOCAB or the teacher's)
-  pca.npy          the training frame (train/data/pca.npy)
+  pca.npy          the training frame of the --init run (--pca; train/data/pca.npy by default —
+                   the v6 runs' frame is pca_v2frame.npy since static v4 got a fresh one)
   retrieval.json   the held-out retrieval set, to report nDCG@10 there
 """
 import argparse
@@ -24,6 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+from gpu_distill import absmax_rows, pack_student  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -54,10 +57,7 @@ def quantize_teacher(src, dst, used):
         if k.endswith("position_ids") or k.startswith("pooler."):
             continue
         if v.ndim == 2 and v.size >= INT8_MIN_SIZE:
-            s = np.abs(v).max(1) / 127.0
-            s = np.where(s > 0, s, 1.0).astype(np.float32)
-            out[k + "::q"] = np.clip(np.round(v / s[:, None]), -127, 127).astype(np.int8)
-            out[k + "::s"] = s
+            out[k + "::q"], out[k + "::s"] = absmax_rows(np.asarray(v, dtype=np.float32), 127)
         else:
             out[k] = v.astype(np.float16)
     np.savez_compressed(dst, **out)
@@ -67,6 +67,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--init", default="2l_v19k_b", help="run whose student.npz the GPU run starts from")
     ap.add_argument("--out", default=os.path.join(common.ROOT, "gpu_pack"))
+    ap.add_argument("--pca", default=os.path.join(common.DATA, "pca.npy"),
+                    help="the training frame the --init run was trained in")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tdir = common.teacher_dir()
@@ -79,13 +81,12 @@ def main():
     quantize_teacher(os.path.join(tdir, "model.safetensors"), os.path.join(args.out, "teacher.npz"), used)
     for f in ("config.json", "tokenizer.json"):
         shutil.copy(os.path.join(tdir, f), os.path.join(args.out, f))
-    from gpu_distill import pack_student
     z = np.load(os.path.join(common.RUNS, args.init, "student.npz"))
-    np.savez_compressed(os.path.join(args.out, "init.npz"), **pack_student({k: z[k] for k in z.files}))
+    np.savez_compressed(os.path.join(args.out, "init.npz"), **pack_student(z))
     with lzma.open(os.path.join(args.out, "corpus.tsv.xz"), "wb", preset=6) as f:
         f.write(data)
     shutil.copy(common.vocab_path(), os.path.join(args.out, "vocab.txt"))
-    shutil.copy(os.path.join(common.DATA, "pca.npy"), os.path.join(args.out, "pca.npy"))
+    shutil.copy(args.pca, os.path.join(args.out, "pca.npy"))
     shutil.copy(os.path.join(common.DATA, "eval", "retrieval.json"), os.path.join(args.out, "retrieval.json"))
     total = 0
     for f in sorted(os.listdir(args.out)):

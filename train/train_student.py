@@ -355,11 +355,16 @@ def init_from_run(model, run, P, residual_scale=0.1):
     LayerNorm and projection always; the transformer layers too when that run has as many (e.g.
     continuing the 2-layer model on more data). Otherwise (e.g. from the static model) the new
     layers' output projections are scaled down so each starts as a small residual."""
-    z = np.load(os.path.join(RUNS, run, "student.npz"))
+    init_from_arrays(model, np.load(os.path.join(RUNS, run, "student.npz")), f"run {run}", P, residual_scale)
+
+
+@torch.no_grad()
+def init_from_arrays(model, z, label, P, residual_scale=0.1):
+    """`init_from_run` from `student.npz` arrays already loaded (`z`: name → array)."""
     names = {"embedding": model.embedding.weight,
              "final_ln.weight": model.final_ln.weight, "final_ln.bias": model.final_ln.bias,
              "projection.weight": model.projection.weight, "projection.bias": model.projection.bias}
-    src_layers = len({k.split(".")[1] for k in z.files if k.startswith("layers.")})
+    src_layers = len({k.split(".")[1] for k in z if k.startswith("layers.")})
     if src_layers == len(model.layers):
         for i, L in enumerate(model.layers):
             p = f"layers.{i}."
@@ -378,7 +383,7 @@ def init_from_run(model, run, P, residual_scale=0.1):
                     lin.bias.zero_()
     for k, param in names.items():
         param.copy_(torch.from_numpy(z[k]))
-    P(f"init from run {run} ({src_layers} layers there, {len(model.layers)} here)")
+    P(f"init from {label} ({src_layers} layers there, {len(model.layers)} here)")
 
 
 @torch.no_grad()
