@@ -12,12 +12,34 @@ const VERSION = '__LIGHTEMBED_SW_VERSION__';
 const FILES = ['__LIGHTEMBED_SW_FILES__'];
 const CACHE = `lightembed-app-${VERSION}`;
 
+// The build ships two workers (SIMD128 and relaxed SIMD, same vectors); index.html picks one by
+// validating a tiny relaxed-SIMD module. The same test here precaches only the one this browser
+// runs — the other is ~1.8 MB a visitor never uses. Where the test cannot run, both are kept.
+// (A page opened with the `?relaxed=0` opt-out then loads its worker from the network.)
+function relaxedSimd() {
+  try {
+    // (func (result v128) i32.const 0 i8x16.splat i32.const 0 i8x16.splat i16x8.relaxed_dot_i8x16_i7x16_s)
+    return WebAssembly.validate(new Uint8Array(
+      [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 15, 1, 13, 0, 65, 0, 253, 15, 65, 0, 253, 15, 253, 146, 2, 11]));
+  } catch (e) {
+    return null;
+  }
+}
+
+/** The files to precache: FILES less the worker build this browser will not load. */
+function precacheList() {
+  const relaxed = relaxedSimd();
+  if (relaxed === null) return FILES;
+  const unused = relaxed ? /^worker(_loader\.js|\.js|_bg\.wasm)$/ : /^worker_relaxed(_loader\.js|\.js|_bg\.wasm)$/;
+  return FILES.filter((f) => !unused.test(f));
+}
+
 self.addEventListener('install', (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
     // `cache: 'reload'`: straight from the network, not from the HTTP cache (which may hold
     // files of an older build under the same unhashed names, e.g. worker.js).
-    await cache.addAll(FILES.map((f) => new Request(f, { cache: 'reload' })));
+    await cache.addAll(precacheList().map((f) => new Request(f, { cache: 'reload' })));
   })());
 });
 

@@ -413,6 +413,15 @@ await step('offline after the first visit: with the network off a reload reaches
   // The service worker (app/sw.js) has precached this build since the first load.
   await page.evaluate(() => navigator.serviceWorker.ready);
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 30_000 });
+  // Only the worker build this browser runs is precached (sw.js makes index.html's relaxed-SIMD test).
+  const { cached, running } = await page.evaluate(async () => {
+    const key = (await caches.keys()).find((k) => k.startsWith('lightembed-app-'));
+    const reqs = await (await caches.open(key)).keys();
+    return { cached: reqs.map((r) => new URL(r.url).pathname.split('/').pop()), running: window.lightembedWorker || './worker_loader.js' };
+  });
+  const runningWasm = running.replace(/^\.\//, '').replace('_loader.js', '_bg.wasm');
+  const otherWasm = runningWasm === 'worker_bg.wasm' ? 'worker_relaxed_bg.wasm' : 'worker_bg.wasm';
+  assert(cached.includes(runningWasm) && !cached.includes(otherWasm), `precached ${runningWasm} only: ${cached}`);
   await context.setOffline(true);
   try {
     await page.reload();
@@ -675,7 +684,8 @@ await step('sub-path deployment (/sub/path/): ready, search works, no 404', asyn
     console.log(`     ${subLog.length} requests under ${SUB}/ (${responses.length} seen by the page); ${n} results`);
     assert(bad.length === 0, `error responses: ${bad.join(', ')}`);
     assert(outside.length === 0, `requests outside ${SUB}/: ${outside.join(', ')}`);
-    assert(subLog.some((r) => r.path.startsWith(`${SUB}/models/`)) && subLog.some((r) => r.path === `${SUB}/worker_bg.wasm`), 'model and worker loaded from the sub-path');
+    assert(subLog.some((r) => r.path.startsWith(`${SUB}/models/`)) && subLog.some((r) => r.path === `${SUB}/worker_bg.wasm` || r.path === `${SUB}/worker_relaxed_bg.wasm`),
+      'model and worker loaded from the sub-path');
   } finally {
     await sub.close();
   }
