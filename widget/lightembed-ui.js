@@ -18,6 +18,15 @@
 const BUNDLE = new URL('.', import.meta.url);
 // Page URLs in the index are relative to the site root: the folder above the bundle.
 const SITE = new URL('..', BUNDLE);
+
+/** A result's link: its page URL from the index, resolved against the site root. The index is
+ *  data: a URL that would leave the site (another origin, or a scheme such as `javascript:` from a
+ *  page named `javascript:x.html` in an index built before `:` was percent-encoded) is taken as the
+ *  path below the site root that it was meant to be. */
+function pageHref(url) {
+  const u = new URL(url, SITE);
+  return u.origin === SITE.origin && u.protocol === SITE.protocol ? u.href : new URL(`./${url}`, SITE).href;
+}
 // The smallest module using a SIMD128 instruction (i8x16 splat / popcnt); the engine needs SIMD.
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1,
   0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
@@ -170,10 +179,10 @@ class LightembedSearch extends HTMLElement {
         class: 'lightembed-page', role: 'option', id: `${this.listId}-${i}`,
         'aria-selected': 'false', 'data-testid': 'lightembed-result',
       });
-      li.append(el('a', { class: 'lightembed-page-title', href: new URL(best.url, SITE).href }, p.title));
+      li.append(el('a', { class: 'lightembed-page-title', href: pageHref(best.url) }, p.title));
       const subs = el('ul', { class: 'lightembed-sections' });
       for (const s of p.sections.slice(0, 3)) {
-        const a = el('a', { href: new URL(s.url, SITE).href });
+        const a = el('a', { href: pageHref(s.url) });
         if (s.heading) a.append(el('span', { class: 'lightembed-heading' }, s.heading));
         // The excerpt arrives once the passage's text chunk is fetched (`excerpts` message).
         a.append(el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage) }));

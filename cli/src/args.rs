@@ -42,7 +42,7 @@ pub enum Command {
     /// (manifest, model path, figures) as one unit. A page passage whose text was already indexed
     /// (e.g. from a book's print.html) is skipped.
     #[command(
-        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it)\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors to ids that exist (heading, inside it, enclosing section); nav/header/footer/aside/script, role=navigation/search and Sphinx/mdBook/rustdoc chrome skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER\n\nLeft out by default (--no-default-excludes to keep): _sources/ folders, NAME.txt beside NAME.html.\nExit code 4: done, but unreadable files or folders were skipped (named on stderr)."
+        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it); UTF-8, a bad line stops the run naming it\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors to ids that exist (heading, inside it, enclosing section); nav/header/footer/aside/script, role=navigation/search and Sphinx/mdBook/rustdoc chrome skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER\n\nLeft out by default (--no-default-excludes to keep): _sources/ folders, NAME.txt beside NAME.html.\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), or unreadable folders, were skipped (named on stderr)."
     )]
     Index(IndexCommand),
     /// Write the passages `lightembed index` would embed as JSON lines on stdout, without
@@ -50,13 +50,13 @@ pub enum Command {
     /// passage, in input order. Pages are read and cut exactly as by `index` (and by the browser
     /// app); the model is needed for its tokenizer and window (passage sizes).
     #[command(
-        after_help = "The app's bundled corpus is written with it (scripts/make_corpus.sh):\n  lightembed passages --model public/models/lightembed-en-static.bin --url-prefix https://doc.rust-lang.org/book/ /usr/share/doc/rust-doc/html/book/ch*.html /usr/share/doc/rust-doc/html/book/appendix*.html > public/corpus/rust-book.jsonl\n\nThe text that is embedded is heading + \"\\n\" + text (text alone without a heading); --embed-text writes it too.\nExit code 4: done, but unreadable files or folders were skipped (named on stderr)."
+        after_help = "The app's bundled corpus is written with it (scripts/make_corpus.sh):\n  lightembed passages --model public/models/lightembed-en-static.bin --url-prefix https://doc.rust-lang.org/book/ /usr/share/doc/rust-doc/html/book/ch*.html /usr/share/doc/rust-doc/html/book/appendix*.html > public/corpus/rust-book.jsonl\n\nThe text that is embedded is heading + \"\\n\" + text (text alone without a heading); --embed-text writes it too.\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), or unreadable folders, were skipped (named on stderr)."
     )]
     Passages(PassagesCommand),
     /// Add search to a built static site: index its HTML pages and write DIR/lightembed/ (the
     /// <lightembed-search> element, its worker and wasm, the index, the model, a manifest).
     #[command(
-        after_help = "Then add to the pages (e.g. in the site's template):\n  <link rel=\"stylesheet\" href=\"/lightembed/lightembed-ui.css\">\n  <script type=\"module\" src=\"/lightembed/lightembed-ui.js\"></script>\n  <lightembed-search></lightembed-search>\n\nRe-running replaces the bundle as a whole. Only .html/.htm pages are indexed.\nExit code 4: done, but unreadable files or folders were skipped (named on stderr)."
+        after_help = "Then add to the pages (e.g. in the site's template):\n  <link rel=\"stylesheet\" href=\"/lightembed/lightembed-ui.css\">\n  <script type=\"module\" src=\"/lightembed/lightembed-ui.js\"></script>\n  <lightembed-search></lightembed-search>\n\nRe-running replaces the bundle as a whole (a SITE/lightembed/ folder that is not a bundle is refused, never replaced). Only .html/.htm pages are indexed.\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), or unreadable folders, were skipped (named on stderr)."
     )]
     Site(SiteCommand),
     /// Search an index built by `lightembed index`. Refuses a model that does not match the index
@@ -283,8 +283,8 @@ pub struct SearchCommand {
     /// Weight of the vector side in convex fusion, 0–1.
     #[arg(long, value_name = "W", value_parser = parse_weight, allow_hyphen_values = true)]
     pub vector_weight: Option<f32>,
-    /// Rank constant of RRF.
-    #[arg(long, value_name = "K", default_value_t = 60.0)]
+    /// Rank constant of RRF (a finite number ≥ 0).
+    #[arg(long, value_name = "K", default_value_t = 60.0, value_parser = parse_page_weight)]
     pub rrf_k: f32,
     /// Candidates taken from each side before fusing (at least 4·k are taken).
     #[arg(long, default_value_t = SearchOptions::default().candidates)]
@@ -307,7 +307,7 @@ pub struct SearchCommand {
     pub query: Option<String>,
 }
 
-/// `--page-weight`: a finite number ≥ 0 (a usage error otherwise, exit 2).
+/// `--page-weight` and `--rrf-k`: a finite number ≥ 0 (a usage error otherwise, exit 2).
 pub(crate) fn parse_page_weight(s: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
         Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),

@@ -37,6 +37,13 @@ pub enum FingerprintError {
     /// `output_dim` is 0.
     #[error("output_dim must be positive")]
     ZeroOutputDim,
+    /// `output_dim` above [`MAX_OUTPUT_DIM`]: the rotation is dense f64 (8·d² bytes).
+    #[error(
+        "output_dim {0} is above the {max} dims fingerprinting supports (the rotation is a dense \
+         output_dim × output_dim f64 matrix)",
+        max = MAX_OUTPUT_DIM
+    )]
+    OutputDimTooLarge(usize),
     /// Matryoshka dims not strictly ascending within `1..=output_dim`.
     #[error("matryoshka_dims {dims:?} must be strictly ascending in 1..={output_dim}")]
     BadMatryoshkaDims {
@@ -170,14 +177,23 @@ pub fn gaussians(state: u64, count: usize) -> Vec<f64> {
     out
 }
 
+/// The largest `output_dim` fingerprinting accepts: the rotation is built as dense f64 blocks, so
+/// a model header's `output_dim` (a u16) must not size a 34 GB allocation. 4096 is 10× the shipped
+/// models' 384 (128 MiB for a dense `R`).
+pub const MAX_OUTPUT_DIM: usize = 4096;
+
 /// The Matryoshka blocks `[(0,d₁), (d₁,d₂), …, (d_k, output_dim)]` (decision 9).
 /// `matryoshka_dims` are the used entries; a last entry equal to `output_dim` adds no block.
 ///
 /// # Errors
-/// `output_dim == 0`, or dims not strictly ascending within `1..=output_dim`.
+/// `output_dim == 0` or above [`MAX_OUTPUT_DIM`], or dims not strictly ascending within
+/// `1..=output_dim`.
 pub fn segments(output_dim: usize, matryoshka_dims: &[usize]) -> Result<Vec<(usize, usize)>> {
     if output_dim == 0 {
         return Err(FingerprintError::ZeroOutputDim);
+    }
+    if output_dim > MAX_OUTPUT_DIM {
+        return Err(FingerprintError::OutputDimTooLarge(output_dim));
     }
     let mut bounds = vec![0usize];
     for &d in matryoshka_dims {
@@ -992,6 +1008,15 @@ mod tests {
             Err(FingerprintError::BadMatryoshkaDims { output_dim: 8, .. })
         ));
         assert_eq!(segments(0, &[]), Err(FingerprintError::ZeroOutputDim));
+        // A header's u16 output_dim must not size a dense d×d f64 allocation (65535 → 34 GB).
+        assert_eq!(
+            segments(65535, &[]),
+            Err(FingerprintError::OutputDimTooLarge(65535))
+        );
+        assert_eq!(
+            segments(MAX_OUTPUT_DIM, &[]).unwrap(),
+            vec![(0, MAX_OUTPUT_DIM)]
+        );
     }
 
     #[test]

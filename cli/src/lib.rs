@@ -64,11 +64,18 @@ pub(crate) fn write_stdout(s: &str) -> Result<()> {
     }
 }
 
-/// Exit code 0, or [`EXIT_SKIPPED`] with a summary warning when `skipped` inputs were skipped.
+/// Exit code 0, or [`EXIT_SKIPPED`] with a summary warning when `skipped` inputs were skipped
+/// (`what`: the plural, e.g. `"lines"`).
 pub(crate) fn skipped_code(skipped: usize, what: &str) -> ExitCode {
     if skipped == 0 {
         ExitCode::SUCCESS
     } else {
+        // "1 line", "2 lines" (`what` is the plural).
+        let what = if skipped == 1 {
+            what.strip_suffix('s').unwrap_or(what)
+        } else {
+            what
+        };
         warn(&format!(
             "warning: {skipped} {what} skipped (named above); exit code {EXIT_SKIPPED}"
         ));

@@ -368,7 +368,9 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 /// fails before writing into it), and proven writable by creating and removing a probe file.
 struct OutDir {
     dir: PathBuf,
-    created: bool,
+    /// The folders this run created, deepest first (`--out a/b/c` with only `a` existing:
+    /// `a/b/c`, `a/b`); emptied by a failure, all of them are removed again.
+    created: Vec<PathBuf>,
 }
 
 impl OutDir {
@@ -376,7 +378,11 @@ impl OutDir {
         if dir.exists() && !dir.is_dir() {
             bail!("--out {}: exists and is not a directory", dir.display());
         }
-        let created = !dir.exists();
+        let created: Vec<PathBuf> = dir
+            .ancestors()
+            .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+            .map(Path::to_path_buf)
+            .collect();
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
         let out = OutDir {
@@ -408,14 +414,16 @@ impl OutDir {
 
     /// The index was written: the folder stays.
     fn keep(mut self) {
-        self.created = false;
+        self.created.clear();
     }
 }
 
 impl Drop for OutDir {
     fn drop(&mut self) {
-        if self.created {
-            let _ = std::fs::remove_dir(&self.dir); // only if still empty
+        for d in &self.created {
+            if std::fs::remove_dir(d).is_err() {
+                break; // not empty (or gone): keep it and everything above it
+            }
         }
     }
 }
@@ -818,8 +826,13 @@ pub fn search(a: SearchArgs) -> Result<ExitCode> {
         Some(p) => p.clone(),
         None => match sidecar {
             None => bail!(
-                "no --model given and {} is missing; pass --model MODEL.bin",
-                json_path.display()
+                "no --model given and {} is {}; pass --model MODEL.bin",
+                json_path.display(),
+                if json_path.exists() {
+                    "unusable (see the warning above)"
+                } else {
+                    "missing"
+                }
             ),
             Some(s) => s
                 .model(&bin, &index.manifest().model_sha256)
@@ -910,8 +923,8 @@ fn search_in(
                 "\n{:>2}. {:.3}  {}\n    {}\n    {}",
                 i + 1,
                 h.score,
-                h.title,
-                h.url,
+                printable(&h.title),
+                printable(&h.url),
                 marked(&e, bold)
             )?;
         }
@@ -989,6 +1002,24 @@ fn run_query(
         ),
     };
     index.find(vector.as_deref(), query, k, opts)
+}
+
+/// Document text for a terminal: control characters (an escape sequence in a title could retitle
+/// the window or recolour what follows) are shown escaped (`\u{1b}`), never sent as they are.
+fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// The excerpt's text with its highlights in bold (ANSI, for a terminal) or as it is.

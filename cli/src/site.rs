@@ -155,6 +155,9 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
             a.site.display()
         );
     }
+    let bundle = a.site.join(BUNDLE_DIR);
+    check_bundle_dir(&bundle)?;
+    remove_stale_temps(&a.site);
     let (model_bytes, model) = match &a.model {
         Some(p) => crate::load(p)?,
         None => (
@@ -218,7 +221,6 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         .map_err(|e| anyhow!("splitting the index: {e}"))?;
 
     // Write the new bundle beside the old one, then swap.
-    let bundle = a.site.join(BUNDLE_DIR);
     let tmp = a
         .site
         .join(format!(".{BUNDLE_DIR}-new-{}", std::process::id()));
@@ -254,6 +256,69 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         model_bytes.len(),
     )?;
     Ok(crate::skipped_code(skipped, "inputs"))
+}
+
+/// Refuses to replace `bundle` (`SITE/lightembed/`, which a run replaces whole) unless it is
+/// missing, empty, or a bundle this command wrote (a `manifest.json` with `bundle_version`): a
+/// folder of the site's own under that name is never deleted.
+fn check_bundle_dir(bundle: &Path) -> Result<()> {
+    let Ok(mut entries) = std::fs::read_dir(bundle) else {
+        if bundle.symlink_metadata().is_ok() && !bundle.is_dir() {
+            bail!(
+                "{} exists and is not a folder; lightembed site writes its bundle there: move it away first",
+                bundle.display()
+            );
+        }
+        return Ok(());
+    };
+    if entries.next().is_none() {
+        return Ok(());
+    }
+    let ours = std::fs::read(bundle.join("manifest.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|m| m.get("bundle_version").is_some());
+    if !ours {
+        bail!(
+            "{} exists and is not a lightembed bundle (no manifest.json written by `lightembed site`); \
+             lightembed site replaces that folder whole, so move it away or rename it first",
+            bundle.display()
+        );
+    }
+    Ok(())
+}
+
+/// Removes the `.lightembed-new-PID` / `.lightembed-old-PID` folders that an interrupted run left
+/// in the site folder (they would otherwise be deployed with the site), unless that process is
+/// still running (checked where `/proc` exists).
+fn remove_stale_temps(site: &Path) {
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = [format!(".{BUNDLE_DIR}-new-"), format!(".{BUNDLE_DIR}-old-")]
+            .iter()
+            .find_map(|prefix| name.strip_prefix(prefix.as_str()))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = pid == std::process::id()
+            || (Path::new("/proc/self").exists() && Path::new(&format!("/proc/{pid}")).exists());
+        if !alive && e.path().is_dir() {
+            match std::fs::remove_dir_all(e.path()) {
+                Ok(()) => crate::warn(&format!(
+                    "removed {}, left by an interrupted run",
+                    e.path().display()
+                )),
+                Err(err) => crate::warn(&format!(
+                    "warning: cannot remove {} (left by an interrupted run): {err}",
+                    e.path().display()
+                )),
+            }
+        }
+    }
 }
 
 fn write_bundle(

@@ -9,7 +9,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use lightembed_index::ingest::{
-    self, collapse_ws, page_passages_in, url_encode, Format, RootSelector, Sizer,
+    self, collapse_ws, page_passages_in, url_path_encode, Format, RootSelector, Sizer,
 };
 use serde_json::Value;
 use std::collections::HashSet;
@@ -185,7 +185,7 @@ pub fn collect_inputs(
                 }
                 let url = rel
                     .components()
-                    .map(|c| url_encode(&c.as_os_str().to_string_lossy()))
+                    .map(|c| url_path_encode(&c.as_os_str().to_string_lossy()))
                     .collect::<Vec<_>>()
                     .join("/");
                 push(
@@ -210,7 +210,7 @@ pub fn collect_inputs(
             }
             let url = input
                 .file_name()
-                .map(|n| url_encode(&n.to_string_lossy()))
+                .map(|n| url_path_encode(&n.to_string_lossy()))
                 .unwrap_or_default();
             push(
                 InputFile {
@@ -252,10 +252,11 @@ pub struct Added {
 
 /// Adds a file's passages to `out`, skipping passages whose text was already indexed (`seen`,
 /// e.g. a book's all-in-one `print.html` repeating every chapter). The bytes are decoded by
-/// [`ingest::decode`] (a guessed charset is named in a warning on stderr); a binary file (a NUL
-/// byte in its first 8 KiB) is skipped with a warning, and so is a file that cannot be read
-/// (counted in [`Added::skipped`]: the run goes on, like for an unreadable folder). Ids are made
-/// unique across files with `ids`.
+/// [`ingest::decode`] (a guessed charset is named in a warning on stderr), except JSON Lines, which
+/// must be UTF-8 (a line that is not is an error naming it); a binary page (a NUL byte in its
+/// first 8 KiB) is skipped with a warning, and so is a file that cannot be read (both counted in
+/// [`Added::skipped`]: the run goes on, like for an unreadable folder, and ends with exit code 4).
+/// Ids are made unique across files with `ids`.
 pub fn read_file(
     file: &InputFile,
     root: Option<&RootSelector>,
@@ -277,20 +278,20 @@ pub fn read_file(
             });
         }
     };
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        crate::warn(&format!(
-            "warning: skipping {}: binary file",
-            file.path.display()
-        ));
-        return Ok(Added::default());
-    }
-    let (content, warning) = ingest::decode(&bytes, file.kind.format());
-    if let Some(w) = warning {
-        crate::warn(&format!("warning: {}: {w}", file.path.display()));
-    }
     let mut added = Added::default();
     if file.kind == Kind::Jsonl {
-        for (i, line) in content.lines().enumerate() {
+        // JSON Lines are UTF-8 (RFC 8259): a line that is not is that line's error, never a
+        // reason to decode the whole file in another charset.
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        for (i, raw) in body.split(|&b| b == b'\n').enumerate() {
+            let line = std::str::from_utf8(raw).map_err(|e| {
+                anyhow!(
+                    "{}: line {}: not UTF-8 (byte {} of the line; JSON Lines must be UTF-8)",
+                    file.path.display(),
+                    i + 1,
+                    e.valid_up_to() + 1
+                )
+            })?;
             if line.trim().is_empty() {
                 continue;
             }
@@ -309,6 +310,20 @@ pub fn read_file(
             added.passages += 1;
         }
         return Ok(added);
+    }
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        crate::warn(&format!(
+            "warning: skipping {}: binary file (a NUL byte in its first 8 KiB)",
+            file.path.display()
+        ));
+        return Ok(Added {
+            skipped: 1,
+            ..Added::default()
+        });
+    }
+    let (content, warning) = ingest::decode(&bytes, file.kind.format());
+    if let Some(w) = warning {
+        crate::warn(&format!("warning: {}: {w}", file.path.display()));
     }
     for mut p in page_passages_in(&content, file.kind.format(), &file.url, sizer, seen, root) {
         p.id = ids.unique(&p.id);

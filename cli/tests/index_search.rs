@@ -455,11 +455,13 @@ fn awkward_pages_are_cut_cleanly() {
         s(&out),
         s(&src),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Skipped and counted: exit 4, like an unreadable file (a page is never dropped silently).
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert_eq!(
         stderr(&o),
         format!(
-            "warning: skipping {}: binary file\n",
+            "warning: skipping {}: binary file (a NUL byte in its first 8 KiB)\n\
+             warning: 1 input skipped (named above); exit code 4\n",
             src.join("blob.txt").display()
         )
     );
@@ -514,6 +516,17 @@ fn usage_errors_exit_2_and_bad_queries_exit_1() {
         vec!["search", "--index", s(&out), "-k", "0", "x"],
         vec!["search", "--index", s(&out), "--ef-search", "0", "x"],
         vec!["index", "--model", "m.bin", "--out", "o", "--m", "1", "in"],
+        vec![
+            "search",
+            "--index",
+            s(&out),
+            "--fusion",
+            "rrf",
+            "--rrf-k",
+            "NaN",
+            "x",
+        ],
+        vec!["search", "--index", s(&out), "--page-weight", "-1", "x"],
     ] {
         let o = run(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
@@ -601,6 +614,12 @@ fn a_bad_out_is_reported_before_the_work() {
     let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&empty)]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!out.exists(), "the created --out folder is removed again");
+    // …and so are the folders created above it, but not one that existed.
+    let out = dir.join("new-a/b/c");
+    let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&empty)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!dir.join("new-a").exists(), "new-a/b/c removed up to new-a");
+    assert!(dir.exists());
 }
 
 /// `DIR/site/` holding one page, `good.md` ("# Compost" and one sentence).
@@ -685,7 +704,7 @@ fn a_closed_stderr_is_not_a_crash() {
         .unwrap();
     drop(child.stderr.take()); // the reader is gone before anything is written
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0));
+    assert_eq!(status.code(), Some(4)); // the binary file was skipped
     assert!(out.join("index.bin").exists() && out.join("index.json").exists());
     // The error path too: a failing search with a closed stderr exits 1, not 101.
     let mut child = Command::new(env!("CARGO_BIN_EXE_lightembed"))
@@ -1173,4 +1192,84 @@ fn turkish_folder_with_the_turkish_model() {
     let sidecar: Value =
         serde_json::from_slice(&std::fs::read(en.join("index.json")).unwrap()).unwrap();
     assert_eq!(sidecar["keyword_stemming"], "english");
+}
+
+/// Text inputs as adversarial files bring them: one bad byte in a JSON Lines file is that line's
+/// error (the file was decoded as windows-1252 whole, garbling every good line); a BOM and CRLF
+/// are fine; a page with a NUL byte is skipped *and counted* (exit 4, `skipped` in index.json); a
+/// title's terminal escape sequence is printed escaped, not sent to the terminal.
+#[test]
+fn bad_bytes_in_inputs_are_named_counted_and_never_garble_good_text() {
+    let dir = scratch("site-index-bad-bytes");
+    let jsonl = dir.join("moj.jsonl");
+    std::fs::write(
+        &jsonl,
+        b"{\"id\":\"a\",\"title\":\"Caf\xc3\xa9\",\"text\":\"Cr\xc3\xa8me br\xc3\xbbl\xc3\xa9e\"}\n{\"id\":\"b\",\"text\":\"stray \xff byte\"}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&jsonl)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: line 2: not UTF-8 (byte 25 of the line; JSON Lines must be UTF-8)\n",
+            jsonl.display()
+        )
+    );
+    assert!(!out.join("index.bin").exists());
+
+    // A BOM and CRLF line ends: read as the UTF-8 they are.
+    std::fs::write(
+        &jsonl,
+        "\u{feff}{\"id\":\"a\",\"title\":\"Café\",\"text\":\"Crème brûlée\"}\r\n{\"id\":\"e\",\"title\":\"Evil \\u001b]0;pwned\\u0007\\u001b[31mRED\",\"text\":\"crème caramel\"}\r\n",
+    )
+    .unwrap();
+    let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&jsonl)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("windows-1252"), "{}", stderr(&o));
+    let v = search_json(&out, &["-k", "2"], "crème brûlée");
+    let titles: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    assert!(titles.contains(&"Café"), "{titles:?}");
+    let o = run(&["search", "--index", s(&out), "-k", "2", "crème"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("Evil \\u{1b}]0;pwned\\u{7}\\u{1b}[31mRED"),
+        "{shown}"
+    );
+
+    // A page with one NUL byte: skipped with its reason, counted, exit 4; the other page indexed.
+    let site = compost_site(&dir);
+    std::fs::write(
+        site.join("nul.html"),
+        b"<html><body><h1>Spades</h1><p>Useful text.\x00</p></body></html>",
+    )
+    .unwrap();
+    let o = run(&["index", "--model", s(&model()), "--out", s(&out), s(&site)]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: skipping {}: binary file (a NUL byte in its first 8 KiB)",
+            site.join("nul.html").display()
+        )),
+        "{err}"
+    );
+    let side: Value =
+        serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
+    assert_eq!(side["skipped"], 1);
+    assert_eq!(
+        ids(&search_json(&out, &[], "compost")),
+        ["good.md#compost:1"]
+    );
 }

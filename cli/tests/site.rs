@@ -230,3 +230,75 @@ fn site_errors_are_one_clear_line() {
         ),
     );
 }
+
+/// `site` replaces `SITE/lightembed/` whole, so a folder of the site's own under that name is
+/// refused, never deleted; temporaries an interrupted run left are removed by the next run; a page
+/// whose name holds `:` gets a URL that stays a relative path (`javascript:x.html` would otherwise
+/// be a `javascript:` link in the widget).
+#[cfg(unix)]
+#[test]
+fn site_keeps_a_foreign_bundle_folder_and_clears_interrupted_runs() {
+    let site = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site-foreign");
+    let _ = std::fs::remove_dir_all(&site);
+    std::fs::create_dir_all(site.join("lightembed")).unwrap();
+    let own = site.join("lightembed/index.html");
+    std::fs::write(
+        &own,
+        "<html><body><h1>About</h1><p>My own page.</p></body></html>",
+    )
+    .unwrap();
+    std::fs::write(
+        site.join("javascript:alert(1).html"),
+        "<html><head><title>Spades</title></head><body><h1>Spades</h1><p>Gardening spade text.</p></body></html>",
+    )
+    .unwrap();
+    let o = run(&["site", "--site", site.to_str().unwrap(), "--quiet"]);
+    let err = stderr(&o);
+    if err.starts_with("error: this lightembed was built without")
+        && std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_none()
+    {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: {} exists and is not a lightembed bundle (no manifest.json written by `lightembed site`); \
+             lightembed site replaces that folder whole, so move it away or rename it first\n",
+            site.join("lightembed").display()
+        )
+    );
+    assert!(own.exists(), "the site's own page is kept");
+
+    std::fs::remove_dir_all(site.join("lightembed")).unwrap();
+    // Left by a run that was killed (no process has that pid).
+    let stale = site.join(".lightembed-new-4294967294");
+    std::fs::create_dir_all(stale.join("f")).unwrap();
+    std::fs::write(stale.join("f/c0.bin"), b"partial").unwrap();
+    let o = run(&["site", "--site", site.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stale.exists(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "removed {}, left by an interrupted run",
+            stale.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "search",
+        "--index",
+        site.join("lightembed").to_str().unwrap(),
+        "--json",
+        "-k",
+        "1",
+        "spade",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["results"][0]["url"].as_str().unwrap(),
+        "javascript%3Aalert(1).html"
+    );
+}

@@ -600,7 +600,7 @@ pub enum LoadError {
         min: usize,
     },
     /// First four bytes are not `"LEMB"`.
-    #[error("bad magic {}: expected \"LEMB\" (4c454d42); this is not a lightembed .bin file", magic_desc(.found))]
+    #[error("bad magic {}: expected \"LEMB\" (4c454d42); {}", magic_desc(.found), not_a_model(.found))]
     BadMagic {
         /// The value found in the file.
         found: [u8; 4],
@@ -1032,6 +1032,16 @@ fn magic_desc(found: &[u8; 4]) -> String {
     match std::str::from_utf8(found) {
         Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => format!("\"{s}\" ({})", to_hex(found)),
         _ => to_hex(found),
+    }
+}
+
+/// What a file with the wrong magic is, when it is one of ours: a search index (`LEIX`, what
+/// `lightembed index` writes) is the usual mix-up.
+fn not_a_model(found: &[u8; 4]) -> &'static str {
+    if found == b"LEIX" {
+        "this is a lightembed search index (index.bin), not a model"
+    } else {
+        "this is not a lightembed .bin file"
     }
 }
 

@@ -243,41 +243,74 @@ impl Model {
     fn attention(&self, qkv: &[f32], seqs: &[&[u32]], merged: &mut [f32]) {
         let d = self.header.d_model as usize;
         let heads = self.header.n_heads as usize;
-        let dh = d / heads;
-        let sqrt_dh = (dh as f64).sqrt() as f32;
-        let max_n = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
-        let mut qh = vec![0f32; max_n * dh];
-        let mut kh = vec![0f32; max_n * dh];
-        let mut vh = vec![0f32; max_n * dh];
-        let mut scores = vec![0f32; max_n * max_n];
-        let mut ah = vec![0f32; max_n * dh];
-        let mut r0 = 0;
-        for s in seqs {
-            let n = s.len();
-            for head in 0..heads {
-                let c0 = head * dh;
-                for i in 0..n {
-                    let row = &qkv[(r0 + i) * 3 * d..(r0 + i + 1) * 3 * d];
-                    qh[i * dh..(i + 1) * dh].copy_from_slice(&row[c0..c0 + dh]);
-                    kh[i * dh..(i + 1) * dh].copy_from_slice(&row[d + c0..d + c0 + dh]);
-                    vh[i * dh..(i + 1) * dh].copy_from_slice(&row[2 * d + c0..2 * d + c0 + dh]);
-                }
-                let sc = &mut scores[..n * n];
-                kernels::matmul_nt(&qh[..n * dh], n, dh, &kh[..n * dh], n, sc);
+        attention(qkv, seqs, d, heads, ATTENTION_BLOCK, merged);
+    }
+}
+
+/// Query rows per block of attention scores: the scores buffer is `min(n, 256) × n` floats, not
+/// `n × n` — a model whose header allows a long window (`max_seq_len` up to 65,535) must not turn
+/// one long input into a 17 GB allocation. Windows of ≤ 256 tokens (both shipped models) are one
+/// block, i.e. the same computation as before.
+const ATTENTION_BLOCK: usize = 256;
+
+/// [`Model::attention`]'s work: `qkv` `[total × 3d]`, `merged` `[total × d]`, scores computed
+/// `block` query rows at a time (each row's softmax sees all `n` keys, so any `block ≥ 1` gives the
+/// same rows).
+fn attention(
+    qkv: &[f32],
+    seqs: &[&[u32]],
+    d: usize,
+    heads: usize,
+    block: usize,
+    merged: &mut [f32],
+) {
+    let block = block.max(1);
+    let dh = d / heads;
+    let sqrt_dh = (dh as f64).sqrt() as f32;
+    let max_n = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut qh = vec![0f32; max_n * dh];
+    let mut kh = vec![0f32; max_n * dh];
+    let mut vh = vec![0f32; max_n * dh];
+    let mut scores = vec![0f32; max_n.min(block) * max_n];
+    let mut ah = vec![0f32; max_n * dh];
+    let mut r0 = 0;
+    for s in seqs {
+        let n = s.len();
+        for head in 0..heads {
+            let c0 = head * dh;
+            for i in 0..n {
+                let row = &qkv[(r0 + i) * 3 * d..(r0 + i + 1) * 3 * d];
+                qh[i * dh..(i + 1) * dh].copy_from_slice(&row[c0..c0 + dh]);
+                kh[i * dh..(i + 1) * dh].copy_from_slice(&row[d + c0..d + c0 + dh]);
+                vh[i * dh..(i + 1) * dh].copy_from_slice(&row[2 * d + c0..2 * d + c0 + dh]);
+            }
+            let mut i0 = 0;
+            while i0 < n {
+                let bn = block.min(n - i0);
+                let sc = &mut scores[..bn * n];
+                kernels::matmul_nt(&qh[i0 * dh..(i0 + bn) * dh], bn, dh, &kh[..n * dh], n, sc);
                 for row in sc.chunks_exact_mut(n) {
                     for v in row.iter_mut() {
                         *v /= sqrt_dh;
                     }
                     softmax_row(row);
                 }
-                kernels::matmul_nn(sc, n, n, &vh[..n * dh], dh, &mut ah[..n * dh]);
-                for i in 0..n {
-                    merged[(r0 + i) * d + c0..(r0 + i) * d + c0 + dh]
-                        .copy_from_slice(&ah[i * dh..(i + 1) * dh]);
-                }
+                kernels::matmul_nn(
+                    sc,
+                    bn,
+                    n,
+                    &vh[..n * dh],
+                    dh,
+                    &mut ah[i0 * dh..(i0 + bn) * dh],
+                );
+                i0 += bn;
             }
-            r0 += n;
+            for i in 0..n {
+                merged[(r0 + i) * d + c0..(r0 + i) * d + c0 + dh]
+                    .copy_from_slice(&ah[i * dh..(i + 1) * dh]);
+            }
         }
+        r0 += n;
     }
 }
 
@@ -360,6 +393,43 @@ fn bitlinear_ternary(
                     *oj = aj as f32 * ij * inv_xs;
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attention;
+
+    /// Attention scores in blocks of query rows (what bounds the buffer for long windows) give
+    /// the rows of one `n × n` block, for block sizes that divide `n`, do not, and exceed it.
+    #[test]
+    fn attention_in_blocks_equals_one_block() {
+        let (d, heads) = (16, 4);
+        let seqs: Vec<Vec<u32>> = [37usize, 5, 64, 1].iter().map(|&n| vec![0; n]).collect();
+        let seqs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
+        let total: usize = seqs.iter().map(|s| s.len()).sum();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let qkv: Vec<f32> = (0..total * 3 * d)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 6.0
+            })
+            .collect();
+        let mut whole = vec![0f32; total * d];
+        attention(&qkv, &seqs, d, heads, usize::MAX, &mut whole);
+        assert!(whole.iter().any(|&v| v.abs() > 0.1));
+        for block in [1, 7, 32, 64, 1000] {
+            let mut got = vec![f32::NAN; total * d];
+            attention(&qkv, &seqs, d, heads, block, &mut got);
+            let diff = whole
+                .iter()
+                .zip(&got)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(diff <= 1e-5, "block {block}: max |diff| {diff}");
         }
     }
 }

@@ -268,3 +268,17 @@ fn non_finite_values_are_named_precisely() {
         "non-finite float -inf in layers.0.attn.v.weight row 3 column 5: every fp32 weight, scale, LayerNorm parameter and bias must be finite"
     );
 }
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_search_index_given_as_the_model_is_named() {
+    let mut bytes = builder(&Spec::static_model(EmbeddingQuant::Fp32))
+        .build()
+        .unwrap();
+    bytes[..4].copy_from_slice(b"LEIX");
+    writer::rehash(&mut bytes);
+    assert_eq!(
+        Model::from_bytes(&bytes).unwrap_err().to_string(),
+        "bad magic \"LEIX\" (4c454958): expected \"LEMB\" (4c454d42); this is a lightembed search index (index.bin), not a model"
+    );
+}

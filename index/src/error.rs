@@ -140,7 +140,13 @@ impl fmt::Display for IndexError {
             ),
             IndexError::BadMagic { found } => write!(
                 f,
-                "not a lightembed index: expected magic \"LEIX\", found {found:02x?}"
+                "not a lightembed index: expected magic \"LEIX\", found {found:02x?}{}",
+                match found.as_slice() {
+                    [b'L', b'E', b'M', b'B', ..] =>
+                        " (this is a lightembed model: pass it as --model)",
+                    [b'{', ..] => " (this looks like JSON: pass the index folder or its index.bin)",
+                    _ => "",
+                }
             ),
             IndexError::ChecksumMismatch => f.write_str(
                 "index bytes are corrupted: the trailing SHA-256 does not match the contents",

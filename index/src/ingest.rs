@@ -149,8 +149,31 @@ impl RootSelector {
     pub fn parse(css: &str) -> Result<RootSelector, String> {
         scraper::Selector::parse(css)
             .map(RootSelector)
-            .map_err(|e| format!("invalid CSS selector {css:?}: {e}"))
+            .map_err(|e| {
+                let why = match e {
+                    // scraper's text for these is "Unexpected error occurred. Please report this to
+                    // the developer" and a debug dump; the kind's name says what is wrong.
+                    scraper::error::SelectorErrorKind::UnexpectedSelectorParseError(k) => {
+                        words_of(&format!("{k:?}"))
+                    }
+                    kind => kind.to_string(),
+                };
+                format!("invalid CSS selector {css:?}: {why}")
+            })
     }
+}
+
+/// `EmptySelector(…)` → `empty selector`: a Rust variant name as words.
+fn words_of(debug: &str) -> String {
+    let name = debug.split(['(', ' ', '{']).next().unwrap_or(debug);
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && !out.is_empty() {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// The page title and sections of `content` read as `format`.
@@ -416,6 +439,20 @@ pub fn url_encode(segment: &str) -> String {
         }
     }
     out
+}
+
+/// Percent-encodes a file or folder name for a page URL's path: [`url_encode`], and `:` too, so a
+/// URL made of names stays a relative path — `javascript:x.html` or `Help:Contents.html` would
+/// otherwise read as a scheme (`javascript:`, `help:`) where a browser resolves it. Static servers
+/// decode `%3A` back to the file's name.
+///
+/// ```
+/// use lightembed_index::ingest::url_path_encode;
+/// assert_eq!(url_path_encode("javascript:alert(1).html"), "javascript%3Aalert(1).html");
+/// assert_eq!(url_path_encode("a b#c.html"), "a%20b%23c.html");
+/// ```
+pub fn url_path_encode(name: &str) -> String {
+    url_encode(name).replace(':', "%3A")
 }
 
 /// The passage size of the pipeline, in the model's word pieces including `[CLS]` and `[SEP]`:
@@ -1002,6 +1039,14 @@ mod tests {
         assert!(RootSelector::parse("main[")
             .unwrap_err()
             .starts_with("invalid CSS selector \"main[\": "));
+        assert_eq!(
+            RootSelector::parse("###").unwrap_err(),
+            "invalid CSS selector \"###\": empty selector"
+        );
+        assert_eq!(
+            RootSelector::parse("main >").unwrap_err(),
+            "invalid CSS selector \"main >\": dangling combinator"
+        );
     }
 
     /// Issue 12 (passages fit the model): with the shipped static model (window 128), every

@@ -191,7 +191,17 @@ fn wrong_magic_and_garbage_are_rejected() {
     );
     assert_eq!(
         Index::from_bytes(&bytes).unwrap_err().to_string(),
-        "not a lightembed index: expected magic \"LEIX\", found [4c, 45, 4d, 42]"
+        "not a lightembed index: expected magic \"LEIX\", found [4c, 45, 4d, 42] (this is a lightembed model: pass it as --model)"
+    );
+    bytes[..4].copy_from_slice(b"{\n  ");
+    assert_eq!(
+        Index::from_bytes(&bytes).unwrap_err().to_string(),
+        "not a lightembed index: expected magic \"LEIX\", found [7b, 0a, 20, 20] (this looks like JSON: pass the index folder or its index.bin)"
+    );
+    bytes[..4].copy_from_slice(b"LEIY");
+    assert_eq!(
+        Index::from_bytes(&bytes).unwrap_err().to_string(),
+        "not a lightembed index: expected magic \"LEIX\", found [4c, 45, 49, 59]"
     );
     assert!(matches!(
         Index::from_bytes(b"").unwrap_err(),
