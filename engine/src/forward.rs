@@ -177,7 +177,10 @@ impl Model {
             let mut qkv = vec![0f32; total * 3 * d];
             let mut merged = vec![0f32; total * d];
             let mut tmp = vec![0f32; total * d];
-            let mut up = vec![0f32; total * f];
+            // The FFN runs FFN_ROWS token rows at a time (rows are independent): its
+            // `rows × ffn_dim` buffer stays bounded whatever the window and ffn_dim.
+            let ffn_rows = total.min(FFN_ROWS);
+            let mut up = vec![0f32; ffn_rows * f];
             let mut scratch = LinearScratch::default();
             for layer in &self.layers {
                 layer_norm(&x, d, Some((&layer.ln1_weight, &layer.ln1_bias)), &mut h);
@@ -188,9 +191,13 @@ impl Model {
                     *xi += a;
                 }
                 layer_norm(&x, d, Some((&layer.ln2_weight, &layer.ln2_bias)), &mut h);
-                linear(&h, total, &layer.up, &mut up, &mut scratch);
-                gelu_in_place(&mut up);
-                linear(&up, total, &layer.down, &mut tmp, &mut scratch);
+                for (hc, tc) in h.chunks(ffn_rows * d).zip(tmp.chunks_mut(ffn_rows * d)) {
+                    let m = hc.len() / d;
+                    let upc = &mut up[..m * f];
+                    linear(hc, m, &layer.up, upc, &mut scratch);
+                    gelu_in_place(upc);
+                    linear(upc, m, &layer.down, tc, &mut scratch);
+                }
                 for (xi, &a) in x.iter_mut().zip(&tmp) {
                     *xi += a;
                 }
@@ -246,6 +253,10 @@ impl Model {
         attention(qkv, seqs, d, heads, ATTENTION_BLOCK, merged);
     }
 }
+
+/// Token rows per FFN step: the `FFN_ROWS × ffn_dim` activation buffer is bounded (ffn_dim and the
+/// window are header fields); 512 rows hold every sequence of both shipped models' windows.
+const FFN_ROWS: usize = 512;
 
 /// Query rows per block of attention scores: the scores buffer is `min(n, 256) × n` floats, not
 /// `n × n` — a model whose header allows a long window (`max_seq_len` up to 65,535) must not turn

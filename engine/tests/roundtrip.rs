@@ -262,6 +262,15 @@ fn batch_equals_single_bit_for_bit() {
             .embed_batch(&[], *m.valid_dims().last().unwrap())
             .unwrap()
             .is_empty());
+        // A batch of > 512 token rows: the FFN runs in row chunks, one boundary inside a text.
+        let many: Vec<String> = (0..150)
+            .map(|i| format!("{} the cat {i} sat", texts[i % texts.len()]))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let d = *m.valid_dims().last().unwrap();
+        for (t, v) in many.iter().zip(m.embed_batch(&many, d).unwrap()) {
+            assert_eq!(v, m.embed(t, d).unwrap(), "{spec:?} {t:?}");
+        }
     }
 }
 
