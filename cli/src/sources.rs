@@ -353,7 +353,15 @@ fn jsonl_record(line: &str, file_url: &str, line_no: usize) -> Result<Passage> {
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(Value::Number(n)) if name == "id" => Ok(Some(n.to_string())),
+            // An integer id is kept as written; a fraction or an integer beyond 64 bits would
+            // come back as a rounded float, so it must be quoted.
+            Some(Value::Number(n)) if name == "id" && (n.is_i64() || n.is_u64()) => {
+                Ok(Some(n.to_string()))
+            }
+            Some(Value::Number(n)) if name == "id" => bail!(
+                "\"id\" must be a string or an integer that fits 64 bits (this number reads as \
+                 {n}); write it as a string"
+            ),
             Some(_) => bail!("\"{name}\" must be a string"),
         }
     };
@@ -409,5 +417,22 @@ mod tests {
         );
         assert_eq!(err("[1]"), "expected a JSON object with a \"text\" field");
         assert!(err("{").starts_with("invalid JSON: "));
+        // Integer ids up to 64 bits are kept exactly; beyond, or fractions, must be quoted.
+        let id = |line| jsonl_record(line, "f", 1).unwrap().id;
+        assert_eq!(
+            id(r#"{"id":18446744073709551615,"text":"a"}"#),
+            "18446744073709551615"
+        );
+        assert_eq!(
+            id(r#"{"id":-9223372036854775808,"text":"a"}"#),
+            "-9223372036854775808"
+        );
+        assert_eq!(
+            err(r#"{"id":18446744073709551616,"text":"a"}"#),
+            "\"id\" must be a string or an integer that fits 64 bits (this number reads as \
+             1.8446744073709552e+19); write it as a string"
+        );
+        assert!(err(r#"{"id":1.5,"text":"a"}"#)
+            .ends_with("(this number reads as 1.5); write it as a string"));
     }
 }
