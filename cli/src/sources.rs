@@ -311,7 +311,7 @@ pub fn read_file(
         }
         return Ok(added);
     }
-    if bytes[..bytes.len().min(8192)].contains(&0) {
+    if ingest::looks_binary(&bytes) {
         crate::warn(&format!(
             "warning: skipping {}: binary file (a NUL byte in its first 8 KiB)",
             file.path.display()

@@ -339,6 +339,8 @@ pub fn is_utf8_or_utf16_label(label: &str) -> bool {
 /// File bytes → text, and a warning when the charset had to be guessed.
 ///
 /// * A UTF-8 byte-order mark is dropped; valid UTF-8 is taken as it is.
+/// * A UTF-16 byte-order mark (`FF FE` little-endian, `FE FF` big-endian) decides, as in browsers:
+///   the rest is decoded as UTF-16 (what Windows tools write as "Unicode").
 /// * HTML that declares its charset in the first 1024 bytes (`<meta charset="…">` or
 ///   `<meta http-equiv="Content-Type" content="text/html; charset=…">`) is decoded with that
 ///   encoding (WHATWG labels: `iso-8859-1`, `latin1` and `us-ascii` mean windows-1252, as in
@@ -352,6 +354,12 @@ pub fn is_utf8_or_utf16_label(label: &str) -> bool {
 ///
 /// The detection is [`charset_label`]; this adds the decoders (`encoding_rs`).
 pub fn decode(bytes: &[u8], format: Format) -> (String, Option<String>) {
+    if let Some((enc, bom)) = utf16_bom(bytes) {
+        let (text, had_errors) = enc.decode_without_bom_handling(&bytes[bom..]);
+        let warning =
+            had_errors.then(|| format!("not valid {}; undecodable bytes replaced", enc.name()));
+        return (text.into_owned(), warning);
+    }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let for_label = |label: &str| encoding_rs::Encoding::for_label(label.as_bytes());
     let declared = match charset_label(bytes, format, |label| for_label(label).is_some()) {
@@ -368,6 +376,18 @@ pub fn decode(bytes: &[u8], format: Format) -> (String, Option<String>) {
     }
     let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(bytes);
     (text.into_owned(), Some(FALLBACK_WARNING.to_string()))
+}
+
+/// The UTF-16 encoding a byte-order mark names, and the mark's length.
+fn utf16_bom(bytes: &[u8]) -> Option<(&'static encoding_rs::Encoding, usize)> {
+    encoding_rs::Encoding::for_bom(bytes).filter(|(enc, _)| *enc != encoding_rs::UTF_8)
+}
+
+/// Whether `bytes` look binary: a NUL byte in the first 8 KiB, unless a UTF-16 byte-order mark
+/// says the NULs are the high bytes of UTF-16 text ([`decode`] reads that). The CLI skips such
+/// files; the app refuses such a dropped file.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    utf16_bom(bytes).is_none() && bytes[..bytes.len().min(8192)].contains(&0)
 }
 
 /// The first charset label that `is_known` accepts in a `<meta>` tag within the first 1024 bytes
@@ -1534,6 +1554,19 @@ mod tests {
         let mut late = vec![b' '; 1100];
         late.extend_from_slice(b"<meta charset=koi8-r><p>\xe9</p>");
         assert!(decode(&late, Format::Html).1.is_some());
+        // UTF-16 with a byte-order mark, either order ("Unicode" from Windows tools): decoded,
+        // no warning, and not binary although it is full of NULs.
+        let text = "# Giraffes\n\nTall café 🦒\n";
+        for (bom, le) in [(&b"\xFF\xFE"[..], true), (&b"\xFE\xFF"[..], false)] {
+            let mut bytes = bom.to_vec();
+            for u in text.encode_utf16() {
+                bytes.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+            }
+            assert!(!looks_binary(&bytes));
+            assert_eq!(decode(&bytes, Format::Markdown), (text.into(), None));
+        }
+        assert!(looks_binary(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"));
+        assert!(!looks_binary("plain café".as_bytes()));
         // UTF-8 (with or without a BOM) as it is; Markdown/text never read <meta>.
         assert_eq!(
             decode("\u{feff}Größe 🌶".as_bytes(), Format::Text),

@@ -353,14 +353,20 @@ await step('own documents in other charsets: windows-1252 HTML and Latin-1 text 
   assert(!html.toString('latin1').includes('\ufffd') && html.includes(0xe9) && !txt.toString('utf8').includes('café'), 'fixtures are not UTF-8');
   const open = (summary) => page.locator('details', { hasText: summary }).first().evaluate((d) => { d.open = true; });
   await open('Add your own documents');
+  // UTF-16 with a byte-order mark (Windows "Unicode"), and a PNG named .md (binary: refused).
+  const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Giraffes browse the tallest acacia trees.\n', 'utf16le')]);
+  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 1, 0]);
   await tid('file-input').setInputFiles([
     { name: 'bistro-1252.html', mimeType: 'text/html', buffer: html },
     { name: 'latin1-notes.txt', mimeType: 'text/plain', buffer: txt },
+    { name: 'utf16-giraffes.txt', mimeType: 'text/plain', buffer: utf16 },
+    { name: 'picture.md', mimeType: 'text/markdown', buffer: png },
   ]);
-  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n + 2, LIMIT, { timeout: 60_000 });
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n + 3, LIMIT, { timeout: 60_000 });
   await waitText('error', (t) => t.includes('latin1-notes.txt: not UTF-8; decoded as windows-1252'), 'fallback warning names the .txt', 30_000);
+  await waitText('error', (t) => t.includes('picture.md: a binary file (a NUL byte in its first 8 KiB); not added'), 'binary file refused', 30_000);
   const banner = await text('error');
-  assert(!banner.includes('bistro-1252.html'), `no warning for the declared charset: ${banner}`);
+  assert(!banner.includes('bistro-1252.html') && !banner.includes('utf16-giraffes'), `no warning for a declared charset or a BOM: ${banner}`);
   console.log(`     ${banner}`);
   await shot('03c-charsets.png');
   await page.locator('[data-testid="error"] button.dismiss').click();
@@ -380,19 +386,66 @@ await step('own documents in other charsets: windows-1252 HTML and Latin-1 text 
   assert(page1252 && latin1, `both documents found for café: ${cafe.map((h) => h.id)}`);
   assert(page1252.text.includes('\u201cquoted\u201d café') && !page1252.text.includes('\ufffd'), `windows-1252 page decoded: ${page1252.text}`);
   assert(latin1.text.includes('café') && !latin1.text.includes('\ufffd'), `Latin-1 text decoded: ${latin1.text}`);
+  const giraffes = await search('giraffes acacia');
+  assert(giraffes.some((h) => h.id.startsWith('user/utf16-giraffes.txt') && h.text.includes('Giraffes browse')), `UTF-16 text found: ${JSON.stringify(giraffes)}`);
   const creme = await search('crème');
   const creme1 = creme.find((h) => h.id.startsWith('user/latin1-notes.txt'));
   assert(creme1 && creme1.text.includes('crème') && !creme1.text.includes('\ufffd'), `crème found: ${JSON.stringify(creme)}`);
   await tid('search-mode').selectOption('hybrid');
 
   await open('Indexed documents');
-  for (const name of ['user/bistro-1252.html', 'user/latin1-notes.txt']) {
+  for (const name of ['user/bistro-1252.html', 'user/latin1-notes.txt', 'user/utf16-giraffes.txt']) {
     await page.locator('[data-testid="doc"]', { hasText: name }).locator('[data-testid="delete-doc"]').click();
   }
   await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
   await tid('query').fill(query);
   await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
   await page.waitForTimeout(500); // the deletion is persisted after the index update
+});
+
+await step('own documents: long names stay two documents; cancel drops the files still waiting', async () => {
+  const open = (summary) => page.locator('details', { hasText: summary }).first().evaluate((d) => { d.open = true; });
+  await open('Add your own documents');
+  await open('Indexed documents');
+  const userDocs = () => page.evaluate(() => [...document.querySelectorAll('[data-testid="doc"]')]
+    .map((li) => li.textContent).filter((t) => t.includes('user/')));
+  const deleteUserDocs = async () => {
+    for (;;) {
+      const row = page.locator('[data-testid="doc"]', { hasText: 'user/' }).first();
+      if (await row.count() === 0) break;
+      const before = (await userDocs()).length;
+      await row.locator('[data-testid="delete-doc"]').click();
+      await page.waitForFunction((b) => [...document.querySelectorAll('[data-testid="doc"]')]
+        .filter((li) => li.textContent.includes('user/')).length < b, before, { timeout: 30_000 });
+    }
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
+  };
+  // Two names that share their first 85 characters (ids keep 80): two documents, not one.
+  const stem = 'a'.repeat(85);
+  await tid('file-input').setInputFiles([
+    { name: `${stem}-one.md`, mimeType: 'text/markdown', buffer: Buffer.from('Volcanoes erupt molten lava.\n') },
+    { name: `${stem}-two.md`, mimeType: 'text/markdown', buffer: Buffer.from('Glaciers carve deep valleys.\n') },
+  ]);
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n + 2, LIMIT, { timeout: 60_000 })
+    .catch(async () => { throw new Error(`long names: ${JSON.stringify(await userDocs())}`); });
+  assert((await userDocs()).length === 2, `two rows: ${JSON.stringify(await userDocs())}`);
+  await deleteUserDocs();
+
+  // 400 files at once: they wait in the worker one behind the other; Cancel drops the waiting ones.
+  await page.locator('[data-testid="error"] button.dismiss').click().catch(() => {});
+  const files = Array.from({ length: 400 }, (_, i) => ({ name: `q${i}.txt`, mimeType: 'text/plain', buffer: Buffer.from(`Note ${i} about queued files.\n`) }));
+  await tid('file-input').setInputFiles(files);
+  await waitText('index-progress', (t) => /more documents? waiting/.test(t), 'the queue shows', 30_000);
+  await tid('cancel').click();
+  await waitText('error', (t) => /Cancelled: \d+ documents? waiting to be indexed (was|were) not added\./.test(t), 'cancel drops the queue', 30_000);
+  await page.waitForFunction(() => document.querySelector('[data-testid="cancel"]')?.disabled, null, { timeout: 30_000 });
+  const added = (await userDocs()).length;
+  await page.waitForTimeout(1500);
+  const later = (await userDocs()).length;
+  console.log(`     cancelled with ${added} of 400 files indexed; ${later} after 1.5 s`);
+  assert(added < 400 && later === added, `cancel stopped the queue: ${added} → ${later}`);
+  await deleteUserDocs();
+  await page.locator('[data-testid="error"] button.dismiss').click().catch(() => {});
 });
 
 await step('reload: index restored from IndexedDB without embedding', async () => {

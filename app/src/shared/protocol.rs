@@ -48,6 +48,17 @@ pub fn doc_id_of(passage_id: &str) -> &str {
     passage_id.split('#').next().unwrap_or(passage_id)
 }
 
+/// One document of [`Request::IndexDocuments`]: what [`Request::IndexDocument`] carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentInput {
+    /// File name: the document id is made from it ([`crate::chunk::user_doc_id`]).
+    pub name: String,
+    /// The document's text.
+    pub content: String,
+    /// How `content` is read (from the file name).
+    pub format: crate::chunk::Format,
+}
+
 /// A request from the UI to the worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -101,6 +112,15 @@ pub enum Request {
         content: String,
         /// How `content` is read (from the file name; plain text for pasted text).
         format: crate::chunk::Format,
+        /// Index dims if a new index is created.
+        dims: Option<usize>,
+    },
+    /// Index several user documents (files dropped or picked together), one after another as
+    /// [`Request::IndexDocument`] does each. One message, so a [`Request::Cancel`] sent after it
+    /// is handled while they are indexed, and drops the ones still waiting.
+    IndexDocuments {
+        /// The documents, in order.
+        docs: Vec<DocumentInput>,
         /// Index dims if a new index is created.
         dims: Option<usize>,
     },
@@ -338,6 +358,10 @@ pub enum Event {
         /// Engines embedding for this job: the indexing worker and its helpers (issue 15 item 6).
         #[serde(default = "one")]
         workers: usize,
+        /// Documents waiting behind this job (files dropped together); [`Request::Cancel`]
+        /// drops them too.
+        #[serde(default)]
+        queued: usize,
     },
     /// An indexing job ended.
     IndexDone {
@@ -357,6 +381,9 @@ pub enum Event {
         /// Of `done`, the passages that helper workers embedded.
         #[serde(default)]
         helped: usize,
+        /// Documents still waiting to be indexed after this job (see `Progress::queued`).
+        #[serde(default)]
+        queued: usize,
     },
     /// Search results for request `id`.
     Results {
@@ -437,8 +464,53 @@ fn one() -> usize {
     1
 }
 
+/// A hit's URL as a link target, or None for no link. An index is data, so only `http:`,
+/// `https:` and relative URLs are followed: anything with a scheme before its first `/`, `?` or
+/// `#` must be one of those two (a `javascript:` or `data:` URL, also with spaces or tabs inside
+/// its scheme, which browsers drop, is shown as no link).
+pub fn safe_href(url: &str) -> Option<&str> {
+    if url.trim().is_empty() {
+        return None;
+    }
+    match url.find([':', '/', '?', '#']) {
+        Some(i) if url.as_bytes()[i] == b':' => {
+            let scheme = &url[..i];
+            (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+                .then_some(url)
+        }
+        _ => Some(url), // relative
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_http_and_relative_urls_are_links() {
+        use super::safe_href;
+        for ok in [
+            "https://doc.rust-lang.org/book/ch01.html#x",
+            "HTTP://a.b/",
+            "guide/a.html#b",
+            "/abs/path?q=a:b",
+            "#anchor",
+            "page.html#fn:1",
+        ] {
+            assert_eq!(safe_href(ok), Some(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "  ",
+            "javascript:alert(1)",
+            " javascript:alert(1)",
+            "java\tscript:alert(1)",
+            "JavaScript:x",
+            "data:text/html,<b>x</b>",
+            "vbscript:x",
+        ] {
+            assert_eq!(safe_href(bad), None, "{bad:?}");
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -482,6 +554,14 @@ mod tests {
                 content: "# Notes\n\nText.".into(),
                 format: crate::chunk::Format::Markdown,
                 dims: None,
+            },
+            Request::IndexDocuments {
+                docs: vec![DocumentInput {
+                    name: "a.txt".into(),
+                    content: "A.".into(),
+                    format: crate::chunk::Format::Text,
+                }],
+                dims: Some(64),
             },
             Request::Cancel,
         ];
@@ -534,6 +614,7 @@ mod tests {
             per_sec: 12.5,
             embedded: 3,
             workers: 2,
+            queued: 4,
         };
         let s = e.to_json();
         assert!(s.contains(r#""type":"Progress""#), "{s}");

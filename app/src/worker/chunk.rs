@@ -19,9 +19,12 @@ use crate::protocol::Passage;
 /// pipeline's own type, chosen from a file name as the CLI chooses it ([`Format::from_name`]).
 pub use lightembed_index::ingest::Format;
 
-/// Makes a document id from a name: `user/` + the name with `#` and whitespace replaced by `-`
-/// (at most 80 characters).
+/// Makes a document id from a name: `user/` + the name with `#` and whitespace replaced by `-`.
+/// A name of more than 80 characters keeps its first 71 and gains `~` and 8 hex digits of a hash
+/// of the whole name (FNV-1a, 80 characters in all), so two long names that share their first 80 characters stay two
+/// documents (they were one: the second replaced the first).
 pub fn user_doc_id(name: &str) -> String {
+    const MAX: usize = 80;
     let clean: String = name
         .trim()
         .chars()
@@ -32,8 +35,17 @@ pub fn user_doc_id(name: &str) -> String {
                 c
             }
         })
-        .take(80)
         .collect();
+    let clean = if clean.chars().count() > MAX {
+        // FNV-1a (64-bit): stable across builds and platforms, unlike std's hasher.
+        let h = clean.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        let head: String = clean.chars().take(MAX - 9).collect();
+        format!("{head}~{:08x}", h >> 32)
+    } else {
+        clean
+    };
     format!(
         "user/{}",
         if clean.is_empty() {
@@ -145,6 +157,28 @@ mod tests {
         ))
         .unwrap();
         Model::from_bytes(&bytes).unwrap()
+    }
+
+    /// Ids of user documents: short names as they are; long names that share their first 80
+    /// characters stay apart (a hash of the whole name), and keep to 80 characters.
+    #[test]
+    fn user_doc_ids_keep_long_names_apart() {
+        assert_eq!(user_doc_id(" my notes #2.md "), "user/my-notes--2.md");
+        assert_eq!(user_doc_id(""), "user/untitled");
+        let a80 = "a".repeat(80);
+        assert_eq!(user_doc_id(&a80), format!("user/{a80}"));
+        let one = user_doc_id(&format!("{}-one.md", "a".repeat(85)));
+        let two = user_doc_id(&format!("{}-two.md", "a".repeat(85)));
+        assert_ne!(one, two);
+        for id in [&one, &two] {
+            let name = id.strip_prefix("user/").unwrap();
+            assert_eq!(name.chars().count(), 80, "{id}");
+            assert!(
+                name.starts_with(&"a".repeat(71)) && name[71..].starts_with('~'),
+                "{id}"
+            );
+        }
+        assert_eq!(one, user_doc_id(&format!("{}-one.md", "a".repeat(85))));
     }
 
     /// The worker's path for a dropped file is the CLI's pipeline: same texts, headings, titles

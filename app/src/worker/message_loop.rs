@@ -99,6 +99,11 @@ pub struct WorkerApp {
     /// Bumped by every model load; jobs compare it to stop when superseded.
     generation: Cell<u64>,
     cancel: Cell<bool>,
+    /// Documents dispatched and waiting for the job before them (files dropped together).
+    queued: Cell<usize>,
+    /// Bumped by [`Request::Cancel`] and "delete all": a waiting document dispatched before the
+    /// bump is dropped instead of indexed.
+    cancel_epoch: Cell<u64>,
     /// Bumped by "delete all": a job that was running keeps nothing it embedded before it.
     clears: Cell<u64>,
     busy: Cell<bool>,
@@ -152,6 +157,7 @@ impl WorkerApp {
                 me.generation.set(me.generation.get() + 1);
                 me.max_workers.set(workers);
                 me.cancel.set(true);
+                me.drop_queued("Another model was loaded");
                 me.stop_pool();
                 *me.model_source.borrow_mut() = None;
                 wasm_bindgen_futures::spawn_local(async move {
@@ -171,14 +177,39 @@ impl WorkerApp {
                 dims,
             } => {
                 let generation = me.generation.get();
+                let epoch = me.cancel_epoch.get();
+                me.queued.set(me.queued.get() + 1);
                 wasm_bindgen_futures::spawn_local(async move {
                     // Files dropped together arrive together: each waits for the job before it
                     // (the check and the job's start run without a yield in between).
                     while me.busy.get() {
                         sleep_ms(20).await;
                     }
+                    if me.cancel_epoch.get() != epoch {
+                        return; // cancelled (or "delete all") while it waited: not counted now
+                    }
+                    me.queued.set(me.queued.get() - 1);
                     me.index_document(name, content, format, dims, generation)
                         .await
+                });
+            }
+            Request::IndexDocuments { docs, dims } => {
+                let generation = me.generation.get();
+                let epoch = me.cancel_epoch.get();
+                me.queued.set(me.queued.get() + docs.len());
+                wasm_bindgen_futures::spawn_local(async move {
+                    for d in docs {
+                        while me.busy.get() {
+                            sleep_ms(20).await;
+                        }
+                        if me.cancel_epoch.get() != epoch {
+                            return; // cancelled (or "delete all"): the rest were dropped
+                        }
+                        me.queued.set(me.queued.get() - 1);
+                        me.clone()
+                            .index_document(d.name, d.content, d.format, dims, generation)
+                            .await;
+                    }
                 });
             }
             Request::IndexPassages { passages, dims } => {
@@ -195,6 +226,7 @@ impl WorkerApp {
             }
             Request::Cancel => {
                 me.cancel.set(true);
+                me.drop_queued("Cancelled");
                 // A helper's forward pass cannot be interrupted: stop the helpers themselves.
                 me.stop_pool();
             }
@@ -503,6 +535,22 @@ impl WorkerApp {
                 } else {
                     self.session_passages.borrow().len()
                 };
+                if stored_passages == 0 {
+                    // Nothing a re-index could bring back (e.g. a job cancelled before it kept
+                    // anything): the other model's empty index is dropped, not offered.
+                    if storage.is_persistent() {
+                        if let Err(e) = storage.clear_index().await {
+                            post(&Event::Error {
+                                message: format!("Clearing IndexedDB failed: {e}"),
+                            });
+                        }
+                    }
+                    *self.mem_index.borrow_mut() = None;
+                    post(&Event::Index {
+                        state: self.state.borrow().state(),
+                    });
+                    return;
+                }
                 post(&Event::Index {
                     state: self.state.borrow().state(),
                 });
@@ -567,6 +615,41 @@ impl WorkerApp {
 
     /// Cuts a user document with the loaded model's tokenizer, exactly as `lightembed index`
     /// does, and indexes it as a new version of that document (see [`WorkerApp::index_job`]).
+    /// A document that gave no job still moves the queue: an empty `IndexDone` tells the page
+    /// how many documents still wait (its progress bar is left as it was).
+    fn post_no_job(&self) {
+        post(&Event::IndexDone {
+            done: 0,
+            total: 0,
+            cancelled: false,
+            seconds: 0.0,
+            per_sec: 0.0,
+            workers: 1,
+            helped: 0,
+            queued: self.queued.get(),
+        });
+    }
+
+    /// Drops the documents waiting to be indexed (they return when their turn comes) and says so
+    /// once: `what` is the action, e.g. "Cancelled".
+    fn drop_queued(&self, what: &str) {
+        self.cancel_epoch.set(self.cancel_epoch.get() + 1);
+        let n = self.queued.replace(0);
+        if n > 0 {
+            post(&Event::Error {
+                message: format!(
+                    "{what}: {n} document{} waiting to be indexed {} not added.",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "was" } else { "were" }
+                ),
+            });
+            if !self.busy.get() {
+                // Between two documents: no job will end to tell the page the queue is empty.
+                self.post_no_job();
+            }
+        }
+    }
+
     async fn index_document(
         self: Rc<Self>,
         name: String,
@@ -584,6 +667,7 @@ impl WorkerApp {
                 post(&Event::Error {
                     message: format!("{name}: no model is loaded"),
                 });
+                self.post_no_job();
                 return;
             }
         };
@@ -591,6 +675,7 @@ impl WorkerApp {
             post(&Event::Error {
                 message: format!("{name}: no text found"),
             });
+            self.post_no_job();
             return;
         }
         let doc_id = user_doc_id(&name);
@@ -688,6 +773,7 @@ impl WorkerApp {
             per_sec: 0.0,
             embedded: 0,
             workers: workers.get(),
+            queued: self.queued.get(),
         });
         let post_progress = |done: usize, reported: usize| {
             let secs = (now_ms() - t0) / 1000.0;
@@ -697,6 +783,7 @@ impl WorkerApp {
                 per_sec: rate(done, secs),
                 embedded: done - reported,
                 workers: workers.get(),
+                queued: self.queued.get(),
             });
         };
         let dims = self.state.borrow().dims().unwrap_or(0);
@@ -834,6 +921,7 @@ impl WorkerApp {
             per_sec: rate(done, seconds),
             workers: workers.get(),
             helped,
+            queued: self.queued.get(),
         });
         post(&Event::Index {
             state: self.state.borrow().state(),
@@ -913,6 +1001,7 @@ impl WorkerApp {
         if self.busy.get() {
             self.cancel.set(true);
         }
+        self.drop_queued("Deleted all");
         self.clears.set(self.clears.get() + 1);
         self.state.borrow_mut().drop_index();
         self.session_passages.borrow_mut().clear();

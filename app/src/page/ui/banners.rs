@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// How many of the latest messages the error banner lists (the rest are counted above them).
+pub(super) const SHOWN_ERRORS: usize = 6;
+
 #[component]
 pub(super) fn ErrorBanner(st: St) -> impl IntoView {
     let visible = move || {
@@ -37,8 +40,20 @@ pub(super) fn ErrorBanner(st: St) -> impl IntoView {
                 {move || st.crash.get().map(|m| view! {
                     <div class="msg"><span data-testid="crash-notice">{m}</span></div>
                 })}
-                <For each=move || st.errors.get() key=|e| e.clone() let:e>
-                    <div class="msg">{e}</div>
+                {move || st.errors.with(|e| {
+                    let earlier = e.len().saturating_sub(SHOWN_ERRORS);
+                    (earlier > 0).then(|| view! {
+                        <div class="msg note" data-testid="earlier-errors">
+                            {format!("… {earlier} earlier message{}", if earlier == 1 { "" } else { "s" })}
+                        </div>
+                    })
+                })}
+                <For
+                    each=move || st.errors.with(|e| e[e.len().saturating_sub(SHOWN_ERRORS)..].to_vec())
+                    key=|(n, _)| *n
+                    let:e
+                >
+                    <div class="msg">{e.1}</div>
                 </For>
             </div>
         </Show>

@@ -8,7 +8,8 @@ use super::*;
 /// decoded with the browser's `TextDecoder`, so `encoding_rs` stays out of the wasm. The warning,
 /// as `decode` words it, when windows-1252 was guessed or a declared charset could not decode
 /// some bytes (U+FFFD in their place). A label the browser does not know is skipped (the next
-/// `<meta>` counts, else the windows-1252 guess).
+/// `<meta>` counts, else the windows-1252 guess). A UTF-16 byte-order mark decides; a binary file
+/// ([`ingest::looks_binary`]) is an error, as the CLI skips it.
 pub(super) fn decode_file(
     bytes: &js_sys::Uint8Array,
     format: Format,
@@ -17,6 +18,35 @@ pub(super) fn decode_file(
     use web_sys::{TextDecoder, TextDecoderOptions};
     let js_err = |e: wasm_bindgen::JsValue| lightembed_app::web::js_error(&e);
     let raw = bytes.to_vec();
+    if ingest::looks_binary(&raw) {
+        return Err("a binary file (a NUL byte in its first 8 KiB); not added".into());
+    }
+    // A UTF-16 byte-order mark decides (as `decode` does, and browsers).
+    for (bom, label) in [
+        (&b"\xFF\xFE"[..], "utf-16le"),
+        (&b"\xFE\xFF"[..], "utf-16be"),
+    ] {
+        if raw.starts_with(bom) {
+            let body = bytes.subarray(2, bytes.length());
+            let strict = TextDecoderOptions::new();
+            strict.set_fatal(true);
+            return match TextDecoder::new_with_label_and_options(label, &strict)
+                .and_then(|d| d.decode_with_js_u8_array(&body))
+            {
+                Ok(text) => Ok((text, None)),
+                Err(_) => TextDecoder::new_with_label(label)
+                    .and_then(|d| d.decode_with_js_u8_array(&body))
+                    .map(|text| {
+                        let w = format!(
+                            "not valid {}; undecodable bytes replaced",
+                            label.to_uppercase()
+                        );
+                        (text, Some(w))
+                    })
+                    .map_err(js_err),
+            };
+        }
+    }
     // A UTF-8 byte-order mark is dropped whatever the charset (as `decode` does).
     let bom = if raw.starts_with(b"\xEF\xBB\xBF") {
         3
@@ -105,9 +135,13 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
             );
             return;
         }
-        for i in 0..files.length() {
-            let Some(file) = files.get(i) else { continue };
-            leptos::task::spawn_local(async move {
+        // All files are read first, then sent in one message: the worker indexes them one after
+        // another, the progress bar counts the ones waiting, and Cancel drops them (sent as one
+        // message each, a Cancel waited behind all of them in the worker's message queue).
+        let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+        leptos::task::spawn_local(async move {
+            let mut docs = Vec::with_capacity(files.len());
+            for file in files {
                 let name = file.name();
                 let format = Format::from_name(&name);
                 // The bytes, read by their charset as the CLI reads files.
@@ -117,21 +151,26 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                     .and_then(|buf| decode_file(&js_sys::Uint8Array::new(&buf), format));
                 match read {
                     Ok((content, warning)) => {
-                        // Cut in the worker (it answers "no text found" for an empty file).
-                        conn::send(&Request::IndexDocument {
-                            format,
-                            name: name.clone(),
-                            content,
-                            dims: st.index_dims(),
-                        });
                         if let Some(w) = warning {
                             st.push_error(format!("{name}: {w}"));
                         }
+                        // Cut in the worker (it answers "no text found" for an empty file).
+                        docs.push(DocumentInput {
+                            format,
+                            name,
+                            content,
+                        });
                     }
                     Err(e) => st.push_error(format!("{name}: {e}")),
                 }
-            });
-        }
+            }
+            if !docs.is_empty() {
+                conn::send(&Request::IndexDocuments {
+                    docs,
+                    dims: st.index_dims(),
+                });
+            }
+        });
     };
     let on_drop = move |ev: ev::DragEvent| {
         ev.prevent_default();
@@ -195,11 +234,16 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                 {move || st.docs.progress.get().map(|p| view! {
                     <progress max=p.total.max(1).to_string() value=p.done.to_string()></progress>
                     <span>{format!(
-                        "{} / {} passages · {:.1} passages/s{}{}",
+                        "{} / {} passages · {:.1} passages/s{}{}{}",
                         p.done,
                         p.total,
                         p.per_sec,
                         if p.workers > 1 { format!(" · {} workers", p.workers) } else { String::new() },
+                        match st.docs.queued.get() {
+                            0 => String::new(),
+                            1 => " · 1 more document waiting".to_string(),
+                            n => format!(" · {n} more documents waiting"),
+                        },
                         if st.docs.indexing.get() { "" } else { " · done" },
                     )}</span>
                 })}
@@ -251,9 +295,9 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
             <details>
                 <summary>{move || format!("Indexed documents ({})", st.docs.index.get().docs.len())}</summary>
                 <ul class="docs">
-                    <For each=move || st.docs.index.get().docs key=|d: &DocSummary| (d.doc_id.clone(), d.passages) let:d>
+                    <For each=move || st.docs.index.get().docs key=|d: &DocSummary| (d.doc_id.clone(), d.title.clone(), d.passages) let:d>
                         <li data-testid="doc">
-                            <span>{d.title.clone()}</span> <small>{format!(" {} · {} passages ", d.doc_id, d.passages)}</small>
+                            <bdi>{d.title.clone()}</bdi> <small>{format!(" {} · {} passages ", d.doc_id, d.passages)}</small>
                             <button data-testid="delete-doc" on:click={
                                 let id = d.doc_id.clone();
                                 move |_| conn::send(&Request::DeleteDoc { doc_id: id.clone() })

@@ -16,8 +16,8 @@ use leptos::prelude::*;
 use lightembed_app::chunk::Format;
 use lightembed_app::lang::{self, Language, ENGLISH, LANG_KEY};
 use lightembed_app::protocol::{
-    DocSummary, Event, IndexState, ModelInfo, Point, Request, SearchMode, ShownHit, StorageKind,
-    TokenOut,
+    DocSummary, DocumentInput, Event, IndexState, ModelInfo, Point, Request, SearchMode, ShownHit,
+    StorageKind, TokenOut,
 };
 use lightembed_app::web::{fetch_text, now_ms, query_param};
 use wasm_bindgen::JsCast;
@@ -96,7 +96,9 @@ struct St {
     docs: DocsSt,
     search: SearchSt,
     play: PlaySt,
-    errors: RwSignal<Vec<String>>,
+    /// Messages for the error banner, each with a number that keys its row (two equal messages
+    /// are two rows), oldest first; the banner shows the last few (`banners::SHOWN_ERRORS`).
+    errors: RwSignal<Vec<(u64, String)>>,
     crash: RwSignal<Option<String>>,
     restarts: RwSignal<usize>,
 }
@@ -123,6 +125,8 @@ struct DocsSt {
     index: RwSignal<IndexState>,
     progress: RwSignal<Option<Prog>>,
     indexing: RwSignal<bool>,
+    /// Documents the worker has waiting behind the running job.
+    queued: RwSignal<usize>,
     embed_count: RwSignal<u64>,
 }
 
@@ -165,6 +169,7 @@ impl St {
                 index: RwSignal::new(IndexState::default()),
                 progress: RwSignal::new(None),
                 indexing: RwSignal::new(false),
+                queued: RwSignal::new(0),
                 embed_count: RwSignal::new(0),
             },
             search: SearchSt {
@@ -188,11 +193,9 @@ impl St {
 
     fn push_error(&self, message: String) {
         self.errors.update(|e| {
-            if e.last() != Some(&message) {
-                e.push(message);
-            }
-            if e.len() > 4 {
-                e.remove(0);
+            if e.last().map(|(_, m)| m) != Some(&message) {
+                let n = e.last().map_or(0, |(n, _)| n + 1);
+                e.push((n, message));
             }
         });
     }
@@ -348,8 +351,10 @@ fn handle(st: St, ev: ConnEvent) {
                 per_sec,
                 embedded,
                 workers,
+                queued,
             } => {
-                st.docs.indexing.set(done < total);
+                st.docs.indexing.set(done < total || queued > 0);
+                st.docs.queued.set(queued);
                 st.docs.progress.set(Some(Prog {
                     done,
                     total,
@@ -365,16 +370,21 @@ fn handle(st: St, ev: ConnEvent) {
                 per_sec,
                 workers,
                 helped,
+                queued,
                 ..
             } => {
-                st.docs.indexing.set(false);
-                st.docs.progress.set(Some(Prog {
-                    done,
-                    total,
-                    per_sec,
-                    workers,
-                    helped,
-                }));
+                st.docs.indexing.set(queued > 0);
+                st.docs.queued.set(queued);
+                // total 0: a waiting document that gave no job (no text): only the queue moved.
+                if total > 0 {
+                    st.docs.progress.set(Some(Prog {
+                        done,
+                        total,
+                        per_sec,
+                        workers,
+                        helped,
+                    }));
+                }
             }
             Event::Results {
                 id,

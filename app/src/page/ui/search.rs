@@ -59,10 +59,9 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 <For each=move || st.search.results.get() key=result_key let:h>
                     <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
                         <div class="title">
-                            {if h.url.is_empty() {
-                                view! { <span>{h.title.clone()}</span> }.into_any()
-                            } else {
-                                view! { <a href=h.url.clone() target="_blank" rel="noopener">{h.title.clone()}</a> }.into_any()
+                            {match lightembed_app::protocol::safe_href(&h.url) {
+                                None => view! { <bdi>{h.title.clone()}</bdi> }.into_any(),
+                                Some(url) => view! { <a href=url.to_string() target="_blank" rel="noopener"><bdi>{h.title.clone()}</bdi></a> }.into_any(),
                             }}
                             <span class="score">{format!("{:.3}", h.score)}</span>
                         </div>
