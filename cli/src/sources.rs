@@ -298,8 +298,17 @@ pub fn read_file(
             let p = jsonl_record(line, &file.url, i + 1)
                 .map_err(|e| anyhow!("{}: line {}: {e}", file.path.display(), i + 1))?;
             if !ids.claim(&p.id) {
+                // Records without an id get `FILE:LINE`; say so when that is what collided.
+                let generated = format!("{}:{}", file.url, i + 1);
+                let why = if p.id == generated {
+                    " (the id this record gets because it has none is taken: give it an \"id\")"
+                } else if p.id.starts_with(&format!("{}:", file.url)) {
+                    " (an earlier record without an id was given it: ids FILE:LINE are made for those)"
+                } else {
+                    ""
+                };
                 bail!(
-                    "{}: line {}: duplicate id {:?}",
+                    "{}: line {}: duplicate id {:?}{why}",
                     file.path.display(),
                     i + 1,
                     p.id

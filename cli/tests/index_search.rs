@@ -361,6 +361,22 @@ fn bad_inputs_and_damaged_indexes_fail_with_one_line() {
         stderr(&o),
         format!("error: {}: line 2: duplicate id \"a\"\n", jsonl.display())
     );
+    // Collisions with the FILE:LINE ids made for records without one say so, either way round.
+    let dup = dir.join("d.jsonl");
+    for (lines, want) in [
+        (
+            "{\"text\":\"alpha\"}\n{\"id\":\"d.jsonl:1\",\"text\":\"beta\"}\n",
+            "line 2: duplicate id \"d.jsonl:1\" (an earlier record without an id was given it: ids FILE:LINE are made for those)",
+        ),
+        (
+            "{\"id\":\"d.jsonl:2\",\"text\":\"alpha\"}\n{\"text\":\"beta\"}\n",
+            "line 2: duplicate id \"d.jsonl:2\" (the id this record gets because it has none is taken: give it an \"id\")",
+        ),
+    ] {
+        std::fs::write(&dup, lines).unwrap();
+        let o = run(&["index", "--model", s(&model()), "--out", s(&dir.join("o")), s(&dup)]);
+        assert_eq!(stderr(&o), format!("error: {}: {want}\n", dup.display()));
+    }
 
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();

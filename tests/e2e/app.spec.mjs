@@ -782,6 +782,23 @@ await step('no relaxed SIMD → the SIMD128 worker loads the model and indexes',
   }
 });
 
+await step('odd query parameters: a bad ?limit is named, an empty ?model loads the default, ?nostore=0 keeps storage', async () => {
+  const op = await context.newPage();
+  try {
+    await op.goto(`${base}/?nosw&limit=abc&workers=-5&model=&nostore=0`);
+    await op.waitForFunction(() => document.querySelector('[data-testid="model-status"]')?.textContent.trim() === 'ready', null, { timeout: 60_000 });
+    const banner = await op.evaluate(() => document.querySelector('[data-testid="error"]')?.textContent ?? '');
+    assert(banner.includes('Ignoring ?limit=abc: it must be a whole number of at least 1.')
+      && banner.includes('Ignoring ?workers=-5'), `bad numbers named: ${banner}`);
+    const storage = await op.evaluate(() => document.body.textContent);
+    assert(!/IndexedDB is disabled/.test(storage), '?nostore=0 keeps IndexedDB');
+    const model = await op.evaluate(() => document.querySelector('[data-testid="model-select"]')?.selectedOptions?.[0]?.textContent ?? '');
+    console.log(`     ${banner.replace(/\s+/g, ' ').slice(0, 160)}; model ${model}`);
+  } finally {
+    await op.close();
+  }
+});
+
 // ---------------------------------------------------------------------------------------------
 // Languages (issue 16), in a fresh profile: nothing of the steps above (their English database was
 // upgraded by the two-tab step) is in the way, and both languages start empty.

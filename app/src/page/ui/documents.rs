@@ -91,7 +91,7 @@ pub(super) fn decode_file(
 #[component]
 pub(super) fn IndexPanel(st: St) -> impl IntoView {
     let ready = move || st.model.status.get() == ModelStatus::Ready;
-    let limit = query_param("limit").and_then(|l| l.parse::<usize>().ok());
+    let limit = st.count_param("limit");
     let title = RwSignal::new(String::new());
     let text = RwSignal::new(String::new());
     let drag = RwSignal::new(false);

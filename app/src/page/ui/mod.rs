@@ -200,6 +200,21 @@ impl St {
         });
     }
 
+    /// `?NAME=N`, a whole number ≥ 1; a value that is not one is ignored with a message (it was
+    /// ignored silently, so `?limit=-1` indexed the whole corpus without a word).
+    fn count_param(&self, name: &str) -> Option<usize> {
+        let raw = query_param(name)?;
+        match raw.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Some(n),
+            _ => {
+                self.push_error(format!(
+                    "Ignoring ?{name}={raw}: it must be a whole number of at least 1."
+                ));
+                None
+            }
+        }
+    }
+
     /// Loads the selected model (or retries it).
     fn load_selected(&self) {
         let Some(url) = self.model.selected.get_untracked() else {
@@ -221,10 +236,10 @@ impl St {
         conn::send(&Request::LoadModel {
             url,
             sha256,
-            no_store: query_param("nostore").is_some(),
+            no_store: flag_param("nostore"),
             db_version: query_param("dbversion").and_then(|v| v.parse().ok()),
             lang: Some(self.model.lang.get_untracked().code.to_string()),
-            workers: query_param("workers").and_then(|v| v.parse().ok()),
+            workers: self.count_param("workers"),
         });
     }
 
@@ -471,6 +486,12 @@ async fn load_model_list() -> Result<Vec<ModelChoice>, String> {
         .collect())
 }
 
+/// A switch in the query: present and not `0`, `false` or `no` (`?nostore`, `?nostore=1`; `?nostore=0`
+/// used to switch storage off too).
+fn flag_param(name: &str) -> bool {
+    query_param(name).is_some_and(|v| !matches!(v.trim(), "0" | "false" | "no"))
+}
+
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
@@ -488,7 +509,7 @@ pub fn App() -> impl IntoView {
         .unwrap_or(ENGLISH);
 
     // Model list: `?model=URL` forces one model (for every language); else the build's manifest.
-    if let Some(url) = query_param("model") {
+    if let Some(url) = query_param("model").filter(|u| !u.trim().is_empty()) {
         st.model.models.set(vec![ModelChoice {
             label: url.clone(),
             url: url.clone(),

@@ -16,7 +16,15 @@ pub(super) fn Playground(st: St) -> impl IntoView {
                     <h3>"Cosine similarity"</h3>
                     <textarea rows="2" prop:value=move || a.get() on:input=move |ev| a.set(event_target_value(&ev))></textarea>
                     <textarea rows="2" prop:value=move || b.get() on:input=move |ev| b.set(event_target_value(&ev))></textarea>
-                    <button data-testid="cosine-run" disabled=move || !ready() on:click=move |_| conn::send(&Request::Cosine { a: a.get_untracked(), b: b.get_untracked(), dims: None })>"Compare"</button>
+                    <button data-testid="cosine-run" disabled=move || !ready() on:click=move |_| {
+                        // An empty text embeds as [CLS] [SEP] alone: its "similarity" means nothing.
+                        if a.with_untracked(|t| t.trim().is_empty()) || b.with_untracked(|t| t.trim().is_empty()) {
+                            st.play.cosine.set(None);
+                            st.push_error("Type two texts to compare.".into());
+                        } else {
+                            conn::send(&Request::Cosine { a: a.get_untracked(), b: b.get_untracked(), dims: None });
+                        }
+                    }>"Compare"</button>
                     <span data-testid="cosine">{move || st.play.cosine.get().map(|(v, d)| format!(" cosine = {v:.4} at {d} dims"))}</span>
                 </div>
                 <div>
