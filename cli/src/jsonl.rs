@@ -19,6 +19,11 @@ const BATCH: usize = 1024;
 /// Read buffer: a batch is also cut when this buffer runs dry (the producer is slower than us).
 const READ_BUFFER: usize = 256 * 1024;
 
+/// The longest input line that is read (16 MiB): a model reads at most `max_seq_len` tokens of a
+/// text, so a longer line is that line's error (skipped with `--skip-bad`), never held in memory
+/// whole (a 300 MB line used to be read into one buffer).
+const MAX_LINE: u64 = 16 * 1024 * 1024;
+
 struct Item {
     line_no: usize,
     id: Option<Value>,
@@ -58,14 +63,27 @@ where
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE + 1)
             .read_until(b'\n', &mut buf)
             .with_context(|| format!("{input}: line {}: cannot read", line_no + 1))?;
         if n == 0 {
             break;
         }
         line_no += 1;
-        let parsed = line_text(&buf, line_no).and_then(|line| {
+        let too_long = n as u64 > MAX_LINE && buf.last() != Some(&b'\n');
+        if too_long {
+            // The rest of the line is passed over, not stored.
+            reader
+                .skip_until(b'\n')
+                .with_context(|| format!("{input}: line {line_no}: cannot read"))?;
+        }
+        let parsed = if too_long {
+            Err(anyhow!("longer than {} MiB; not read", MAX_LINE >> 20))
+        } else {
+            line_text(&buf, line_no)
+        }
+        .and_then(|line| {
             if jsonl {
                 if line.trim().is_empty() {
                     return Ok(None);

@@ -430,3 +430,47 @@ fn embed_with_a_closed_stderr_does_not_panic() {
     assert_eq!(o.status.code(), Some(4));
     assert_eq!(out_ids(&o).len(), 19);
 }
+
+/// A line longer than 16 MiB is that line's error, never read into memory whole: skipped with
+/// `--skip-bad` (the lines around it embedded, exit 4); without it, the lines before it are
+/// written and the error names it.
+#[test]
+fn an_overlong_line_is_named_and_skipped() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let model = model.to_str().unwrap();
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("overlong.txt");
+    let mut bytes = b"first line\n".to_vec();
+    bytes.resize(bytes.len() + (17 << 20), b'a');
+    bytes.extend_from_slice(b"\nthird line\n");
+    std::fs::write(&path, &bytes).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["embed", "--model", model];
+        args.extend_from_slice(extra);
+        args.push(path.to_str().unwrap());
+        Command::new(env!("CARGO_BIN_EXE_lightembed"))
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--skip-bad"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "warning: skipping {}: line 2: longer than 16 MiB; not read\n\
+             warning: 1 line skipped (named above); exit code 4\n",
+            path.display()
+        )
+    );
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "error: {}: line 2: longer than 16 MiB; not read\n",
+            path.display()
+        )
+    );
+}
