@@ -93,8 +93,8 @@ pub struct TokenizeCommand {
     /// Input lines are JSON objects with a "text" field (otherwise each line is a text).
     #[arg(long)]
     pub jsonl: bool,
-    /// Report a bad line (invalid JSON, no "text", not UTF-8) on stderr and go on; the exit
-    /// code is then 4 if any line was skipped.
+    /// Report a bad line (invalid JSON, no "text", not UTF-8, longer than 16 MiB) on stderr and
+    /// go on; the exit code is then 4 if any line was skipped.
     #[arg(long)]
     pub skip_bad: bool,
     /// Input file, or `-` for standard input.
@@ -114,8 +114,8 @@ pub struct EmbedCommand {
     /// Input lines are JSON objects with a "text" field (otherwise each line is a text).
     #[arg(long)]
     pub jsonl: bool,
-    /// Report a bad line (invalid JSON, no "text", not UTF-8, a text the model cannot
-    /// embed) on stderr and go on; the exit code is then 4 if any line was skipped.
+    /// Report a bad line (invalid JSON, no "text", not UTF-8, longer than 16 MiB, a text the
+    /// model cannot embed) on stderr and go on; the exit code is then 4 if any line was skipped.
     #[arg(long)]
     pub skip_bad: bool,
     /// Input file, or `-` for standard input.
