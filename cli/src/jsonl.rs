@@ -117,7 +117,7 @@ where
 }
 
 /// One input line as text, without its line ending and (on line 1) a UTF-8 byte-order mark.
-fn line_text(buf: &[u8], line_no: usize) -> Result<&str> {
+pub(crate) fn line_text(buf: &[u8], line_no: usize) -> Result<&str> {
     let mut s = std::str::from_utf8(buf)
         .map_err(|e| anyhow!("not UTF-8 (byte {} of the line)", e.valid_up_to() + 1))?;
     s = s.strip_suffix('\n').unwrap_or(s);

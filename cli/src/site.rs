@@ -221,9 +221,7 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
         .map_err(|e| anyhow!("splitting the index: {e}"))?;
 
     // Write the new bundle beside the old one, then swap.
-    let tmp = a
-        .site
-        .join(format!(".{BUNDLE_DIR}-new-{}", std::process::id()));
+    let tmp = a.site.join(temp_name("new", std::process::id()));
     let result = write_bundle(
         &tmp,
         &fragments,
@@ -288,6 +286,17 @@ fn check_bundle_dir(bundle: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `.lightembed-KIND-`: the start of a run's temporary folder in the site (`new`: the bundle being
+/// written, `old`: the previous one moved aside by [`swap`]).
+fn temp_prefix(kind: &str) -> String {
+    format!(".{BUNDLE_DIR}-{kind}-")
+}
+
+/// Process `pid`'s temporary folder of `kind` ([`temp_prefix`]).
+fn temp_name(kind: &str, pid: u32) -> String {
+    format!("{}{pid}", temp_prefix(kind))
+}
+
 /// Removes the `.lightembed-new-PID` / `.lightembed-old-PID` folders that an interrupted run left
 /// in the site folder (they would otherwise be deployed with the site), unless that process is
 /// still running (checked where `/proc` exists).
@@ -297,9 +306,9 @@ fn remove_stale_temps(site: &Path) {
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = [format!(".{BUNDLE_DIR}-new-"), format!(".{BUNDLE_DIR}-old-")]
+        let Some(pid) = ["new", "old"]
             .iter()
-            .find_map(|prefix| name.strip_prefix(prefix.as_str()))
+            .find_map(|kind| name.strip_prefix(temp_prefix(kind).as_str()))
             .and_then(|p| p.parse::<u32>().ok())
         else {
             continue;
@@ -379,7 +388,7 @@ fn write_bundle(
 /// Replaces `bundle` by `new`: the old bundle is renamed aside, the new one renamed into place,
 /// then the old one removed. If the second rename fails the old bundle is put back.
 fn swap(new: &Path, bundle: &Path) -> Result<()> {
-    let old = bundle.with_file_name(format!(".{BUNDLE_DIR}-old-{}", std::process::id()));
+    let old = bundle.with_file_name(temp_name("old", std::process::id()));
     let had_old = bundle.exists();
     if had_old {
         std::fs::rename(bundle, &old)

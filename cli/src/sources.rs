@@ -267,29 +267,18 @@ pub fn read_file(
 ) -> Result<Added> {
     let bytes = match std::fs::read(&file.path) {
         Ok(bytes) => bytes,
-        Err(e) => {
-            crate::warn(&format!(
-                "warning: skipping {}: cannot read: {e}",
-                file.path.display()
-            ));
-            return Ok(Added {
-                skipped: 1,
-                ..Added::default()
-            });
-        }
+        Err(e) => return Ok(skip(file, &format!("cannot read: {e}"))),
     };
     let mut added = Added::default();
     if file.kind == Kind::Jsonl {
         // JSON Lines are UTF-8 (RFC 8259): a line that is not is that line's error, never a
-        // reason to decode the whole file in another charset.
-        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-        for (i, raw) in body.split(|&b| b == b'\n').enumerate() {
-            let line = std::str::from_utf8(raw).map_err(|e| {
+        // reason to decode the whole file in another charset (`line_text`, as `embed` reads).
+        for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+            let line = crate::jsonl::line_text(raw, i + 1).map_err(|e| {
                 anyhow!(
-                    "{}: line {}: not UTF-8 (byte {} of the line; JSON Lines must be UTF-8)",
+                    "{}: line {}: {e}; JSON Lines must be UTF-8",
                     file.path.display(),
-                    i + 1,
-                    e.valid_up_to() + 1
+                    i + 1
                 )
             })?;
             if line.trim().is_empty() {
@@ -299,8 +288,7 @@ pub fn read_file(
                 .map_err(|e| anyhow!("{}: line {}: {e}", file.path.display(), i + 1))?;
             if !ids.claim(&p.id) {
                 // Records without an id get `FILE:LINE`; say so when that is what collided.
-                let generated = format!("{}:{}", file.url, i + 1);
-                let why = if p.id == generated {
+                let why = if p.id == generated_id(&file.url, i + 1) {
                     " (the id this record gets because it has none is taken: give it an \"id\")"
                 } else if p.id.starts_with(&format!("{}:", file.url)) {
                     " (an earlier record without an id was given it: ids FILE:LINE are made for those)"
@@ -321,14 +309,7 @@ pub fn read_file(
         return Ok(added);
     }
     if ingest::looks_binary(&bytes) {
-        crate::warn(&format!(
-            "warning: skipping {}: binary file (a NUL byte in its first 8 KiB)",
-            file.path.display()
-        ));
-        return Ok(Added {
-            skipped: 1,
-            ..Added::default()
-        });
+        return Ok(skip(file, "binary file (a NUL byte in its first 8 KiB)"));
     }
     let (content, warning) = ingest::decode(&bytes, file.kind.format());
     if let Some(w) = warning {
@@ -343,6 +324,20 @@ pub fn read_file(
         added.documents = 1;
     }
     Ok(added)
+}
+
+/// A file that is skipped: named in a warning with `why`, counted in [`Added::skipped`].
+fn skip(file: &InputFile, why: &str) -> Added {
+    crate::warn(&format!("warning: skipping {}: {why}", file.path.display()));
+    Added {
+        skipped: 1,
+        ..Added::default()
+    }
+}
+
+/// The id of a JSONL record that has none: `FILE:LINE`.
+fn generated_id(file_url: &str, line_no: usize) -> String {
+    format!("{file_url}:{line_no}")
 }
 
 fn jsonl_record(line: &str, file_url: &str, line_no: usize) -> Result<Passage> {
@@ -374,7 +369,7 @@ fn jsonl_record(line: &str, file_url: &str, line_no: usize) -> Result<Passage> {
             Some(_) => bail!("\"{name}\" must be a string"),
         }
     };
-    let id = field("id")?.unwrap_or_else(|| format!("{file_url}:{line_no}"));
+    let id = field("id")?.unwrap_or_else(|| generated_id(file_url, line_no));
     let title = field("title")?.unwrap_or_default();
     let url = field("url")?.unwrap_or_default();
     let embed_text = if title.is_empty() {

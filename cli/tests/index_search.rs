@@ -1229,7 +1229,7 @@ fn bad_bytes_in_inputs_are_named_counted_and_never_garble_good_text() {
     assert_eq!(
         stderr(&o),
         format!(
-            "error: {}: line 2: not UTF-8 (byte 25 of the line; JSON Lines must be UTF-8)\n",
+            "error: {}: line 2: not UTF-8 (byte 25 of the line); JSON Lines must be UTF-8\n",
             jsonl.display()
         )
     );

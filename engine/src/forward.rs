@@ -185,7 +185,8 @@ impl Model {
             for layer in &self.layers {
                 layer_norm(&x, d, Some((&layer.ln1_weight, &layer.ln1_bias)), &mut h);
                 linear(&h, total, &layer.qkv, &mut qkv, &mut scratch);
-                self.attention(&qkv, seqs, &mut merged);
+                let heads = self.header.n_heads as usize;
+                attention(&qkv, seqs, d, heads, ATTENTION_BLOCK, &mut merged);
                 linear(&merged, total, &layer.out, &mut tmp, &mut scratch);
                 for (xi, &a) in x.iter_mut().zip(&tmp) {
                     *xi += a;
@@ -243,15 +244,6 @@ impl Model {
             }
         }
     }
-
-    /// Multi-head self-attention of each sequence over itself (§6.1): `qkv` is
-    /// `[total × 3d]` (Q | K | V), `merged` receives `[total × d]` with head `j` in columns
-    /// `j·d_head..(j+1)·d_head`. No positions, no mask (padding is never processed).
-    fn attention(&self, qkv: &[f32], seqs: &[&[u32]], merged: &mut [f32]) {
-        let d = self.header.d_model as usize;
-        let heads = self.header.n_heads as usize;
-        attention(qkv, seqs, d, heads, ATTENTION_BLOCK, merged);
-    }
 }
 
 /// Token rows per FFN step: the `FFN_ROWS × ffn_dim` activation buffer is bounded (ffn_dim and the
@@ -264,9 +256,10 @@ const FFN_ROWS: usize = 512;
 /// block, i.e. the same computation as before.
 const ATTENTION_BLOCK: usize = 256;
 
-/// [`Model::attention`]'s work: `qkv` `[total × 3d]`, `merged` `[total × d]`, scores computed
-/// `block` query rows at a time (each row's softmax sees all `n` keys, so any `block ≥ 1` gives the
-/// same rows).
+/// Multi-head self-attention of each sequence over itself (§6.1): `qkv` is `[total × 3d]`
+/// (Q | K | V), `merged` receives `[total × d]` with head `j` in columns `j·d_head..(j+1)·d_head`.
+/// No positions, no mask (padding is never processed). Scores are computed `block` query rows at a
+/// time (each row's softmax sees all `n` keys, so any `block ≥ 1` gives the same rows).
 fn attention(
     qkv: &[f32],
     seqs: &[&[u32]],

@@ -354,8 +354,9 @@ pub fn is_utf8_or_utf16_label(label: &str) -> bool {
 ///
 /// The detection is [`charset_label`]; this adds the decoders (`encoding_rs`).
 pub fn decode(bytes: &[u8], format: Format) -> (String, Option<String>) {
-    if let Some((enc, bom)) = utf16_bom(bytes) {
-        let (text, had_errors) = enc.decode_without_bom_handling(&bytes[bom..]);
+    if let Some(enc) = utf16_bom(bytes).and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+    {
+        let (text, had_errors) = enc.decode_without_bom_handling(&bytes[2..]);
         let warning =
             had_errors.then(|| format!("not valid {}; undecodable bytes replaced", enc.name()));
         return (text.into_owned(), warning);
@@ -378,9 +379,14 @@ pub fn decode(bytes: &[u8], format: Format) -> (String, Option<String>) {
     (text.into_owned(), Some(FALLBACK_WARNING.to_string()))
 }
 
-/// The UTF-16 encoding a byte-order mark names, and the mark's length.
-fn utf16_bom(bytes: &[u8]) -> Option<(&'static encoding_rs::Encoding, usize)> {
-    encoding_rs::Encoding::for_bom(bytes).filter(|(enc, _)| *enc != encoding_rs::UTF_8)
+/// The WHATWG label (`utf-16le`, `utf-16be`) of the UTF-16 encoding a 2-byte byte-order mark at
+/// the start of `bytes` names (`FF FE`, `FE FF`), for `decode` here and the app's `TextDecoder`.
+pub fn utf16_bom(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0xFF, 0xFE, ..] => Some("utf-16le"),
+        [0xFE, 0xFF, ..] => Some("utf-16be"),
+        _ => None,
+    }
 }
 
 /// Whether `bytes` look binary: a NUL byte in the first 8 KiB, unless a UTF-16 byte-order mark
