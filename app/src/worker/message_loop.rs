@@ -176,22 +176,13 @@ impl WorkerApp {
                 format,
                 dims,
             } => {
-                let generation = me.generation.get();
-                let epoch = me.cancel_epoch.get();
-                me.queued.set(me.queued.get() + 1);
-                wasm_bindgen_futures::spawn_local(async move {
-                    // Files dropped together arrive together: each waits for the job before it
-                    // (the check and the job's start run without a yield in between).
-                    while me.busy.get() {
-                        sleep_ms(20).await;
-                    }
-                    if me.cancel_epoch.get() != epoch {
-                        return; // cancelled (or "delete all") while it waited: not counted now
-                    }
-                    me.queued.set(me.queued.get() - 1);
-                    me.index_document(name, content, format, dims, generation)
-                        .await
-                });
+                // One document is a drop of one: the same queue, cancel and generation rules.
+                let docs = vec![crate::protocol::DocumentInput {
+                    name,
+                    content,
+                    format,
+                }];
+                WorkerApp::dispatch(this, Request::IndexDocuments { docs, dims });
             }
             Request::IndexDocuments { docs, dims } => {
                 let generation = me.generation.get();
@@ -199,6 +190,8 @@ impl WorkerApp {
                 me.queued.set(me.queued.get() + docs.len());
                 wasm_bindgen_futures::spawn_local(async move {
                     for d in docs {
+                        // Each waits for the job before it (also one sent by an earlier
+                        // message); the check and the job's start run without a yield between.
                         while me.busy.get() {
                             sleep_ms(20).await;
                         }

@@ -15,36 +15,16 @@ pub(super) fn decode_file(
     format: Format,
 ) -> Result<(String, Option<String>), String> {
     use lightembed_index::ingest::{self, Charset};
-    use web_sys::{TextDecoder, TextDecoderOptions};
+    use web_sys::TextDecoder;
     let js_err = |e: wasm_bindgen::JsValue| lightembed_app::web::js_error(&e);
     let raw = bytes.to_vec();
     if ingest::looks_binary(&raw) {
         return Err("a binary file (a NUL byte in its first 8 KiB); not added".into());
     }
     // A UTF-16 byte-order mark decides (as `decode` does, and browsers).
-    for (bom, label) in [
-        (&b"\xFF\xFE"[..], "utf-16le"),
-        (&b"\xFE\xFF"[..], "utf-16be"),
-    ] {
-        if raw.starts_with(bom) {
-            let body = bytes.subarray(2, bytes.length());
-            let strict = TextDecoderOptions::new();
-            strict.set_fatal(true);
-            return match TextDecoder::new_with_label_and_options(label, &strict)
-                .and_then(|d| d.decode_with_js_u8_array(&body))
-            {
-                Ok(text) => Ok((text, None)),
-                Err(_) => TextDecoder::new_with_label(label)
-                    .and_then(|d| d.decode_with_js_u8_array(&body))
-                    .map(|text| {
-                        let w = format!(
-                            "not valid {}; undecodable bytes replaced",
-                            label.to_uppercase()
-                        );
-                        (text, Some(w))
-                    })
-                    .map_err(js_err),
-            };
+    if let Some(label) = ingest::utf16_bom(&raw) {
+        if let Some(decoded) = decode_as(label, &bytes.subarray(2, bytes.length())) {
+            return decoded;
         }
     }
     // A UTF-8 byte-order mark is dropped whatever the charset (as `decode` does).
@@ -64,20 +44,8 @@ pub(super) fn decode_file(
             ))
         }
         Charset::Declared(label) => {
-            let strict = TextDecoderOptions::new();
-            strict.set_fatal(true);
-            if let Ok(d) = TextDecoder::new_with_label_and_options(&label, &strict) {
-                return match d.decode_with_js_u8_array(&body) {
-                    Ok(text) => Ok((text, None)),
-                    Err(_) => {
-                        let text = TextDecoder::new_with_label(&label)
-                            .and_then(|d| d.decode_with_js_u8_array(&body))
-                            .map_err(js_err)?;
-                        let warning =
-                            format!("not valid {}; undecodable bytes replaced", d.encoding());
-                        Ok((text, Some(warning)))
-                    }
-                };
+            if let Some(decoded) = decode_as(&label, &body) {
+                return decoded;
             }
         }
         Charset::Fallback => {}
@@ -86,6 +54,29 @@ pub(super) fn decode_file(
         .and_then(|d| d.decode_with_js_u8_array(&body))
         .map_err(js_err)?;
     Ok((text, Some(ingest::FALLBACK_WARNING.to_string())))
+}
+
+/// `body` decoded by the browser's decoder for `label`: strictly, else with U+FFFD for the bytes
+/// it cannot decode and the warning `not valid <encoding>; undecodable bytes replaced`. None when
+/// the browser has no decoder of that label.
+fn decode_as(
+    label: &str,
+    body: &js_sys::Uint8Array,
+) -> Option<Result<(String, Option<String>), String>> {
+    use web_sys::{TextDecoder, TextDecoderOptions};
+    let strict = TextDecoderOptions::new();
+    strict.set_fatal(true);
+    let d = TextDecoder::new_with_label_and_options(label, &strict).ok()?;
+    Some(match d.decode_with_js_u8_array(body) {
+        Ok(text) => Ok((text, None)),
+        Err(_) => TextDecoder::new_with_label(label)
+            .and_then(|lossy| lossy.decode_with_js_u8_array(body))
+            .map(|text| {
+                let warning = format!("not valid {}; undecodable bytes replaced", d.encoding());
+                (text, Some(warning))
+            })
+            .map_err(|e| lightembed_app::web::js_error(&e)),
+    })
 }
 
 #[component]
