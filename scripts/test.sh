@@ -19,6 +19,11 @@ cd "$root"
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 t0=$SECONDS
 
+# Clean CI builds gain nothing from incremental caches (they were 0.6 GB of target/).
+export CARGO_INCREMENTAL=0
+disk() { df -h --output=avail,target . | tail -1 | awk '{print "free disk: " $1 " on " $2}'; }
+disk
+
 step "tools"
 scripts/app-tools.sh --browser   # runs scripts/tools.sh first
 export PATH="$root/target/tools/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -54,4 +59,5 @@ E2E_PROFILE=dev scripts/e2e.sh
 step "end-to-end: lightembed site + <lightembed-search> on the Rust book, in headless Chromium"
 node tests/e2e/site.spec.mjs target/debug/lightembed
 
+disk; du -sh target 2>/dev/null | awk '{print "target/: " $1}'
 step "all tests passed in $((SECONDS - t0)) s"
