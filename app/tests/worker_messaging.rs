@@ -564,6 +564,79 @@ async fn documents_dropped_together_are_all_indexed() {
     lightembed_app::worker::set_sink(None);
 }
 
+/// A drop of many files is saved in batches (at most once a second while documents wait, and
+/// when the last one is done): after a "reload" every document is there, with its passages.
+#[wasm_bindgen_test]
+async fn a_drop_of_many_files_is_saved_whole() {
+    let ev = Events::install();
+    let db = unique_db("many-files");
+    let url = blob_url(MODEL);
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
+    ev.clear();
+    let docs: Vec<_> = (0..120)
+        .map(|i| lightembed_app::protocol::DocumentInput {
+            name: format!("note-{i:03}.txt"),
+            content: format!("Note {i} is about the garden bed number {i} and its roses."),
+            format: Format::from_name("note.txt"),
+        })
+        .collect();
+    send(&app, Request::IndexDocuments { docs, dims: None });
+    let Event::Index { state } = ev
+        .wait(
+            "120 documents",
+            |e| matches!(e, Event::Index { state } if state.docs.len() == 120),
+        )
+        .await
+    else {
+        unreachable!()
+    };
+    let count = state.count;
+    lightembed_app::web::sleep_ms(500).await;
+    assert!(
+        !ev.all().iter().any(|e| matches!(e, Event::Error { .. })),
+        "{:?}",
+        ev.all()
+    );
+    lightembed_app::worker::set_sink(None);
+
+    // "Reload": a fresh worker state on the same database.
+    let ev = Events::install();
+    let app2 = WorkerApp::new(&db);
+    send(&app2, load(&url, MODEL));
+    let Event::Index { state } = ev
+        .wait(
+            "restored",
+            |e| matches!(e, Event::Index { state } if state.restored),
+        )
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(state.count, count);
+    assert_eq!(state.docs.len(), 120);
+    assert!(state
+        .docs
+        .iter()
+        .any(|d| d.doc_id.ends_with("note-007.txt")));
+    // The passages were saved with the index: a re-index from storage finds them all.
+    ev.clear();
+    send(&app2, Request::Reindex { dims: None });
+    let Event::IndexDone { done, .. } = ev
+        .wait("reindexed", |e| matches!(e, Event::IndexDone { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(done, count);
+    lightembed_app::worker::set_sink(None);
+}
+
 /// Issue 15, item 3: "delete all" while a job is embedding — the passages it embedded before the
 /// clear are not written back to IndexedDB, so a reload (and a "reindex" from the stored
 /// passages) finds nothing.
@@ -774,7 +847,8 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     lightembed_app::web::sleep_ms(300).await;
 
     // A switch to English while Turkish passages are being indexed: the English index is as it
-    // was, and the job keeps nothing.
+    // was; the Turkish job stops and keeps what it had done (as a cancel does) in the Turkish
+    // database, saved before the switch.
     ev.clear();
     let many: Vec<_> = (0..20_000)
         .map(|i| lightembed_app::protocol::Passage {
@@ -828,8 +902,25 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
         },
     );
     send(&app, load_in(&tr_url, &tr, "tr"));
-    let state = restored(&ev, "Turkish restored", 3).await;
-    assert_eq!(doc_ids(&state), ["belge0", "belge1", "belge2"]);
+    ev.wait("Turkish ready", |e| matches!(e, Event::ModelReady { .. }))
+        .await;
+    let Event::Index { state } = ev
+        .wait(
+            "Turkish restored",
+            |e| matches!(e, Event::Index { state } if state.restored),
+        )
+        .await
+    else {
+        unreachable!()
+    };
+    let tr_count = state.count;
+    assert!(
+        (4..20_003).contains(&tr_count),
+        "three passages and part of the stopped job: {tr_count}"
+    );
+    let mut got = doc_ids(&state);
+    got.sort();
+    assert_eq!(got, ["belge0", "belge1", "belge2", "uzun"]);
     lightembed_app::web::sleep_ms(500).await;
     assert!(
         !ev.all()
@@ -843,7 +934,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     ev.clear();
     let app = WorkerApp::new(&db);
     send(&app, load_in(&tr_url, &tr, "tr"));
-    let state = restored(&ev, "Turkish after reload", 3).await;
+    let state = restored(&ev, "Turkish after reload", tr_count).await;
     assert!(state.restored);
     ev.clear();
     send(&app, load_in(&en_url, &en, "en"));

@@ -30,6 +30,14 @@ const BATCH: usize = crate::worker_state::FORWARD_BATCH;
 const POOL_BATCH: usize = 16;
 /// Embedding runs this long (ms) before the job yields to the event loop and reports progress.
 const SLICE_MS: f64 = 40.0;
+/// While more documents of a drop wait, finished ones are saved at most this often (ms), with
+/// the index they are in; saving the whole index after each of 1,000 small files was three
+/// quarters of the time (`bench/RESULTS.md`, "App: many files at once"). The last document of a
+/// drop, a corpus and a re-index are saved as soon as they end.
+const SAVE_EVERY_MS: f64 = 1000.0;
+/// How long a model switch waits (ms) for a running job to stop before it saves what that
+/// job and the jobs before it indexed with the old model.
+const STOP_WAIT_MS: f64 = 5000.0;
 
 /// Where events go instead of `postMessage` (tests).
 pub type Sink = Rc<dyn Fn(&Event)>;
@@ -117,6 +125,19 @@ pub struct WorkerApp {
     pool: RefCell<Option<Rc<Pool>>>,
     /// `LoadModel`'s `workers`: engines allowed per indexing job (`None`: one per core).
     max_workers: Cell<Option<usize>>,
+    /// Finished jobs' writes not saved yet ([`SAVE_EVERY_MS`]).
+    pending: RefCell<PendingWrites>,
+    /// When the index was last saved ([`now_ms`]).
+    last_save: Cell<f64>,
+}
+
+/// Storage writes of finished indexing jobs, not saved yet: the last write of each passage id
+/// wins (`Some`: put, `None`: delete), so a document indexed and then deleted is not put back.
+#[derive(Default)]
+struct PendingWrites {
+    by_id: HashMap<String, Option<Passage>>,
+    /// The index changed since it was last saved.
+    index: bool,
 }
 
 /// What a helper worker needs to load the model the indexing worker has loaded.
@@ -196,12 +217,16 @@ impl WorkerApp {
                             sleep_ms(20).await;
                         }
                         if me.cancel_epoch.get() != epoch {
-                            return; // cancelled (or "delete all"): the rest were dropped
+                            break; // cancelled (or "delete all"): the rest were dropped
                         }
                         me.queued.set(me.queued.get() - 1);
                         me.clone()
                             .index_document(d.name, d.content, d.format, dims, generation)
                             .await;
+                    }
+                    // What the drop's last documents indexed, if not saved yet.
+                    if !me.busy.get() && me.generation.get() == generation {
+                        me.flush().await;
                     }
                 });
             }
@@ -374,6 +399,13 @@ impl WorkerApp {
         lang: Option<String>,
     ) {
         let generation = self.generation.get();
+        // The running job stops at its next batch (the generation moved); what it and the jobs
+        // before it indexed is saved with the old model's index before that index is dropped.
+        let t0 = now_ms();
+        while self.busy.get() && now_ms() - t0 < STOP_WAIT_MS {
+            sleep_ms(20).await;
+        }
+        self.flush().await;
         *self.state.borrow_mut() = WorkerState::new();
         self.open_storage(no_store, db_version, lang.as_deref())
             .await;
@@ -683,6 +715,8 @@ impl WorkerApp {
             });
             return;
         }
+        // Stored passages are read below: deletions not saved yet must not come back.
+        self.flush().await;
         let storage = self.storage();
         let mut by_id: HashMap<String, Passage> = self.session_passages.borrow().clone();
         match storage.all_passages().await {
@@ -899,7 +933,12 @@ impl WorkerApp {
         }
         self.busy.set(false);
         if self.generation.get() != generation {
-            // The model changed under this job: its vectors belong to the old model; drop them.
+            // The model changed under this job: what it inserted stays in the old model's index
+            // and is saved with it (the next model's load saves before it switches), as a
+            // cancel keeps it; nothing is posted, the page shows the next model.
+            if self.clears.get() == clears {
+                self.queue_writes(&passages[..done], &stale);
+            }
             return;
         }
         let seconds = (now_ms() - t0) / 1000.0;
@@ -922,8 +961,43 @@ impl WorkerApp {
         if cleared {
             return;
         }
+        self.queue_writes(&passages[..done], &stale);
+        let more_waiting = replaces.is_some() && self.queued.get() > 0;
+        if !more_waiting || now_ms() - self.last_save.get() >= SAVE_EVERY_MS {
+            self.flush().await;
+        }
+    }
+
+    /// Records a finished job's writes for the next [`WorkerApp::flush`].
+    fn queue_writes(&self, put: &[Passage], delete: &[String]) {
+        let mut pending = self.pending.borrow_mut();
+        for id in delete {
+            pending.by_id.insert(id.clone(), None);
+        }
+        for p in put {
+            pending.by_id.insert(p.id.clone(), Some(p.clone()));
+        }
+        pending.index = true;
+    }
+
+    /// Saves the pending writes with the index as it is now, in one transaction (nothing when
+    /// nothing is pending).
+    async fn flush(&self) {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        if !pending.index {
+            return;
+        }
+        let mut put = Vec::new();
+        let mut delete = Vec::new();
+        for (id, p) in pending.by_id {
+            match p {
+                Some(p) => put.push(p),
+                None => delete.push(id),
+            }
+        }
         let bytes = self.state.borrow().index_bytes();
-        self.persist(&passages[..done], &stale, bytes).await;
+        self.last_save.set(now_ms());
+        self.persist(&put, &delete, bytes).await;
     }
 
     async fn persist(&self, put: &[Passage], delete: &[String], index: Option<Vec<u8>>) {
@@ -986,8 +1060,8 @@ impl WorkerApp {
         post(&Event::Index {
             state: self.state.borrow().state(),
         });
-        let bytes = self.state.borrow().index_bytes();
-        self.persist(&[], &ids, bytes).await;
+        self.queue_writes(&[], &ids);
+        self.flush().await;
     }
 
     async fn clear_index(self: Rc<Self>) {
@@ -996,6 +1070,8 @@ impl WorkerApp {
         }
         self.drop_queued("Deleted all");
         self.clears.set(self.clears.get() + 1);
+        // Writes of documents finished before: deleted with the rest, never saved.
+        *self.pending.borrow_mut() = PendingWrites::default();
         self.state.borrow_mut().drop_index();
         self.session_passages.borrow_mut().clear();
         *self.mem_index.borrow_mut() = None;

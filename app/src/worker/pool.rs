@@ -310,6 +310,9 @@ impl Pool {
             h.worker.terminate();
         }
         self.inbox.borrow_mut().done.clear();
+        // A job waiting in `next_message` for the helpers' last batches would otherwise wait
+        // forever (no terminated helper answers): wake it to see its cancel.
+        wake(&self.inbox);
     }
 }
 
