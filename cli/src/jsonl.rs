@@ -26,8 +26,16 @@ const MAX_LINE: u64 = 16 * 1024 * 1024;
 
 struct Item {
     line_no: usize,
-    id: Option<Value>,
+    /// The input's "id" as JSON text.
+    id: Option<String>,
     text: String,
+}
+
+/// The "id" of a line exactly as written.
+#[derive(serde::Deserialize)]
+struct RawId<'a> {
+    #[serde(borrow)]
+    id: &'a serde_json::value::RawValue,
 }
 
 /// What a run did.
@@ -138,11 +146,25 @@ fn parse(line: &str, line_no: usize) -> Result<Item> {
         Some(_) => bail!("\"text\" must be a string"),
         None => bail!("missing \"text\" field"),
     };
-    Ok(Item {
-        line_no,
-        id: obj.remove("id"),
-        text,
-    })
+    let id = obj.remove("id").map(|v| id_text(line, &v)).transpose()?;
+    Ok(Item { line_no, id, text })
+}
+
+/// The JSON text that echoes `id`, the "id" of the JSON object `line` (also used by `search
+/// --jsonl`): a number exactly as written — serde_json reads an integer beyond 64 bits as a
+/// float, which would print rounded (18446744073709551616 as 1.8446744073709552e19) — anything
+/// else as compact JSON.
+///
+/// Errors: "invalid JSON: …" if `line` is not an object with one "id" (only for a numeric id).
+pub(crate) fn id_text(line: &str, id: &Value) -> Result<String> {
+    match id {
+        Value::Number(_) => Ok(serde_json::from_str::<RawId>(line)
+            .map_err(|e| anyhow!("invalid JSON: {e}"))?
+            .id
+            .get()
+            .to_string()),
+        v => Ok(v.to_string()),
+    }
 }
 
 /// A bad line: with `skip_bad`, a warning on stderr and the run goes on; otherwise the error

@@ -974,7 +974,12 @@ fn batch_search(
             .iter()
             .map(|h| json!({"id": h.id, "url": h.url, "title": h.title, "score": h.score}))
             .collect();
-        let id = v.get("id").cloned().unwrap_or(serde_json::Value::Null);
+        let id = match v.get("id") {
+            Some(id) => {
+                crate::jsonl::id_text(&line, id).map_err(|e| anyhow!("{input}: line {n}: {e}"))?
+            }
+            None => "null".to_string(),
+        };
         // The id first, as `embed`/`tokenize` write it (serde_json would sort the keys).
         outln!(
             "{{\"id\":{},\"hits\":{}}}",

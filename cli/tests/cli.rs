@@ -195,6 +195,40 @@ fn bad_jsonl_names_the_line() {
     }
 }
 
+/// An input "id" comes back as written, also numbers serde_json would round (beyond 64 bits,
+/// or written with an exponent), and non-numbers as compact JSON.
+#[test]
+fn jsonl_ids_are_echoed_as_written() {
+    let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
+    let model = model.to_str().unwrap();
+    let input = concat!(
+        "{\"id\":18446744073709551616,\"text\":\"a\"}\n",
+        "{\"text\":\"b\",\"id\":1.50}\n",
+        "{\"id\":-1e3,\"text\":\"c\"}\n",
+        "{\"id\":\"x\\\"y\",\"text\":\"d\"}\n",
+        "{\"id\":[1, {\"k\": null}],\"text\":\"e\"}\n",
+    );
+    for cmd in ["embed", "tokenize"] {
+        let o = run(&[cmd, "--model", model, "--jsonl"], input);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let ids: Vec<String> = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l[..l.find(",\"").unwrap()].to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "{\"id\":18446744073709551616",
+                "{\"id\":1.50",
+                "{\"id\":-1e3",
+                "{\"id\":\"x\\\"y\"",
+                "{\"id\":[1,{\"k\":null}]",
+            ]
+        );
+    }
+}
+
 #[test]
 fn invalid_dims_names_the_valid_set() {
     let model = root().join("tests/fixtures/models/tern_2l_cased.bin");
