@@ -637,6 +637,144 @@ async fn a_drop_of_many_files_is_saved_whole() {
     lightembed_app::worker::set_sink(None);
 }
 
+/// A switch to another language and straight back while a job runs: the second load waits for
+/// the first to save the stopped job into its database and to step aside, so this language's index
+/// comes back whole, what is indexed next lands in its own database, and the other language's
+/// index is untouched (the adversarial pass of the batched saves found both broken).
+#[wasm_bindgen_test]
+async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
+    let ev = Events::install();
+    let db = unique_db("quick-switch");
+    let en = with_model_id(MODEL, "lightembed-en-0l");
+    let tr = with_model_id(MODEL, "lightembed-tr-0l");
+    let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
+    let load_in = |url: &str, model: &[u8], lang: &str| Request::LoadModel {
+        url: url.to_string(),
+        sha256: Some(sha_hex(model)),
+        no_store: false,
+        db_version: None,
+        lang: Some(lang.to_string()),
+        workers: None,
+    };
+    let restored = |ev: &Events, what: &'static str| {
+        let ev = ev.clone();
+        async move {
+            ev.wait(what, |e| matches!(e, Event::ModelReady { .. }))
+                .await;
+            let Event::Index { state } = ev.wait(what, |e| matches!(e, Event::Index { .. })).await
+            else {
+                unreachable!()
+            };
+            state
+        }
+    };
+    let app = WorkerApp::new(&db);
+    // Türkçe first: three passages of its own.
+    send(&app, load_in(&tr_url, &tr, "tr"));
+    restored(&ev, "Turkish ready").await;
+    let mut tr_ps = passages(3);
+    for p in &mut tr_ps {
+        p.doc_id = format!("tr-{}", p.doc_id);
+        p.id = format!("tr-{}", p.id);
+    }
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: tr_ps,
+            dims: None,
+        },
+    );
+    ev.wait("Turkish indexed", |e| {
+        matches!(e, Event::IndexDone { done: 3, .. })
+    })
+    .await;
+    // English: a long job, and while it runs a switch to Türkçe and at once back.
+    ev.clear();
+    send(&app, load_in(&en_url, &en, "en"));
+    restored(&ev, "English ready").await;
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: passages(20_000),
+            dims: None,
+        },
+    );
+    ev.wait(
+        "English progress",
+        |e| matches!(e, Event::Progress { done, .. } if *done > 0),
+    )
+    .await;
+    ev.clear();
+    send(&app, load_in(&tr_url, &tr, "tr"));
+    // A file dropped at the switch: no model until the next one is ready ("no model is
+    // loaded"), and its end must not save the stopped job's writes without their index.
+    send(
+        &app,
+        Request::IndexDocuments {
+            docs: vec![lightembed_app::protocol::DocumentInput {
+                name: "during.txt".into(),
+                content: "A note dropped during the switch.".into(),
+                format: Format::from_name("during.txt"),
+            }],
+            dims: None,
+        },
+    );
+    lightembed_app::web::sleep_ms(10).await;
+    send(&app, load_in(&en_url, &en, "en"));
+    let Event::Index { state } = ev
+        .wait(
+            "English restored",
+            |e| matches!(e, Event::Index { state } if state.restored),
+        )
+        .await
+    else {
+        unreachable!()
+    };
+    let kept = state.count;
+    assert!(kept > 0, "the stopped English job kept what it had done");
+    assert!(
+        ev.all().iter().all(|e| match e {
+            Event::Error { message } => message == "during.txt: no model is loaded",
+            _ => true,
+        }),
+        "{:?}",
+        ev.all()
+    );
+    // What is indexed now goes into the English database.
+    let mut more = passages(3);
+    for p in &mut more {
+        p.doc_id = format!("more-{}", p.doc_id);
+        p.id = format!("more-{}", p.id);
+    }
+    ev.clear();
+    send(
+        &app,
+        Request::IndexPassages {
+            passages: more,
+            dims: None,
+        },
+    );
+    ev.wait("three more", |e| {
+        matches!(e, Event::IndexDone { done: 3, .. })
+    })
+    .await;
+    lightembed_app::worker::set_sink(None);
+
+    // "Reload": each database holds its own language's passages.
+    let ev = Events::install();
+    let app = WorkerApp::new(&db);
+    send(&app, load_in(&en_url, &en, "en"));
+    let state = restored(&ev, "English after reload").await;
+    assert_eq!(state.count, kept + 3);
+    assert!(state.docs.iter().all(|d| !d.doc_id.starts_with("tr-")));
+    ev.clear();
+    send(&app, load_in(&tr_url, &tr, "tr"));
+    let state = restored(&ev, "Turkish after reload").await;
+    assert_eq!(state.count, 3);
+    assert!(state.docs.iter().all(|d| d.doc_id.starts_with("tr-")));
+    lightembed_app::worker::set_sink(None);
+}
+
 /// Issue 15, item 3: "delete all" while a job is embedding — the passages it embedded before the
 /// clear are not written back to IndexedDB, so a reload (and a "reindex" from the stored
 /// passages) finds nothing.

@@ -129,6 +129,9 @@ pub struct WorkerApp {
     pending: RefCell<PendingWrites>,
     /// When the index was last saved ([`now_ms`]).
     last_save: Cell<f64>,
+    /// The model and index a model load took out of `state`, until that load (or a later one)
+    /// has saved the pending writes with this index.
+    retired: RefCell<Option<WorkerState>>,
 }
 
 /// Storage writes of finished indexing jobs, not saved yet: the last write of each passage id
@@ -211,6 +214,9 @@ impl WorkerApp {
                 me.queued.set(me.queued.get() + docs.len());
                 wasm_bindgen_futures::spawn_local(async move {
                     for d in docs {
+                        // Cancel, searches and a model switch get in between two documents
+                        // (one-line files are indexed without a yield of their own).
+                        yield_now().await;
                         // Each waits for the job before it (also one sent by an earlier
                         // message); the check and the job's start run without a yield between.
                         while me.busy.get() {
@@ -399,14 +405,29 @@ impl WorkerApp {
         lang: Option<String>,
     ) {
         let generation = self.generation.get();
-        // The running job stops at its next batch (the generation moved); what it and the jobs
-        // before it indexed is saved with the old model's index before that index is dropped.
+        // The old model and index leave the state at once: a request of this generation finds
+        // no model until this one is loaded, never the old one.
+        let old = std::mem::take(&mut *self.state.borrow_mut());
+        if old.model().is_some() {
+            *self.retired.borrow_mut() = Some(old);
+        }
+        // The running job stops at its next batch (the generation moved; it does not touch the
+        // state after that); what it and the jobs before it indexed is saved with the old index,
+        // into the old model's database, before that database may be closed. Of two loads in a
+        // row, whichever comes here first saves (the writes and the index they belong to are
+        // taken together); the other finds nothing left to save.
         let t0 = now_ms();
         while self.busy.get() && now_ms() - t0 < STOP_WAIT_MS {
             sleep_ms(20).await;
         }
-        self.flush().await;
-        *self.state.borrow_mut() = WorkerState::new();
+        let retired = self.retired.borrow_mut().take();
+        if let Some(old) = retired {
+            self.flush_with(|| old.index_bytes()).await;
+        }
+        if self.generation.get() != generation {
+            // Superseded while saving: the next load opens its own database.
+            return;
+        }
         self.open_storage(no_store, db_version, lang.as_deref())
             .await;
         if self.generation.get() != generation {
@@ -944,6 +965,17 @@ impl WorkerApp {
         let seconds = (now_ms() - t0) / 1000.0;
         // "Delete all" while this job ran: what it embedded before is gone with the rest, and
         // must not be written back to storage (a reload or "reindex" would bring it back).
+        if self.clears.get() == clears {
+            self.queue_writes(&passages[..done], &stale);
+            let more_waiting = replaces.is_some() && self.queued.get() > 0;
+            if !more_waiting || now_ms() - self.last_save.get() >= SAVE_EVERY_MS {
+                // Saved before "done" is shown: a reload at that moment finds all of it.
+                self.flush().await;
+                if self.generation.get() != generation {
+                    return; // a model switch came while saving: the page shows the next model
+                }
+            }
+        }
         let cleared = self.clears.get() != clears;
         post(&Event::IndexDone {
             done: if cleared { 0 } else { done },
@@ -958,14 +990,6 @@ impl WorkerApp {
         post(&Event::Index {
             state: self.state.borrow().state(),
         });
-        if cleared {
-            return;
-        }
-        self.queue_writes(&passages[..done], &stale);
-        let more_waiting = replaces.is_some() && self.queued.get() > 0;
-        if !more_waiting || now_ms() - self.last_save.get() >= SAVE_EVERY_MS {
-            self.flush().await;
-        }
     }
 
     /// Records a finished job's writes for the next [`WorkerApp::flush`].
@@ -983,6 +1007,17 @@ impl WorkerApp {
     /// Saves the pending writes with the index as it is now, in one transaction (nothing when
     /// nothing is pending).
     async fn flush(&self) {
+        if self.retired.borrow().is_some() {
+            // A model load is under way: what is pending belongs to the index it took out of
+            // the state, and that load saves it with that index (here the state has none).
+            return;
+        }
+        self.flush_with(|| self.state.borrow().index_bytes()).await;
+    }
+
+    /// [`WorkerApp::flush`] with the bytes of the index the writes belong to (`index_bytes` is
+    /// only called when something is pending).
+    async fn flush_with(&self, index: impl FnOnce() -> Option<Vec<u8>>) {
         let pending = std::mem::take(&mut *self.pending.borrow_mut());
         if !pending.index {
             return;
@@ -995,7 +1030,7 @@ impl WorkerApp {
                 None => delete.push(id),
             }
         }
-        let bytes = self.state.borrow().index_bytes();
+        let bytes = index();
         self.last_save.set(now_ms());
         self.persist(&put, &delete, bytes).await;
     }
