@@ -81,14 +81,31 @@ def main():
     if os.path.exists(evp):
         e = json.load(open(evp))
         q = e.get("quant", {}).get(name, {}).get(args.embedding_quant)
+        if not q:
+            # A model scored from its shipped file (`eval.py --run NAME=bin:FILE`) has a table row
+            # only: re-shipping the same weights writes its figures into the metadata.
+            q = e.get("rows", {}).get(f"{name} ({args.embedding_quant} emb)", {}).get("dims")
         if q:
             ev = {f"{common.PROFILE['eval_name']}_ndcg10@{d}": round(v["ndcg"], 4) for d, v in q.items()}
             ev.update({f"spearman_vs_teacher@{d}": round(v["spearman"], 4) for d, v in q.items()})
-    meta = {"trained_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    if not ev:
+        print(f"ship: no evaluation of {name} ({args.embedding_quant}) in {evp}: metadata \"eval\" is "
+              "empty (run train/eval.py, then ship again)", file=sys.stderr)
+    # Weights unchanged since the last ship of this run (a metadata-only re-pack): keep when and at
+    # which commit they were trained, not when they were packed.
+    prev_path = os.path.join(run, "metadata.json")
+    prev = {}
+    if os.path.exists(prev_path) and os.path.getmtime(prev_path) >= os.path.getmtime(os.path.join(run, "student.npz")):
+        prev = json.load(open(prev_path))
+    tokenizer = common.PROFILE["tokenizer"]
+    n_vocab = len(Tok().vocab)
+    if os.environ.get("LE_VOCAB"):
+        tokenizer += f", pruned to the {n_vocab:,} tokens the training corpus uses most (train/prune_vocab.py)"
+    meta = {"trained_at": prev.get("trained_at") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "model": name, "teacher": f"{common.PROFILE['teacher']} ({common.PROFILE['teacher_pkg']})",
             "teacher_license": common.PROFILE["teacher_license"], "corpus": CORPUS,
-            "tokenizer": common.PROFILE["tokenizer"], "vocab_size": len(Tok().vocab),
-            "train_commit": git_commit(), "embedding_quant": args.embedding_quant, "eval": ev}
+            "tokenizer": tokenizer, "vocab_size": n_vocab,
+            "train_commit": prev.get("train_commit") or git_commit(), "embedding_quant": args.embedding_quant, "eval": ev}
     json.dump(meta, open(os.path.join(run, "metadata.json"), "w"), indent=1)
     out = os.path.join(ROOT, args.out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
