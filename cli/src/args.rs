@@ -238,7 +238,8 @@ pub struct SiteCommand {
     #[arg(long, short)]
     pub quiet: bool,
     /// Ship the whole model. By default the bundle gets a site model: only the tokens the
-    /// site's pages use (plus the 5,000 most common and every character) and only the index
+    /// site's pages use (plus the words among the vocabulary's first 5,000 pieces and the ASCII
+    /// characters) and only the index
     /// dims — about a third of the bytes; the pages embed exactly as with the full model, and
     /// query words the site never uses are cut into smaller pieces.
     #[arg(long)]

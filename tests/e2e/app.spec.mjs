@@ -246,7 +246,8 @@ console.log(`e2e: ${base} serving ${dist}; model ${entry.file} (${entry.model_id
 
 let cores = 1;
 await step('first load: model verified → ready', async () => {
-  await page.goto(`${base}/?limit=${LIMIT}${modelParam}`);
+  // ?debug shows the test hook the crash step uses ("crash the worker"; hidden otherwise).
+  await page.goto(`${base}/?debug&limit=${LIMIT}${modelParam}`);
   await waitText('model-status', (t) => t === 'ready' || t === 'error', 'model status');
   assert((await text('model-status')) === 'ready', `status ${await text('model-status')}; error: ${await text('error')}`);
   const dl = await text('download-progress');
@@ -303,6 +304,13 @@ await step('search modes: keyword mode marks the query words; hybrid is the defa
 });
 
 await step('playground: cosine, tokens, PCA plot with the query', async () => {
+  // An empty text is refused beside the button (not in the banner at the top of the page).
+  const first = page.locator('[data-testid="cosine-run"]').locator('xpath=..').locator('textarea').first();
+  const kept = await first.inputValue();
+  await first.fill('');
+  await tid('cosine-run').click();
+  await waitText('cosine-note', (t) => t === 'Type two texts to compare.', 'empty text refused', 5_000);
+  await first.fill(kept);
   await tid('cosine-run').click();
   await waitText('cosine', (t) => /cosine = /.test(t), 'cosine', 30_000);
   const cos = Number((await text('cosine')).match(/cosine = (-?[\d.]+)/)[1]);
@@ -338,6 +346,16 @@ await step('own document: add a dropped .md file, find it, delete it', async () 
   await shot('03b-own-document.png');
   await page.locator('details', { hasText: 'Indexed documents' }).locator('summary').click();
   await page.locator('[data-testid="doc"]', { hasText: 'user/zebras.md' }).locator('[data-testid="delete-doc"]').click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
+  // Pasted text: "Add document" waits for some text; without a title the document is named by its
+  // first words and the time.
+  assert(await tid('add-text').isDisabled(), '"Add document" is disabled with nothing pasted');
+  await tid('paste').fill('Penguins huddle together against the Antarctic cold all winter long.');
+  await tid('add-text').click();
+  const pasted = page.locator('[data-testid="doc"]', { hasText: 'Penguins huddle together against the Antarctic…' });
+  await pasted.waitFor({ timeout: 30_000 });
+  assert(/\(\d\d:\d\d:\d\d\)/.test(await pasted.innerText()), `named with the time: ${await pasted.innerText()}`);
+  await pasted.locator('[data-testid="delete-doc"]').click();
   await page.waitForFunction((n) => Number(document.querySelector('[data-testid="doc-count"]')?.textContent) === n, LIMIT, { timeout: 30_000 });
   await tid('query').fill(query);
   await page.waitForSelector('[data-testid="result"]', { timeout: 30_000 });
@@ -795,7 +813,7 @@ await step('no relaxed SIMD → the SIMD128 worker loads the model and indexes',
   }
 });
 
-await step('odd query parameters: a bad ?limit is named, an empty ?model loads the default, ?nostore=0 keeps storage', async () => {
+await step('odd query parameters: a bad ?limit is named, an empty ?model loads the default, ?nostore=0 keeps storage; no test hook without ?debug', async () => {
   const op = await context.newPage();
   try {
     await op.goto(`${base}/?nosw&limit=abc&workers=-5&model=&nostore=0`);
@@ -805,6 +823,7 @@ await step('odd query parameters: a bad ?limit is named, an empty ?model loads t
       && banner.includes('Ignoring ?workers=-5'), `bad numbers named: ${banner}`);
     const storage = await op.evaluate(() => document.body.textContent);
     assert(!/IndexedDB is disabled/.test(storage), '?nostore=0 keeps IndexedDB');
+    assert((await op.locator('[data-testid="crash"]').count()) === 0, 'no "crash the worker" button without ?debug');
     const model = await op.evaluate(() => document.querySelector('[data-testid="model-select"]')?.selectedOptions?.[0]?.textContent ?? '');
     console.log(`     ${banner.replace(/\s+/g, ' ').slice(0, 160)}; model ${model}`);
   } finally {

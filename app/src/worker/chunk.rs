@@ -56,6 +56,23 @@ pub fn user_doc_id(name: &str) -> String {
     )
 }
 
+/// The name of a pasted text given no title: its first six words (`…` if there are more) and
+/// `time` (the time of day it was added, so two pastes that start alike stay two documents), e.g.
+/// `"How do I read a file… (14:02:31)"`; `"pasted text (14:02:31)"` for a text with no words.
+pub fn pasted_name(text: &str, time: &str) -> String {
+    const WORDS: usize = 6;
+    const MAX_CHARS: usize = 60;
+    let mut words = text.split_whitespace();
+    let head: Vec<&str> = words.by_ref().take(WORDS).collect();
+    let mut name: String = head.join(" ").chars().take(MAX_CHARS).collect();
+    if name.is_empty() {
+        name = "pasted text".into();
+    } else if words.next().is_some() || name.chars().count() < head.join(" ").chars().count() {
+        name.push('…');
+    }
+    format!("{name} ({time})")
+}
+
 /// The app id of a passage the pipeline gave the id `id` on page `page`: `{doc_id}#{local}`,
 /// `local` being `id` without the page URL and the `#` or `:` after it (`anchor:N` or `N`).
 fn app_id(doc_id: &str, page: &str, id: &str) -> String {
@@ -147,6 +164,22 @@ impl CorpusRecord {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn pasted_texts_are_named_by_their_first_words() {
+        assert_eq!(
+            pasted_name("How do I read a file in Rust?", "14:02:31"),
+            "How do I read a file… (14:02:31)"
+        );
+        assert_eq!(
+            pasted_name("  Two\nwords ", "09:00:00"),
+            "Two words (09:00:00)"
+        );
+        assert_eq!(pasted_name(" \n\t", "09:00:00"), "pasted text (09:00:00)");
+        let long = "x".repeat(100);
+        assert_eq!(pasted_name(&long, "1"), format!("{}… (1)", "x".repeat(60)));
+    }
+
     use super::*;
     use crate::protocol::doc_id_of;
 

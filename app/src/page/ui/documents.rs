@@ -102,7 +102,8 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
         }
         let name = title.get_untracked();
         let name = if name.trim().is_empty() {
-            format!("pasted-{}", js_sys::Date::now() as u64)
+            let time = js_sys::Date::new_0().to_locale_time_string("en-GB");
+            lightembed_app::chunk::pasted_name(&body, &time.as_string().unwrap_or_default())
         } else {
             name
         };
@@ -281,7 +282,8 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                 </div>
                 <input type="text" placeholder="Title" prop:value=move || title.get() on:input=move |ev| title.set(event_target_value(&ev)) />
                 <textarea data-testid="paste" rows="4" placeholder="…or paste text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
-                <button data-testid="add-text" on:click=add_text disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some)>"Add document"</button>
+                <button data-testid="add-text" on:click=add_text title="Paste or type some text first"
+                    disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some) || text.with(|t| t.trim().is_empty())>"Add document"</button>
             </details>
             <details>
                 <summary>{move || format!("Indexed documents ({})", st.docs.index.get().docs.len())}</summary>
@@ -292,7 +294,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                     <ul class="docs">
                         <For each=move || st.docs.index.get().docs key=|d: &DocSummary| (d.doc_id.clone(), d.title.clone(), d.passages) let:d>
                             <li data-testid="doc">
-                                <bdi>{d.title.clone()}</bdi> <small>{format!(" {} · {} passages ", d.doc_id, d.passages)}</small>
+                                <bdi>{d.title.clone()}</bdi> <small>{format!(" {} · {} ", d.doc_id, count_of(d.passages, "passage"))}</small>
                                 <button data-testid="delete-doc" on:click={
                                     let id = d.doc_id.clone();
                                     move |_| conn::send(&Request::DeleteDoc { doc_id: id.clone() })

@@ -437,6 +437,15 @@ fn handle(st: St, ev: ConnEvent) {
     }
 }
 
+/// `"1 passage"`, `"3 passages"`: `n` and `noun`, plural unless `n` is 1.
+fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn fmt_bytes(n: u64) -> String {
     if n >= 1 << 20 {
         format!("{:.2} MiB", n as f64 / (1u64 << 20) as f64)
@@ -563,7 +572,10 @@ pub fn App() -> impl IntoView {
         <footer>
             "Corpus: passages of " <em>{move || st.model.lang.get().corpus_work}</em> {move || format!(" ({}). ", st.model.lang.get().corpus_source)}
             "Worker restarts: " <span data-testid="worker-restarts">{move || st.restarts.get()}</span>
-            " · " <button class="link" data-testid="crash" on:click=move |_| conn::send(&Request::Crash)>"crash the worker (test)"</button>
+            // A test hook (the e2e crashes the worker to check recovery): only with `?debug`.
+            {flag_param("debug").then(|| view! {
+                " · " <button class="link" data-testid="crash" on:click=move |_| conn::send(&Request::Crash)>"crash the worker (test)"</button>
+            })}
         </footer>
     }
 }

@@ -137,7 +137,8 @@ pub(super) fn ModelInfoTable(info: ModelInfo) -> impl IntoView {
             <tr><th>"SHA-256"</th><td class="mono">{info.sha256.clone()}</td></tr>
             <tr><th>"kernels"</th><td data-testid="model-kernel">{kernel_label(&info.kernel)}</td></tr>
             <tr><th>"verified"</th><td>{format!("{:.1} ms, {}", info.verify_ms, if info.from_cache { "from the IndexedDB cache" } else { "downloaded" })}{if info.has_fingerprint { ", fingerprinted" } else { "" }}</td></tr>
-            {meta.map(|m| view! { <tr><th>"metadata"</th><td><pre>{m}</pre></td></tr> })}
+            // Folded: the JSON would push the search box below the first screen.
+            {meta.map(|m| view! { <tr><th>"metadata"</th><td><details><summary>"training, teacher, evaluation (JSON)"</summary><pre>{m}</pre></details></td></tr> })}
         </table>
     }
 }

@@ -7,6 +7,8 @@ pub(super) fn Playground(st: St) -> impl IntoView {
     let a = RwSignal::new("How do I read a file in Rust?".to_string());
     let b = RwSignal::new("Reading the contents of a file with std::fs".to_string());
     let tok = RwSignal::new("Ownership rules: each value has an owner.".to_string());
+    // Shown beside the button (the error banner is a page away from here).
+    let cosine_note = RwSignal::new(None::<&'static str>);
     let ready = move || st.model.status.get() == ModelStatus::Ready;
     view! {
         <section class="panel">
@@ -20,11 +22,13 @@ pub(super) fn Playground(st: St) -> impl IntoView {
                         // An empty text embeds as [CLS] [SEP] alone: its "similarity" means nothing.
                         if a.with_untracked(|t| t.trim().is_empty()) || b.with_untracked(|t| t.trim().is_empty()) {
                             st.play.cosine.set(None);
-                            st.push_error("Type two texts to compare.".into());
+                            cosine_note.set(Some("Type two texts to compare."));
                         } else {
+                            cosine_note.set(None);
                             conn::send(&Request::Cosine { a: a.get_untracked(), b: b.get_untracked(), dims: None });
                         }
                     }>"Compare"</button>
+                    <span class="inline-error" data-testid="cosine-note" role="alert">{move || cosine_note.get()}</span>
                     <span data-testid="cosine">{move || st.play.cosine.get().map(|(v, d)| format!(" cosine = {v:.4} at {d} dims"))}</span>
                 </div>
                 <div>
@@ -94,6 +98,6 @@ pub(super) fn PcaPlot(plot: Plot) -> impl IntoView {
             {dots}
             {q}
         </svg>
-        <p class="note">{format!("{} passages; the two components explain {:.0} % of the variance.", plot.points.len(), plot.explained * 100.0)}</p>
+        <p class="note">{format!("{} of the index (a sample when it holds more); the two components explain {:.0} % of the variance.", count_of(plot.points.len(), "passage"), plot.explained * 100.0)}</p>
     }
 }
