@@ -35,6 +35,10 @@ const SLICE_MS: f64 = 40.0;
 /// quarters of the time (`bench/RESULTS.md`, "App: many files at once"). The last document of a
 /// drop, a corpus and a re-index are saved as soon as they end.
 const SAVE_EVERY_MS: f64 = 1000.0;
+/// While more documents of a drop wait, the index state goes to the page at most this often
+/// (ms): its document list grows with every document, and sending and rendering it after each of
+/// 2,000 one-line files kept the page busy, so that a Cancel took effect 0.6 s late.
+const INDEX_EVENT_MS: f64 = 250.0;
 /// How long a model switch waits (ms) for a running job to stop before it saves what that
 /// job and the jobs before it indexed with the old model.
 const STOP_WAIT_MS: f64 = 5000.0;
@@ -129,6 +133,8 @@ pub struct WorkerApp {
     pending: RefCell<PendingWrites>,
     /// When the index was last saved ([`now_ms`]).
     last_save: Cell<f64>,
+    /// When the index state was last posted ([`INDEX_EVENT_MS`]).
+    last_index_event: Cell<f64>,
     /// The model and index a model load took out of `state`, until that load (or a later one)
     /// has saved the pending writes with this index.
     retired: RefCell<Option<WorkerState>>,
@@ -664,6 +670,10 @@ impl WorkerApp {
     /// A document that gave no job still moves the queue: an empty `IndexDone` tells the page
     /// how many documents still wait (its progress bar is left as it was).
     fn post_no_job(&self) {
+        if self.queued.get() == 0 {
+            // The drop is over: the page gets the state the last documents left.
+            self.post_index_state();
+        }
         post(&Event::IndexDone {
             done: 0,
             total: 0,
@@ -965,9 +975,9 @@ impl WorkerApp {
         let seconds = (now_ms() - t0) / 1000.0;
         // "Delete all" while this job ran: what it embedded before is gone with the rest, and
         // must not be written back to storage (a reload or "reindex" would bring it back).
+        let more_waiting = replaces.is_some() && self.queued.get() > 0;
         if self.clears.get() == clears {
             self.queue_writes(&passages[..done], &stale);
-            let more_waiting = replaces.is_some() && self.queued.get() > 0;
             if !more_waiting || now_ms() - self.last_save.get() >= SAVE_EVERY_MS {
                 // Saved before "done" is shown: a reload at that moment finds all of it.
                 self.flush().await;
@@ -987,6 +997,15 @@ impl WorkerApp {
             helped,
             queued: self.queued.get(),
         });
+        let more_waiting = replaces.is_some() && self.queued.get() > 0;
+        if !more_waiting || now_ms() - self.last_index_event.get() >= INDEX_EVENT_MS {
+            self.post_index_state();
+        }
+    }
+
+    /// Posts the index state (count, dims, documents).
+    fn post_index_state(&self) {
+        self.last_index_event.set(now_ms());
         post(&Event::Index {
             state: self.state.borrow().state(),
         });
