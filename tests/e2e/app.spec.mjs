@@ -301,6 +301,15 @@ await step('search modes: keyword mode marks the query words; hybrid is the defa
   assert(new Set(urls).size === urls.length, `one result per section: ${urls}`);
   console.log(`     keyword: ${urls.length} results, marks ${marks.slice(0, 6).join(', ')}`);
   await tid('search-mode').selectOption('hybrid');
+  // Hybrid with no passage holding a query word: the results are by meaning alone, and say so.
+  const searched = (q) => page.waitForFunction((q) => document.querySelector('[data-testid="latency"]')?.dataset.query === q
+    && document.querySelector('[data-testid="result"]'), q, { timeout: 30_000 });
+  await tid('query').fill('xyzzy plugh');
+  await searched('xyzzy plugh');
+  await tid('no-keyword-match').waitFor({ timeout: 5_000 });
+  await tid('query').fill('heap stack');
+  await searched('heap stack');
+  assert((await tid('no-keyword-match').count()) === 0, 'no "meaning alone" note when the words match');
 });
 
 await step('playground: cosine, tokens, PCA plot with the query', async () => {

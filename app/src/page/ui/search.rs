@@ -55,6 +55,16 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                     st.search.results.get().len(), l.total_ms, l.embed_ms, l.search_ms
                 ))}
             </p>
+            // Hybrid mode ranks by meaning alone when no passage holds a word of the query (the
+            // fused scores still start at 1): say so, rather than look as sure as a real match.
+            <Show when=move || {
+                st.search.mode.get() == SearchMode::Hybrid
+                    && st.search.results.with(|r| !r.is_empty() && r.iter().all(|h| h.highlights.is_empty()))
+            }>
+                <p class="note" data-testid="no-keyword-match">
+                    "No passage contains the words of your query: these are the closest by meaning alone."
+                </p>
+            </Show>
             <ol class="results">
                 <For each=move || st.search.results.get() key=result_key let:h>
                     <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
