@@ -916,6 +916,16 @@ fn search_in(
             index.dims(),
             ms
         )?;
+        // Hybrid ranks by meaning alone when no passage holds a word of the query (the fused
+        // scores still start at 1): say so, as the app does.
+        if opts.mode == lightembed_index::Mode::Hybrid
+            && !hits.is_empty()
+            && hits
+                .iter()
+                .all(|h| excerpt(&h.text, &a.query, stem, 0).highlights.is_empty())
+        {
+            outln!("No passage contains the words of the query: these are the closest by meaning alone.")?;
+        }
         let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
         for (i, h) in hits.iter().enumerate() {
             let e = excerpt(&h.text, &a.query, stem, 200);

@@ -148,6 +148,34 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     );
 }
 
+/// Hybrid results that hold no word of the query say they are ranked by meaning alone (their
+/// fused scores still start at 1); results that match do not.
+#[test]
+fn hybrid_results_without_a_query_word_say_so() {
+    let out = scratch("site-index-meaning-alone");
+    assert!(build(&out, &["--quiet"]).status.success());
+    const NOTE: &str =
+        "No passage contains the words of the query: these are the closest by meaning alone.";
+    let o = run(&["search", "--index", s(&out), "xyzzy plugh"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.lines().nth(1), Some(NOTE), "{text}");
+    for args in [
+        &["search", "--index", s(&out), "compost"][..],
+        &[
+            "search",
+            "--index",
+            s(&out),
+            "--mode",
+            "vector",
+            "xyzzy plugh",
+        ][..],
+    ] {
+        let text = String::from_utf8(run(args).stdout).unwrap();
+        assert!(!text.contains(NOTE), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn matryoshka_dims_index_and_search() {
     let out = scratch("site-index-128");
