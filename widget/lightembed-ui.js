@@ -144,6 +144,12 @@ class LightembedSearch extends HTMLElement {
           span.replaceChildren(marked(x.snippet, x.highlights));
         }
       }
+      // No shown passage holds a word of the query: the ranking is by meaning alone (its best
+      // score is 1 all the same), which the reader should know.
+      if (m.items.length && m.items.every((x) => !x.highlights || x.highlights.length === 0)) {
+        this.dataset.meaningAlone = 'true';
+        this.say(`${this.statusText} · none has these words: closest by meaning`);
+      }
       this.dataset.lastExcerptMs = (performance.now() - this.sent).toFixed(1);
     } else if (m.type === 'error') {
       if (m.id === undefined) this.fail(`Search is unavailable: ${m.message}`);
@@ -199,7 +205,9 @@ class LightembedSearch extends HTMLElement {
     if (shown.length) {
       this.worker.then((w) => w && w.postMessage({ type: 'excerpts', id: this.latest, query: this.query, passages: shown }));
     }
-    this.say(pages.length ? `${pages.length} pages (${ms.toFixed(1)} ms)` : 'No results');
+    delete this.dataset.meaningAlone;
+    this.statusText = pages.length ? `${pages.length} pages (${ms.toFixed(1)} ms)` : 'No results';
+    this.say(this.statusText);
     this.list.hidden = pages.length === 0;
     this.input.setAttribute('aria-expanded', String(pages.length > 0));
   }

@@ -159,6 +159,21 @@ await step('focus → model and index verified and loaded; a question → result
   console.log(`     ${results.length} pages; top: ${results.slice(0, 3).map((r) => r.href.slice(base.length)).join(' | ')}`);
 });
 
+await step('a query no page has a word of: the results say they are by meaning alone', async () => {
+  const widget = page.locator('lightembed-search');
+  await input().fill('xyzzy plugh');
+  await page.waitForFunction(() => document.querySelector('lightembed-search').dataset.meaningAlone === 'true', null, { timeout: STEP_MS });
+  const status = await page.locator('[data-testid="lightembed-status"]').textContent();
+  assert(/closest by meaning/.test(status), `status: ${status}`);
+  await input().fill('how do I read a file line by line');
+  await page.waitForFunction(() => {
+    const w = document.querySelector('lightembed-search');
+    return w.querySelector('input').value === 'how do I read a file line by line' && w.dataset.lastExcerptMs && !w.dataset.meaningAlone;
+  }, null, { timeout: STEP_MS });
+  assert(!/closest by meaning/.test(await page.locator('[data-testid="lightembed-status"]').textContent()), 'no note when words match');
+  assert(await widget.count() === 1, 'one widget');
+});
+
 await step('keyboard: ↓ selects, Esc closes, Enter follows the link to an anchor that exists', async () => {
   await input().press('ArrowDown');
   const active = await input().getAttribute('aria-activedescendant');
