@@ -21,12 +21,17 @@ fn send(app: &std::rc::Rc<WorkerApp>, req: Request) {
 }
 
 fn load(url: &str, model: &[u8]) -> Request {
+    load_in(url, model, None)
+}
+
+/// Loads `model` from `url` for language `lang` (its own database, `lang::db_name`).
+fn load_in(url: &str, model: &[u8], lang: Option<&str>) -> Request {
     Request::LoadModel {
         url: url.to_string(),
         sha256: Some(sha_hex(model)),
         no_store: false,
         db_version: None,
-        lang: None,
+        lang: lang.map(str::to_string),
         workers: None,
     }
 }
@@ -99,10 +104,7 @@ async fn load_index_search_reload_mismatch_reindex() {
         })
         .sum();
     assert_eq!(embedded, 40);
-    let Event::Index { state } = ev.wait("Index", |e| matches!(e, Event::Index { .. })).await
-    else {
-        unreachable!()
-    };
+    let state = ev.index_state("Index", |_| true).await;
     assert_eq!((state.count, state.docs.len()), (40, 3));
 
     // 3. Search: a passage's own text finds it first; stale ids are echoed.
@@ -142,15 +144,7 @@ async fn load_index_search_reload_mismatch_reindex() {
         unreachable!()
     };
     assert!(info.from_cache, "second load comes from IndexedDB");
-    let Event::Index { state } = ev
-        .wait(
-            "restored",
-            |e| matches!(e, Event::Index { state } if state.restored),
-        )
-        .await
-    else {
-        unreachable!()
-    };
+    let state = ev.index_state("restored", |state| state.restored).await;
     assert_eq!(state.count, 40);
     assert!(
         !ev.all().iter().any(|e| matches!(e, Event::Progress { .. })),
@@ -483,15 +477,7 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
     ev.clear();
     let app = WorkerApp::new(&db);
     send(&app, load(&url, MODEL));
-    let Event::Index { state } = ev
-        .wait(
-            "restored",
-            |e| matches!(e, Event::Index { state } if state.restored),
-        )
-        .await
-    else {
-        unreachable!()
-    };
+    let state = ev.index_state("restored", |state| state.restored).await;
     assert_eq!(state.count, 1);
     assert_eq!(state.docs[0].doc_id, "user/notes.md");
     let storage =
@@ -587,15 +573,9 @@ async fn a_drop_of_many_files_is_saved_whole() {
         })
         .collect();
     send(&app, Request::IndexDocuments { docs, dims: None });
-    let Event::Index { state } = ev
-        .wait(
-            "120 documents",
-            |e| matches!(e, Event::Index { state } if state.docs.len() == 120),
-        )
-        .await
-    else {
-        unreachable!()
-    };
+    let state = ev
+        .index_state("120 documents", |state| state.docs.len() == 120)
+        .await;
     let count = state.count;
     lightembed_app::web::sleep_ms(500).await;
     assert!(
@@ -609,15 +589,7 @@ async fn a_drop_of_many_files_is_saved_whole() {
     let ev = Events::install();
     let app2 = WorkerApp::new(&db);
     send(&app2, load(&url, MODEL));
-    let Event::Index { state } = ev
-        .wait(
-            "restored",
-            |e| matches!(e, Event::Index { state } if state.restored),
-        )
-        .await
-    else {
-        unreachable!()
-    };
+    let state = ev.index_state("restored", |state| state.restored).await;
     assert_eq!(state.count, count);
     assert_eq!(state.docs.len(), 120);
     assert!(state
@@ -648,29 +620,18 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     let en = with_model_id(MODEL, "lightembed-en-0l");
     let tr = with_model_id(MODEL, "lightembed-tr-0l");
     let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
-    let load_in = |url: &str, model: &[u8], lang: &str| Request::LoadModel {
-        url: url.to_string(),
-        sha256: Some(sha_hex(model)),
-        no_store: false,
-        db_version: None,
-        lang: Some(lang.to_string()),
-        workers: None,
-    };
     let restored = |ev: &Events, what: &'static str| {
         let ev = ev.clone();
         async move {
             ev.wait(what, |e| matches!(e, Event::ModelReady { .. }))
                 .await;
-            let Event::Index { state } = ev.wait(what, |e| matches!(e, Event::Index { .. })).await
-            else {
-                unreachable!()
-            };
+            let state = ev.index_state(what, |_| true).await;
             state
         }
     };
     let app = WorkerApp::new(&db);
     // Türkçe first: three passages of its own.
-    send(&app, load_in(&tr_url, &tr, "tr"));
+    send(&app, load_in(&tr_url, &tr, Some("tr")));
     restored(&ev, "Turkish ready").await;
     let mut tr_ps = passages(3);
     for p in &mut tr_ps {
@@ -690,7 +651,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     .await;
     // English: a long job, and while it runs a switch to Türkçe and at once back.
     ev.clear();
-    send(&app, load_in(&en_url, &en, "en"));
+    send(&app, load_in(&en_url, &en, Some("en")));
     restored(&ev, "English ready").await;
     send(
         &app,
@@ -705,7 +666,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     )
     .await;
     ev.clear();
-    send(&app, load_in(&tr_url, &tr, "tr"));
+    send(&app, load_in(&tr_url, &tr, Some("tr")));
     // A file dropped at the switch: no model until the next one is ready ("no model is
     // loaded"), and its end must not save the stopped job's writes without their index.
     send(
@@ -720,16 +681,10 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
         },
     );
     lightembed_app::web::sleep_ms(10).await;
-    send(&app, load_in(&en_url, &en, "en"));
-    let Event::Index { state } = ev
-        .wait(
-            "English restored",
-            |e| matches!(e, Event::Index { state } if state.restored),
-        )
-        .await
-    else {
-        unreachable!()
-    };
+    send(&app, load_in(&en_url, &en, Some("en")));
+    let state = ev
+        .index_state("English restored", |state| state.restored)
+        .await;
     let kept = state.count;
     assert!(kept > 0, "the stopped English job kept what it had done");
     assert!(
@@ -763,12 +718,12 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     // "Reload": each database holds its own language's passages.
     let ev = Events::install();
     let app = WorkerApp::new(&db);
-    send(&app, load_in(&en_url, &en, "en"));
+    send(&app, load_in(&en_url, &en, Some("en")));
     let state = restored(&ev, "English after reload").await;
     assert_eq!(state.count, kept + 3);
     assert!(state.docs.iter().all(|d| !d.doc_id.starts_with("tr-")));
     ev.clear();
-    send(&app, load_in(&tr_url, &tr, "tr"));
+    send(&app, load_in(&tr_url, &tr, Some("tr")));
     let state = restored(&ev, "Turkish after reload").await;
     assert_eq!(state.count, 3);
     assert!(state.docs.iter().all(|d| d.doc_id.starts_with("tr-")));
@@ -856,28 +811,12 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     let en = with_model_id(MODEL, "lightembed-en-0l");
     let tr = with_model_id(MODEL, "lightembed-tr-0l");
     let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
-    let load_in = |url: &str, model: &[u8], lang: &str| Request::LoadModel {
-        url: url.to_string(),
-        sha256: Some(sha_hex(model)),
-        no_store: false,
-        db_version: None,
-        lang: Some(lang.to_string()),
-        workers: None,
-    };
     let restored = |ev: &Events, what: &'static str, count: usize| {
         let ev = ev.clone();
         async move {
             ev.wait(what, |e| matches!(e, Event::ModelReady { .. }))
                 .await;
-            let Event::Index { state } = ev
-                .wait(
-                    what,
-                    |e| matches!(e, Event::Index { state } if state.count == count),
-                )
-                .await
-            else {
-                unreachable!()
-            };
+            let state = ev.index_state(what, |state| state.count == count).await;
             state
         }
     };
@@ -911,7 +850,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
 
     // English: six passages, one of them about a "reference".
     let app = WorkerApp::new(&db);
-    send(&app, load_in(&en_url, &en, "en"));
+    send(&app, load_in(&en_url, &en, Some("en")));
     restored(&ev, "English ready", 0).await;
     let mut en_ps = passages(6);
     en_ps[0].text = "Every reference is checked by the borrow checker.".into();
@@ -938,7 +877,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
 
     // Türkçe: its own database — an empty index, no §8 mismatch with the English one.
     ev.clear();
-    send(&app, load_in(&tr_url, &tr, "tr"));
+    send(&app, load_in(&tr_url, &tr, Some("tr")));
     restored(&ev, "Turkish ready", 0).await;
     assert!(
         !ev.all()
@@ -1011,7 +950,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     )
     .await;
     ev.clear();
-    send(&app, load_in(&en_url, &en, "en"));
+    send(&app, load_in(&en_url, &en, Some("en")));
     let state = restored(&ev, "English restored", 6).await;
     assert!(state.restored);
     let mut want: Vec<String> = vec!["doc0".into(), "doc1".into(), "doc2".into()];
@@ -1039,18 +978,12 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
             dims: None,
         },
     );
-    send(&app, load_in(&tr_url, &tr, "tr"));
+    send(&app, load_in(&tr_url, &tr, Some("tr")));
     ev.wait("Turkish ready", |e| matches!(e, Event::ModelReady { .. }))
         .await;
-    let Event::Index { state } = ev
-        .wait(
-            "Turkish restored",
-            |e| matches!(e, Event::Index { state } if state.restored),
-        )
-        .await
-    else {
-        unreachable!()
-    };
+    let state = ev
+        .index_state("Turkish restored", |state| state.restored)
+        .await;
     let tr_count = state.count;
     assert!(
         (4..20_003).contains(&tr_count),
@@ -1071,11 +1004,11 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     // "Reload": both databases hold their own language's index.
     ev.clear();
     let app = WorkerApp::new(&db);
-    send(&app, load_in(&tr_url, &tr, "tr"));
+    send(&app, load_in(&tr_url, &tr, Some("tr")));
     let state = restored(&ev, "Turkish after reload", tr_count).await;
     assert!(state.restored);
     ev.clear();
-    send(&app, load_in(&en_url, &en, "en"));
+    send(&app, load_in(&en_url, &en, Some("en")));
     let state = restored(&ev, "English after reload", 6).await;
     want.sort();
     let mut got = doc_ids(&state);

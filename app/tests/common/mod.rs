@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lightembed_app::protocol::{Event, Passage};
+use lightembed_app::protocol::{Event, IndexState, Passage};
 use lightembed_app::web::{now_ms, sleep_ms};
 use wasm_bindgen::JsValue;
 
@@ -94,6 +94,17 @@ impl Events {
     /// A snapshot.
     pub fn all(&self) -> Vec<Event> {
         self.0.borrow().clone()
+    }
+
+    /// Waits (≤ 20 s) for an [`Event::Index`] whose state matches `pred` and returns the state.
+    pub async fn index_state<F: Fn(&IndexState) -> bool>(&self, what: &str, pred: F) -> IndexState {
+        match self
+            .wait(what, |e| matches!(e, Event::Index { state } if pred(state)))
+            .await
+        {
+            Event::Index { state } => state,
+            _ => unreachable!(),
+        }
     }
 
     /// Waits (≤ 20 s) for an event matching `pred` and returns it.
