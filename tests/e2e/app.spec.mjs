@@ -470,13 +470,17 @@ await step('own documents: long names stay two documents; cancel drops the files
   const body = (i) => Array.from({ length: 40 }, (_, j) => `Note ${i}, line ${j}: about queued files and their turn.`).join('\n');
   const files = Array.from({ length: 400 }, (_, i) => ({ name: `q${i}.txt`, mimeType: 'text/plain', buffer: Buffer.from(body(i)) }));
   await tid('file-input').setInputFiles(files);
-  await page.waitForFunction(() => {
-    const queue = /more documents? waiting/.test(document.querySelector('[data-testid="index-progress"]')?.textContent ?? '');
+  const progress = await page.waitForFunction(() => {
+    const text = document.querySelector('[data-testid="index-progress"]')?.textContent ?? '';
     const cancel = document.querySelector('[data-testid="cancel"]');
-    if (queue && cancel && !cancel.disabled) cancel.click();
-    return queue && cancel && !cancel.disabled;
+    if (!/more documents? waiting/.test(text) || !cancel || cancel.disabled) return false;
+    cancel.click();
+    return text;
   }, null, { timeout: 30_000, polling: 20 })
+    .then((h) => h.jsonValue())
     .catch(() => { throw new Error('the queue never showed with Cancel enabled'); });
+  // The bar is per document; the line says which document of the drop it is.
+  assert(/^document \d+ of 400 · /.test(progress), `progress line: ${progress}`);
   await waitText('error', (t) => /Cancelled: \d+ documents? waiting to be indexed (was|were) not added\./.test(t), 'cancel drops the queue', 30_000);
   await page.waitForFunction(() => document.querySelector('[data-testid="cancel"]')?.disabled, null, { timeout: 30_000 });
   const added = (await userDocs()).length;

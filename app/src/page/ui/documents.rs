@@ -109,6 +109,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
         };
         // The worker cuts it (with the model's tokenizer, as the CLI does); its progress events
         // set `indexing`.
+        st.docs.sent_docs.update(|n| *n += 1);
         conn::send(&Request::IndexDocument {
             name,
             content: body,
@@ -157,6 +158,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                 }
             }
             if !docs.is_empty() {
+                st.docs.sent_docs.update(|n| *n += docs.len());
                 conn::send(&Request::IndexDocuments {
                     docs,
                     dims: st.index_dims(),
@@ -226,7 +228,12 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                 {move || st.docs.progress.get().map(|p| view! {
                     <progress max=p.total.max(1).to_string() value=p.done.to_string()></progress>
                     <span>{format!(
-                        "{} / {} passages · {:.1} passages/s{}{}{}",
+                        "{}{} / {} passages · {:.1} passages/s{}{}{}",
+                        // Several documents: which one this is (the bar is per document).
+                        match (st.docs.indexing.get(), st.docs.sent_docs.get()) {
+                            (true, n) if n > 1 => format!("document {} of {n} · ", n.saturating_sub(st.docs.queued.get())),
+                            _ => String::new(),
+                        },
                         p.done,
                         p.total,
                         p.per_sec,

@@ -127,6 +127,9 @@ struct DocsSt {
     indexing: RwSignal<bool>,
     /// Documents the worker has waiting behind the running job.
     queued: RwSignal<usize>,
+    /// Documents sent since the worker was last idle (drops and pastes; 0 once all are done):
+    /// the progress line counts "document k of n" with it.
+    sent_docs: RwSignal<usize>,
     embed_count: RwSignal<u64>,
 }
 
@@ -170,6 +173,7 @@ impl St {
                 progress: RwSignal::new(None),
                 indexing: RwSignal::new(false),
                 queued: RwSignal::new(0),
+                sent_docs: RwSignal::new(0),
                 embed_count: RwSignal::new(0),
             },
             search: SearchSt {
@@ -390,6 +394,9 @@ fn handle(st: St, ev: ConnEvent) {
             } => {
                 st.docs.indexing.set(queued > 0);
                 st.docs.queued.set(queued);
+                if queued == 0 {
+                    st.docs.sent_docs.set(0);
+                }
                 // total 0: a waiting document that gave no job (no text): only the queue moved.
                 if total > 0 {
                     st.docs.progress.set(Some(Prog {
