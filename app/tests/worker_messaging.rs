@@ -24,6 +24,18 @@ fn load(url: &str, model: &[u8]) -> Request {
     load_in(url, model, None)
 }
 
+/// Loads the model at `url` with storage in memory only (`?nostore`), its SHA-256 unchecked.
+fn load_in_memory(url: &str) -> Request {
+    Request::LoadModel {
+        url: url.to_string(),
+        sha256: None,
+        no_store: true,
+        db_version: None,
+        lang: None,
+        workers: None,
+    }
+}
+
 /// Loads `model` from `url` for language `lang` (its own database, `lang::db_name`).
 fn load_in(url: &str, model: &[u8], lang: Option<&str>) -> Request {
     Request::LoadModel {
@@ -269,17 +281,7 @@ async fn corrupted_and_truncated_models_are_rejected_with_the_reason() {
 async fn cancel_stops_indexing_and_keeps_what_was_done() {
     let ev = Events::install();
     let app = WorkerApp::new(&unique_db("cancel"));
-    send(
-        &app,
-        Request::LoadModel {
-            url: blob_url(MODEL),
-            sha256: None,
-            no_store: true,
-            db_version: None,
-            lang: None,
-            workers: None,
-        },
-    );
+    send(&app, load_in_memory(&blob_url(MODEL)));
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
         .await;
     assert!(ev.all().iter().any(|e| matches!(
@@ -347,17 +349,7 @@ async fn cancel_stops_indexing_and_keeps_what_was_done() {
 async fn playground_requests() {
     let ev = Events::install();
     let app = WorkerApp::new(&unique_db("playground"));
-    send(
-        &app,
-        Request::LoadModel {
-            url: blob_url(MODEL),
-            sha256: None,
-            no_store: true,
-            db_version: None,
-            lang: None,
-            workers: None,
-        },
-    );
+    send(&app, load_in_memory(&blob_url(MODEL)));
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
         .await;
     send(
