@@ -371,8 +371,12 @@ fn handle(st: St, ev: ConnEvent) {
                 embedded,
                 workers,
                 queued,
-            } => {
-                st.docs.indexing.set(done < total || queued > 0);
+            } if st.model.status.get_untracked() == ModelStatus::Ready => {
+                // (While another model loads, a progress event is the old job's, stopped by the
+                // switch: it posts no `IndexDone`, so it must not mark a job running.)
+                // A job runs until its `IndexDone` (which follows its last progress, after the
+                // save): ending it here showed "done" with `helped` still 0 between the two.
+                st.docs.indexing.set(true);
                 st.docs.queued.set(queued);
                 st.docs.progress.set(Some(Prog {
                     done,
@@ -439,6 +443,8 @@ fn handle(st: St, ev: ConnEvent) {
                 explained,
             })),
             Event::Error { message } => st.push_error(message),
+            // The old model's job, stopped by a model switch (see above).
+            Event::Progress { .. } => {}
             Event::Panic { .. } => {}
         },
     }
