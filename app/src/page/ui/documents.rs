@@ -79,6 +79,13 @@ fn decode_as(
     })
 }
 
+/// The SHA-256 of the loaded model (`None` while none is).
+fn loaded_sha256(st: St) -> Option<String> {
+    st.model
+        .info
+        .with_untracked(|i| i.as_ref().map(|i| i.sha256.clone()))
+}
+
 #[component]
 pub(super) fn IndexPanel(st: St) -> impl IntoView {
     let ready = move || st.model.status.get() == ModelStatus::Ready;
@@ -132,6 +139,9 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
         // another, the progress bar counts the ones waiting, and Cancel drops them (sent as one
         // message each, a Cancel waited behind all of them in the worker's message queue).
         let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+        // The model the files were dropped on: reading them takes a while (a second for 1,500),
+        // and they must not go to a model (or language) chosen in between.
+        let dropped_on = loaded_sha256(st);
         leptos::task::spawn_local(async move {
             let mut docs = Vec::with_capacity(files.len());
             for file in files {
@@ -156,6 +166,22 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                     }
                     Err(e) => st.push_error(format!("{name}: {e}")),
                 }
+            }
+            if !docs.is_empty()
+                && (st.model.status.get_untracked() != ModelStatus::Ready
+                    || loaded_sha256(st) != dropped_on)
+            {
+                st.push_error(format!(
+                    "{} not added: the model changed while {} read. Add {} again.",
+                    count_of(docs.len(), "file"),
+                    if docs.len() == 1 {
+                        "it was"
+                    } else {
+                        "they were"
+                    },
+                    if docs.len() == 1 { "it" } else { "them" },
+                ));
+                return;
             }
             if !docs.is_empty() {
                 st.docs.sent_docs.update(|n| *n += docs.len());
@@ -231,7 +257,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                         "{}{} / {} passages · {:.1} passages/s{}{}{}",
                         // Several documents: which one this is (the bar is per document).
                         match (st.docs.indexing.get(), st.docs.sent_docs.get()) {
-                            (true, n) if n > 1 => format!("document {} of {n} · ", n.saturating_sub(st.docs.queued.get())),
+                            (true, n) if n > 1 => format!("document {} of {n} · ", (st.docs.done_docs.get() + 1).min(n)),
                             _ => String::new(),
                         },
                         p.done,

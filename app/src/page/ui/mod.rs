@@ -127,9 +127,10 @@ struct DocsSt {
     indexing: RwSignal<bool>,
     /// Documents the worker has waiting behind the running job.
     queued: RwSignal<usize>,
-    /// Documents sent since the worker was last idle (drops and pastes; 0 once all are done):
-    /// the progress line counts "document k of n" with it.
+    /// Documents sent since the worker was last idle (drops and pastes; 0 once all are done)
+    /// and how many of them are done: the progress line's "document k of n".
     sent_docs: RwSignal<usize>,
+    done_docs: RwSignal<usize>,
     embed_count: RwSignal<u64>,
 }
 
@@ -174,6 +175,7 @@ impl St {
                 indexing: RwSignal::new(false),
                 queued: RwSignal::new(0),
                 sent_docs: RwSignal::new(0),
+                done_docs: RwSignal::new(0),
                 embed_count: RwSignal::new(0),
             },
             search: SearchSt {
@@ -395,11 +397,16 @@ fn handle(st: St, ev: ConnEvent) {
                 helped,
                 queued,
                 ..
-            } => {
+            } if st.model.status.get_untracked() == ModelStatus::Ready => {
+                // (Like `Progress`: while another model loads, this is the old model's.)
                 st.docs.indexing.set(queued > 0);
                 st.docs.queued.set(queued);
                 if queued == 0 {
                     st.docs.sent_docs.set(0);
+                    st.docs.done_docs.set(0);
+                } else if st.docs.sent_docs.get_untracked() > 0 {
+                    // One `IndexDone` per document sent (also for one with no text).
+                    st.docs.done_docs.update(|n| *n += 1);
                 }
                 // total 0: a waiting document that gave no job (no text): only the queue moved.
                 if total > 0 {
@@ -444,7 +451,7 @@ fn handle(st: St, ev: ConnEvent) {
             })),
             Event::Error { message } => st.push_error(message),
             // The old model's job, stopped by a model switch (see above).
-            Event::Progress { .. } => {}
+            Event::Progress { .. } | Event::IndexDone { .. } => {}
             Event::Panic { .. } => {}
         },
     }
