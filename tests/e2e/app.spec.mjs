@@ -969,6 +969,23 @@ await step('back to English: its index restored without embedding, the known pas
   await shot('14-back-to-english.png');
 });
 
+await step('files dropped just before a switch to Türkçe never reach the Turkish index', async () => {
+  // Reading 1,500 files takes a while; the switch comes before they are sent. They must not go to
+  // the model chosen in between: the page says so (or, on a fast machine, English got them).
+  const files = Array.from({ length: 1500 }, (_, i) => ({ name: `late-${i}.txt`, mimeType: 'text/plain', buffer: Buffer.from(`English note ${i} about late files.\n`) }));
+  await page.locator('details', { hasText: 'Add your own documents' }).first().evaluate((d) => { d.open = true; });
+  await tid('file-input').setInputFiles(files);
+  await switchTo('tr', trEntry.model_id);
+  await docCount(trLines.length);
+  await page.waitForTimeout(2000); // what was read is sent (or refused) by now
+  await page.locator('details', { hasText: 'Indexed documents' }).first().evaluate((d) => { d.open = true; });
+  const tr = await docIds();
+  assert(tr.length > 0 && tr.every((d) => d.startsWith('libreoffice-help-tr/')), `Turkish index: ${tr.filter((d) => !d.startsWith('libreoffice-help-tr/')).slice(0, 3)}`);
+  assert((await text('doc-count')) === String(trLines.length), `Turkish passages: ${await text('doc-count')}`);
+  const banner = (await text('error')) ?? '';
+  console.log(`     ${/not added: the model changed/.test(banner) ? 'refused: ' + banner.match(/\d+ files? not added[^.]*\./)[0] : 'read before the switch (sent to English)'}`);
+});
+
 await langContext.close();
 fs.rmSync(langDataDir, { recursive: true, force: true });
 await context.close();
