@@ -36,6 +36,15 @@ fn load_in_memory(url: &str) -> Request {
     }
 }
 
+/// The test model as an English and a Turkish one (`model_id`s `lightembed-en-0l`,
+/// `lightembed-tr-0l`: each language's own database) and their `blob:` URLs.
+fn language_models() -> (Vec<u8>, Vec<u8>, String, String) {
+    let en = with_model_id(MODEL, "lightembed-en-0l");
+    let tr = with_model_id(MODEL, "lightembed-tr-0l");
+    let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
+    (en, tr, en_url, tr_url)
+}
+
 /// Loads `model` from `url` for language `lang` (its own database, `lang::db_name`).
 fn load_in(url: &str, model: &[u8], lang: Option<&str>) -> Request {
     Request::LoadModel {
@@ -609,22 +618,11 @@ async fn a_drop_of_many_files_is_saved_whole() {
 async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     let ev = Events::install();
     let db = unique_db("quick-switch");
-    let en = with_model_id(MODEL, "lightembed-en-0l");
-    let tr = with_model_id(MODEL, "lightembed-tr-0l");
-    let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
-    let restored = |ev: &Events, what: &'static str| {
-        let ev = ev.clone();
-        async move {
-            ev.wait(what, |e| matches!(e, Event::ModelReady { .. }))
-                .await;
-            let state = ev.index_state(what, |_| true).await;
-            state
-        }
-    };
+    let (en, tr, en_url, tr_url) = language_models();
     let app = WorkerApp::new(&db);
     // Türkçe first: three passages of its own.
     send(&app, load_in(&tr_url, &tr, Some("tr")));
-    restored(&ev, "Turkish ready").await;
+    ev.ready_state("Turkish ready", |_| true).await;
     let mut tr_ps = passages(3);
     for p in &mut tr_ps {
         p.doc_id = format!("tr-{}", p.doc_id);
@@ -644,7 +642,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     // English: a long job, and while it runs a switch to Türkçe and at once back.
     ev.clear();
     send(&app, load_in(&en_url, &en, Some("en")));
-    restored(&ev, "English ready").await;
+    ev.ready_state("English ready", |_| true).await;
     send(
         &app,
         Request::IndexPassages {
@@ -711,12 +709,12 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     let ev = Events::install();
     let app = WorkerApp::new(&db);
     send(&app, load_in(&en_url, &en, Some("en")));
-    let state = restored(&ev, "English after reload").await;
+    let state = ev.ready_state("English after reload", |_| true).await;
     assert_eq!(state.count, kept + 3);
     assert!(state.docs.iter().all(|d| !d.doc_id.starts_with("tr-")));
     ev.clear();
     send(&app, load_in(&tr_url, &tr, Some("tr")));
-    let state = restored(&ev, "Turkish after reload").await;
+    let state = ev.ready_state("Turkish after reload", |_| true).await;
     assert_eq!(state.count, 3);
     assert!(state.docs.iter().all(|d| d.doc_id.starts_with("tr-")));
     lightembed_app::worker::set_sink(None);
@@ -800,18 +798,7 @@ async fn delete_all_while_indexing_leaves_nothing_behind() {
 async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     let ev = Events::install();
     let db = unique_db("languages");
-    let en = with_model_id(MODEL, "lightembed-en-0l");
-    let tr = with_model_id(MODEL, "lightembed-tr-0l");
-    let (en_url, tr_url) = (blob_url(&en), blob_url(&tr));
-    let restored = |ev: &Events, what: &'static str, count: usize| {
-        let ev = ev.clone();
-        async move {
-            ev.wait(what, |e| matches!(e, Event::ModelReady { .. }))
-                .await;
-            let state = ev.index_state(what, |state| state.count == count).await;
-            state
-        }
-    };
+    let (en, tr, en_url, tr_url) = language_models();
     let keyword_hits = |ev: &Events, app: &std::rc::Rc<WorkerApp>, id: u64, q: &str| {
         let (ev, app, q) = (ev.clone(), app.clone(), q.to_string());
         async move {
@@ -843,7 +830,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     // English: six passages, one of them about a "reference".
     let app = WorkerApp::new(&db);
     send(&app, load_in(&en_url, &en, Some("en")));
-    restored(&ev, "English ready", 0).await;
+    ev.ready_state("English ready", |s| s.count == 0).await;
     let mut en_ps = passages(6);
     en_ps[0].text = "Every reference is checked by the borrow checker.".into();
     ev.clear();
@@ -870,7 +857,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     // Türkçe: its own database — an empty index, no §8 mismatch with the English one.
     ev.clear();
     send(&app, load_in(&tr_url, &tr, Some("tr")));
-    restored(&ev, "Turkish ready", 0).await;
+    ev.ready_state("Turkish ready", |s| s.count == 0).await;
     assert!(
         !ev.all()
             .iter()
@@ -943,7 +930,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     .await;
     ev.clear();
     send(&app, load_in(&en_url, &en, Some("en")));
-    let state = restored(&ev, "English restored", 6).await;
+    let state = ev.ready_state("English restored", |s| s.count == 6).await;
     assert!(state.restored);
     let mut want: Vec<String> = vec!["doc0".into(), "doc1".into(), "doc2".into()];
     assert_eq!(doc_ids(&state), want);
@@ -997,11 +984,15 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     ev.clear();
     let app = WorkerApp::new(&db);
     send(&app, load_in(&tr_url, &tr, Some("tr")));
-    let state = restored(&ev, "Turkish after reload", tr_count).await;
+    let state = ev
+        .ready_state("Turkish after reload", |s| s.count == tr_count)
+        .await;
     assert!(state.restored);
     ev.clear();
     send(&app, load_in(&en_url, &en, Some("en")));
-    let state = restored(&ev, "English after reload", 6).await;
+    let state = ev
+        .ready_state("English after reload", |s| s.count == 6)
+        .await;
     want.sort();
     let mut got = doc_ids(&state);
     got.sort();

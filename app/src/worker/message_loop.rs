@@ -567,9 +567,7 @@ impl WorkerApp {
             self.mem_index.borrow().clone()
         };
         let Some(bytes) = bytes else {
-            post(&Event::Index {
-                state: self.state.borrow().state(),
-            });
+            self.post_index_state();
             return;
         };
         let attached = self.state.borrow_mut().attach_index(&bytes);
@@ -598,14 +596,10 @@ impl WorkerApp {
                         }
                     }
                     *self.mem_index.borrow_mut() = None;
-                    post(&Event::Index {
-                        state: self.state.borrow().state(),
-                    });
+                    self.post_index_state();
                     return;
                 }
-                post(&Event::Index {
-                    state: self.state.borrow().state(),
-                });
+                self.post_index_state();
                 post(&Event::IndexMismatch {
                     message,
                     stored_passages,
@@ -613,9 +607,7 @@ impl WorkerApp {
             }
             Err(AttachError::Corrupt(reason)) => {
                 post(&Event::Error { message: format!("The stored index is damaged and was ignored ({reason}). Re-index to rebuild it.") });
-                post(&Event::Index {
-                    state: self.state.borrow().state(),
-                });
+                self.post_index_state();
             }
         }
     }
@@ -973,9 +965,9 @@ impl WorkerApp {
             return;
         }
         let seconds = (now_ms() - t0) / 1000.0;
+        let more_waiting = replaces.is_some() && self.queued.get() > 0;
         // "Delete all" while this job ran: what it embedded before is gone with the rest, and
         // must not be written back to storage (a reload or "reindex" would bring it back).
-        let more_waiting = replaces.is_some() && self.queued.get() > 0;
         if self.clears.get() == clears {
             self.queue_writes(&passages[..done], &stale);
             if !more_waiting || now_ms() - self.last_save.get() >= SAVE_EVERY_MS {
@@ -997,6 +989,7 @@ impl WorkerApp {
             helped,
             queued: self.queued.get(),
         });
+        // (Again: a Cancel during the save may have emptied the queue.)
         let more_waiting = replaces.is_some() && self.queued.get() > 0;
         if !more_waiting || now_ms() - self.last_index_event.get() >= INDEX_EVENT_MS {
             self.post_index_state();
@@ -1111,9 +1104,7 @@ impl WorkerApp {
                 session.remove(id);
             }
         }
-        post(&Event::Index {
-            state: self.state.borrow().state(),
-        });
+        self.post_index_state();
         self.queue_writes(&[], &ids);
         self.flush().await;
     }
@@ -1129,9 +1120,7 @@ impl WorkerApp {
         self.state.borrow_mut().drop_index();
         self.session_passages.borrow_mut().clear();
         *self.mem_index.borrow_mut() = None;
-        post(&Event::Index {
-            state: self.state.borrow().state(),
-        });
+        self.post_index_state();
         if let Err(e) = self.storage().clear_index().await {
             post(&Event::Error {
                 message: format!("Clearing IndexedDB failed: {e}"),

@@ -107,6 +107,14 @@ impl Events {
         }
     }
 
+    /// Waits for `ModelReady`, then for the index state that follows it matching `pred` (a model
+    /// load's restored or empty index).
+    pub async fn ready_state<F: Fn(&IndexState) -> bool>(&self, what: &str, pred: F) -> IndexState {
+        self.wait(what, |e| matches!(e, Event::ModelReady { .. }))
+            .await;
+        self.index_state(what, pred).await
+    }
+
     /// Waits (≤ 20 s) for an event matching `pred` and returns it.
     pub async fn wait<F: Fn(&Event) -> bool>(&self, what: &str, pred: F) -> Event {
         let t0 = now_ms();
