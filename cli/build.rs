@@ -9,9 +9,16 @@ fn main() {
     let web = root.join("js/pkg/web");
     let wasm = web.join("lightembed_wasm_bg.wasm");
     let glue = web.join("lightembed_wasm.js");
-    // The folder always exists (a missing file would rerun this script on every build); cargo
-    // watches every file under it, so a new `js/build.sh` output is picked up.
-    println!("cargo:rerun-if-changed={}", root.join("js").display());
+    // A watched path that is missing would rerun this script on every build: watch the web build
+    // when it is there (cargo watches every file under it), else all of `js/`, so its first
+    // `js/build.sh` output is picked up. (Watching all of `js/` always would rebuild the CLI on
+    // every edit of the npm package's scripts.)
+    let watch = if web.is_dir() {
+        web.clone()
+    } else {
+        root.join("js")
+    };
+    println!("cargo:rerun-if-changed={}", watch.display());
     let code = if wasm.is_file() && glue.is_file() {
         format!(
             "/// The widget's wasm (`js/pkg/web`).\nconst WASM: Option<&[u8]> = Some(include_bytes!({:?}));\n\

@@ -31,17 +31,28 @@ fi
 # RUSTFLAGS would replace .cargo/config.toml's `+simd128` (the engine's compile_error! guard
 # stops such a build, but do not even try).
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
-cargo build --release --target wasm32-unknown-unknown -p "$crate"
+# Two builds of the crate: the browser one (bundler + web targets; the web build is what a site's
+# visitors download, so it carries no site-build code) and the Node one with feature `build`
+# (`lightembed site` and the Node API: the bundle writer, globset). Each is copied aside when it
+# changed, so the wasm-bindgen steps below can tell what is new.
+tdir="$(dirname "$wasm")"
+variant() {  # variant NAME [cargo args…]
+  local name="$1"; shift
+  cargo build --release --target wasm32-unknown-unknown -p "$crate" "$@"
+  if ! cmp -s "$wasm" "$tdir/$lib.$name.wasm"; then cp "$wasm" "$tdir/$lib.$name.wasm"; fi
+}
+variant browser
+variant node --features build
 
-# The module must contain SIMD128 instructions. Checked with whichever disassembler is at hand
+# The modules must contain SIMD128 instructions. Checked with whichever disassembler is at hand
 # (wasm-tools, wabt's wasm-objdump, binaryen's wasm-dis from scripts/app-tools.sh); without one
 # the engine's compile_error! guard is the check.
 simd_ops() {
   local dis
-  if command -v wasm-tools >/dev/null; then dis=(wasm-tools print "$wasm")
-  elif command -v wasm-objdump >/dev/null; then dis=(wasm-objdump -d "$wasm")
+  if command -v wasm-tools >/dev/null; then dis=(wasm-tools print "$1")
+  elif command -v wasm-objdump >/dev/null; then dis=(wasm-objdump -d "$1")
   elif [[ -x "$root/target/tools/binaryen/node_modules/.bin/wasm-dis" ]]; then
-    dis=("$root/target/tools/binaryen/node_modules/.bin/wasm-dis" "$wasm")
+    dis=("$root/target/tools/binaryen/node_modules/.bin/wasm-dis" "$1")
   else
     echo "unchecked"; return
   fi
@@ -50,20 +61,21 @@ simd_ops() {
 
 for target in nodejs bundler web; do
   out="$js/pkg/${target%js}"   # nodejs → pkg/node, bundler → pkg/bundler, web → pkg/web
-  if [[ -f "$out/${lib}_bg.wasm" && ! "$wasm" -nt "$out/${lib}_bg.wasm" && ! "$js/build.sh" -nt "$out/${lib}_bg.wasm" ]]; then
+  if [[ "$target" == nodejs ]]; then src="$tdir/$lib.node.wasm"; else src="$tdir/$lib.browser.wasm"; fi
+  if [[ -f "$out/${lib}_bg.wasm" && ! "$src" -nt "$out/${lib}_bg.wasm" && ! "$js/build.sh" -nt "$out/${lib}_bg.wasm" ]]; then
     continue
   fi
-  if [[ "$target" == nodejs ]]; then
-    n="$(simd_ops)"
+  if [[ "$target" != bundler ]]; then
+    n="$(simd_ops "$src")"
     if [[ "$n" == 0 ]]; then
-      echo "js/build.sh: $wasm has no SIMD128 instructions (RUSTFLAGS set?)" >&2
+      echo "js/build.sh: $src has no SIMD128 instructions (RUSTFLAGS set?)" >&2
       exit 1
     fi
-    log "SIMD128 instructions in $lib.wasm: $n"
+    log "SIMD128 instructions in $(basename "$src"): $n"
   fi
   log "wasm-bindgen --target $target --out-dir ${out#"$root"/}"
   rm -rf "$out"
-  wasm-bindgen --target "$target" --out-dir "$out" "$wasm"
+  wasm-bindgen --target "$target" --out-name "$lib" --out-dir "$out" "$src"
   # Module kind of the folder's .js files, whatever the package root says.
   if [[ "$target" == nodejs ]]; then
     printf '{ "type": "commonjs" }\n' >"$out/package.json"
@@ -72,6 +84,24 @@ for target in nodejs bundler web; do
   fi
 done
 
+# The CLI itself compiled for WASI (wasm32-wasip1 + SIMD128): `bin/lightembed.js` runs it under
+# Node's WASI for every command but `site` (which runs through the library above, on every core),
+# so flags, messages and exit codes are the native CLI's. It embeds the web build above (cli/build.rs).
+if ! rustup target list --installed | grep -qx wasm32-wasip1; then
+  log "rustup target add wasm32-wasip1"
+  rustup target add wasm32-wasip1
+fi
+cargo build --release --target wasm32-wasip1 -p lightembed-cli
+cli_wasm="${CARGO_TARGET_DIR:-$root/target}/wasm32-wasip1/release/lightembed.wasm"
+mkdir -p "$js/pkg/cli"
+if ! cmp -s "$cli_wasm" "$js/pkg/cli/lightembed.wasm"; then cp "$cli_wasm" "$js/pkg/cli/lightembed.wasm"; fi
+
+# The default model `npx lightembed site` uses without --model (as the native CLI has it built in).
+mkdir -p "$js/pkg/models"
+if ! cmp -s "$root/public/models/lightembed-en-static.bin" "$js/pkg/models/lightembed-en-static.bin"; then
+  cp "$root/public/models/lightembed-en-static.bin" "$js/pkg/models/lightembed-en-static.bin"
+fi
+
 # js/package.json (kept in git; rewritten only when it would change, e.g. a new workspace version).
 pkgid="$(cargo pkgid -p "$crate")"
 version="${pkgid##*[@#]}"
@@ -79,25 +109,35 @@ new="$(cat <<EOF
 {
   "name": "lightembed",
   "version": "$version",
-  "description": "Tiny sentence-embedding models and hybrid (BM25 + vector) search in WebAssembly: load a model, embed, tokenize, open an index, search.",
+  "description": "Search by meaning for static sites and Node, no server and no Rust toolchain: npx lightembed site --site public. Tiny sentence-embedding models and hybrid (BM25 + vector) search in WebAssembly.",
+  "keywords": ["search", "semantic-search", "embeddings", "static-site", "pagefind", "wasm", "bm25", "hnsw"],
   "license": "Apache-2.0",
-  "main": "./pkg/node/$lib.js",
+  "bin": {
+    "lightembed": "bin/lightembed.js"
+  },
+  "main": "./lib/node.js",
   "module": "./pkg/bundler/$lib.js",
-  "types": "./pkg/bundler/$lib.d.ts",
+  "types": "./lib/node.d.ts",
   "exports": {
     ".": {
       "node": {
-        "types": "./pkg/node/$lib.d.ts",
-        "default": "./pkg/node/$lib.js"
+        "types": "./lib/node.d.ts",
+        "default": "./lib/node.js"
       },
       "types": "./pkg/bundler/$lib.d.ts",
       "import": "./pkg/bundler/$lib.js",
       "default": "./pkg/bundler/$lib.js"
-    }
+    },
+    "./package.json": "./package.json"
   },
   "files": [
+    "bin/",
+    "lib/",
     "pkg/node/",
     "pkg/bundler/",
+    "pkg/web/",
+    "pkg/cli/",
+    "pkg/models/",
     "README.md"
   ],
   "sideEffects": [

@@ -7,11 +7,14 @@ cd "$root"
 
 log() { printf '\033[1m[tools]\033[0m %s\n' "$*"; }
 
-# wasm32 target (SIMD128 flags come from .cargo/config.toml).
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  log "rustup target add wasm32-unknown-unknown"
-  rustup target add wasm32-unknown-unknown
-fi
+# wasm32 targets (SIMD128 flags come from .cargo/config.toml): the browser and Node builds, and
+# wasm32-wasip1 for the CLI the npm package runs under Node's WASI.
+for t in wasm32-unknown-unknown wasm32-wasip1; do
+  if ! rustup target list --installed | grep -qx "$t"; then
+    log "rustup target add $t"
+    rustup target add "$t"
+  fi
+done
 
 # wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (its runner executes the
 # wasm32 tests under Node). Without --locked: its lockfile wants a crate the registry lacks.

@@ -24,7 +24,6 @@ use anyhow::{bail, Result};
 use lightembed_index::ingest::Sizer;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Kind};
 
@@ -40,7 +39,7 @@ pub struct PassagesArgs {
 }
 
 /// Runs `lightembed passages`: see the command's `--help`.
-pub fn run(a: PassagesArgs) -> Result<ExitCode> {
+pub fn run(a: PassagesArgs) -> Result<u8> {
     let (_, model) = crate::load(&a.model)?;
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
     let (mut skipped, mut excluded) = (0usize, 0usize);

@@ -24,7 +24,6 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Passage};
@@ -269,7 +268,7 @@ pub fn build_from(
 }
 
 /// Runs `lightembed index`: see the command's `--help`.
-pub fn index(a: IndexArgs) -> Result<ExitCode> {
+pub fn index(a: IndexArgs) -> Result<u8> {
     let t0 = Instant::now();
     // A bad --out is reported before any work, not after minutes of embedding.
     let out = OutDir::prepare(&a.out)?;
@@ -290,7 +289,7 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     let bytes = index.to_bytes();
     let bin = out.dir.join(INDEX_FILE);
     let m = index.manifest();
-    let model_abs = std::fs::canonicalize(&a.model).unwrap_or_else(|_| a.model.clone());
+    let model_abs = crate::canonicalize(&a.model).unwrap_or_else(|_| a.model.clone());
     let model_rel = relative_path(&out.canonical()?, &model_abs);
     let sidecar = SidecarDoc {
         index_file: INDEX_FILE.to_string(),
@@ -352,12 +351,13 @@ pub fn index(a: IndexArgs) -> Result<ExitCode> {
     Ok(crate::skipped_code(skipped, "inputs"))
 }
 
-fn round3(x: f64) -> f64 {
+/// `x` rounded to 3 decimals (the seconds in `index.json`).
+pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -397,7 +397,7 @@ impl OutDir {
                 );
             }
         }
-        let probe = dir.join(format!(".lightembed-write-test-{}", std::process::id()));
+        let probe = dir.join(format!(".lightembed-write-test-{}", crate::process_id()));
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -408,7 +408,7 @@ impl OutDir {
     }
 
     fn canonical(&self) -> Result<PathBuf> {
-        std::fs::canonicalize(&self.dir)
+        crate::canonicalize(&self.dir)
             .with_context(|| format!("cannot read {}", self.dir.display()))
     }
 
@@ -430,7 +430,7 @@ impl Drop for OutDir {
 
 /// `to` relative to the folder `from` (both absolute), e.g. `../../models/m.bin`; None when they
 /// share no root (another drive on Windows).
-fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
+pub fn relative_path(from: &Path, to: &Path) -> Option<PathBuf> {
     use std::path::Component;
     let (a, b): (Vec<Component>, Vec<Component>) =
         (from.components().collect(), to.components().collect());
@@ -458,7 +458,7 @@ fn tmp_name(p: &Path) -> PathBuf {
 /// `index.json` (which names the SHA-256 of the new `index.bin`) is renamed into place, then
 /// `index.bin`. A failure before the first rename leaves the previous pair untouched; a kill
 /// between the renames is completed by the next `search` (see [`open_index`]).
-fn write_index_pair(dir: &Path, bin_bytes: &[u8], json_bytes: &[u8]) -> Result<()> {
+pub fn write_index_pair(dir: &Path, bin_bytes: &[u8], json_bytes: &[u8]) -> Result<()> {
     let (bin, json) = (dir.join(INDEX_FILE), dir.join(SIDECAR_FILE));
     let (bin_tmp, json_tmp) = (tmp_name(&bin), tmp_name(&json));
     let cleanup = || {
@@ -488,7 +488,7 @@ fn write_index_pair(dir: &Path, bin_bytes: &[u8], json_bytes: &[u8]) -> Result<(
 /// between its two renames (the sidecar names the SHA-256 of `index.bin.tmp`); otherwise, when
 /// the two disagree, returns the sidecar marked stale (the caller warns once the index bytes are
 /// known to be good).
-fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
+pub fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
     let bin = if path.is_dir() {
         path.join(INDEX_FILE)
     } else {
@@ -542,68 +542,70 @@ fn open_index(path: &Path) -> Result<(PathBuf, Vec<u8>, Option<Sidecar>)> {
 /// inputs and figures. Written by `index`, read by `search` (which needs `index_sha256` and the
 /// model paths); the figures are for people.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct SidecarDoc {
-    index_file: String,
+pub struct SidecarDoc {
+    pub index_file: String,
     /// SHA-256 (hex) of the `index.bin` this file describes.
-    index_sha256: String,
+    pub index_sha256: String,
     #[serde(flatten)]
-    manifest: lightembed_index::Manifest,
+    pub manifest: lightembed_index::Manifest,
     /// The model, relative to the index folder when it can be.
     #[serde(default)]
-    model: Option<String>,
+    pub model: Option<String>,
     /// The model's absolute path at build time.
     #[serde(default)]
-    model_absolute: Option<String>,
+    pub model_absolute: Option<String>,
     #[serde(default)]
-    model_bytes: usize,
+    pub model_bytes: usize,
     #[serde(default)]
-    keyword_stemming: String,
+    pub keyword_stemming: String,
     #[serde(default)]
-    params: SidecarParams,
+    pub params: SidecarParams,
     #[serde(default)]
-    inputs: Vec<String>,
+    pub inputs: Vec<String>,
     #[serde(default)]
-    files: usize,
+    pub files: usize,
     #[serde(default)]
-    skipped: usize,
+    pub skipped: usize,
     #[serde(default)]
-    excluded: usize,
+    pub excluded: usize,
     #[serde(default)]
-    documents: usize,
+    pub documents: usize,
     #[serde(default)]
-    bytes: usize,
+    pub bytes: usize,
     #[serde(default)]
-    seconds: SidecarSeconds,
+    pub seconds: SidecarSeconds,
 }
 
 /// HNSW parameters as `index.json` records them.
 #[derive(serde::Serialize, serde::Deserialize, Default)]
-struct SidecarParams {
+pub struct SidecarParams {
     #[serde(rename = "M")]
-    m: usize,
-    ef_construction: usize,
-    ef_search: usize,
+    pub m: usize,
+    pub ef_construction: usize,
+    pub ef_search: usize,
 }
 
 /// Build time in seconds per step.
 #[derive(serde::Serialize, serde::Deserialize, Default)]
-struct SidecarSeconds {
-    read: f64,
-    embed: f64,
-    graph: f64,
+pub struct SidecarSeconds {
+    pub read: f64,
+    pub embed: f64,
+    pub graph: f64,
 }
 
 /// A parsed `index.json`; `stale` when it does not describe the `index.bin` beside it.
-struct Sidecar {
-    v: SidecarDoc,
-    stale: bool,
+pub struct Sidecar {
+    /// The parsed file.
+    pub v: SidecarDoc,
+    /// It does not describe the `index.bin` beside it.
+    pub stale: bool,
 }
 
 impl Sidecar {
     /// The model this index was built with: the recorded path relative to the index folder,
     /// then the absolute one; a file whose SHA-256 is the index manifest's wins. A stale sidecar
     /// is only trusted for a file with that SHA-256.
-    fn model(&self, bin: &Path, manifest_sha256: &[u8; 32]) -> Result<PathBuf> {
+    pub fn model(&self, bin: &Path, manifest_sha256: &[u8; 32]) -> Result<PathBuf> {
         let dir = bin.parent().unwrap_or(Path::new("."));
         let mut candidates = Vec::new();
         for p in [&self.v.model, &self.v.model_absolute]
@@ -800,7 +802,7 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf)>> {
 }
 
 /// Runs `lightembed search`: see the command's `--help`.
-pub fn search(a: SearchArgs) -> Result<ExitCode> {
+pub fn search(a: SearchArgs) -> Result<u8> {
     if let Some((index, bundle_model)) = open_bundle(&a.index)? {
         let (_, model) = crate::load(a.model.as_deref().unwrap_or(&bundle_model))?;
         let warnings = index
@@ -865,7 +867,7 @@ fn search_in(
     model: &lightembed::Model,
     a: &SearchArgs,
     opts: SearchOptions,
-) -> Result<ExitCode> {
+) -> Result<u8> {
     if let Some(input) = &a.jsonl {
         return batch_search(index, model, input, a.k, &opts);
     }
@@ -939,7 +941,7 @@ fn search_in(
             )?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// `search --jsonl`: one `{"id", "hits"}` line per `{"id", "query"}` input line, in input order,
@@ -951,7 +953,7 @@ fn batch_search(
     input: &str,
     k: usize,
     opts: &SearchOptions,
-) -> Result<ExitCode> {
+) -> Result<u8> {
     use std::io::BufRead;
     let reader: Box<dyn BufRead> = if input == "-" {
         Box::new(std::io::stdin().lock())
@@ -997,7 +999,7 @@ fn batch_search(
             serde_json::Value::Array(hits)
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// One query in `opts.mode`: the query is embedded unless the mode is keyword-only.

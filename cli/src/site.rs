@@ -1,42 +1,35 @@
 //! `lightembed site`: search by meaning (and keywords) for a built static site, Pagefind's shape.
 //!
-//! Indexes every HTML page under `--site DIR` with the shared pipeline (`lightembed_index::ingest`,
-//! the same as `lightembed index`) and writes the bundle a page needs into `DIR/lightembed/`:
+//! The build itself is a library call ([`lightembed_build::site`], which the npm package's
+//! `npx lightembed site` runs too, compiled to wasm): this module walks `--site DIR`, reads its
+//! pages, embeds the passages on every core, and writes the bundle into `DIR/lightembed/`
+//! (its files are listed in [`lightembed_build::site`]).
 //!
-//! | file | what |
-//! |---|---|
-//! | `lightembed-ui.js`, `lightembed-ui.css` | the `<lightembed-search>` element (ES module) and its default style |
-//! | `lightembed-worker.js` | the module worker that loads the model and the index and answers queries |
-//! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
-//! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see below) |
-//! | `core.<hash>.bin` | the index core (`lightembed_index::fragments`): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
-//! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards (postings of the terms hashing to `n`) and text chunks (passage text for excerpts), fetched as a query needs them |
-//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, counts |
-//!
-//! `<hash>` is the first 16 hex digits of the file's SHA-256 and `<build>` the first 16 of the
-//! core's build id (which covers every shard and chunk), so the widget caches these files forever
-//! and a rebuilt site changes their names. The bundle is written to a temporary folder
-//! beside the old one and swapped in by renames, so a visitor never sees half a bundle; a failed
-//! run leaves the old bundle as it was.
+//! The bundle is written to a temporary folder beside the old one and swapped in by renames, so
+//! a visitor never sees half a bundle; a failed run leaves the old bundle as it was.
 
 use anyhow::{anyhow, bail, Context, Result};
-use serde_json::json;
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+use lightembed_build::inputs::Excludes;
+use lightembed_build::site::{SiteBuilder, SiteOptions};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::search_index::{build_from, new_index, read_inputs, sha256_hex, Built, IndexArgs};
-use crate::sources::Passage;
+use crate::sources::collect_inputs;
 
 /// The folder `lightembed site` writes inside the site.
-pub const BUNDLE_DIR: &str = "lightembed";
+pub use lightembed_build::inputs::BUNDLE_DIR;
 
-/// The model `lightembed site` uses without `--model`: the shipped static model.
-const DEFAULT_MODEL: &[u8] = include_bytes!("../../public/models/lightembed-en-static.bin");
-
-const UI_JS: &str = include_str!("../../widget/lightembed-ui.js");
-const UI_CSS: &str = include_str!("../../widget/lightembed-ui.css");
-const WORKER_JS: &str = include_str!("../../widget/lightembed-worker.js");
+/// The model `lightembed site` uses without `--model`: the shipped static model. Not in the
+/// WASI build the npm package runs (its launcher builds sites through the library with the model
+/// file it ships, `js/lib/site.js`), which saves 4.7 MB of its wasm.
+#[cfg(not(target_os = "wasi"))]
+const DEFAULT_MODEL: Option<&[u8]> = Some(include_bytes!(
+    "../../public/models/lightembed-en-static.bin"
+));
+#[cfg(target_os = "wasi")]
+const DEFAULT_MODEL: Option<&[u8]> = None;
 
 // `WASM` and `WASM_JS`: the web build of `js/` (`js/build.sh`), when it existed at build time.
 include!(concat!(env!("OUT_DIR"), "/widget_wasm.rs"));
@@ -47,7 +40,7 @@ pub struct SiteArgs {
     pub site: PathBuf,
     /// A `.bin` model instead of the shipped static model.
     pub model: Option<PathBuf>,
-    /// Index dims (a Matryoshka prefix); default the model's output_dim.
+    /// Index dims (a Matryoshka prefix); default [`lightembed_build::site::default_dims`].
     pub dims: Option<usize>,
     /// Extra `--exclude` globs, relative to the site root.
     pub exclude: Vec<String>,
@@ -62,61 +55,8 @@ pub struct SiteArgs {
     pub root_selector: Option<String>,
 }
 
-/// Besides the site's own tokens, a pruned site model keeps the first `KEEP_COMMON` ids of the
-/// vocabulary — after the special tokens and single characters, BERT's WordPiece vocabulary lists
-/// its most frequent pieces first — so common words of a query keep their own token.
-const KEEP_COMMON: u32 = 5000;
-
-/// The site model (seed §9): `model` pruned to the tokens of `passages` (tokenised as they will
-/// be embedded), the words among the first [`KEEP_COMMON`] ids and the ASCII characters (plain and
-/// `##`; characters the site uses are kept as site tokens), and to the first `dims` outputs. Embeds the site's text exactly like `model` at `dims`, so passages
-/// cut with `model` are the passages the site model would cut.
-fn site_model(
-    model: &lightembed::Model,
-    passages: &[Passage],
-    dims: usize,
-) -> Result<(Vec<u8>, lightembed::Model)> {
-    let mut used = vec![false; model.tokenizer().vocab_size()];
-    for p in passages {
-        for id in model.tokenize(&p.embed_text) {
-            used[id as usize] = true;
-        }
-    }
-    let mut b = lightembed::ModelBuilder::from_model(model);
-    b.prune(
-        |id, t| {
-            let piece = t.strip_prefix("##").unwrap_or(t);
-            let one_char = piece.chars().count() == 1;
-            used[id as usize]
-                // common words (not BERT's `[unusedN]` placeholders, which text never produces)
-                || (id < KEEP_COMMON && !t.starts_with("[unused") && !one_char)
-                // ASCII characters, plain and `##`, so every ASCII word still has a segmentation
-                || (one_char && piece.is_ascii())
-        },
-        Some(dims),
-    )
-    .map_err(|e| anyhow!("pruning the model: {e}"))?;
-    let bytes = b.build().map_err(|e| anyhow!("pruning the model: {e}"))?;
-    let pruned = lightembed::Model::from_bytes(&bytes)
-        .map_err(|e| anyhow!("the pruned model does not load: {e}"))?;
-    Ok((bytes, pruned))
-}
-
-/// Index dims when `--dims` is not given: the 128-d Matryoshka prefix when the model has one —
-/// a third of the vector bytes a visitor downloads, for −0.4 nDCG@10 of hybrid ranking on the Git
-/// manual set (bench/RESULTS.md) — else the model's output_dim.
-const SITE_DIMS: usize = 128;
-
-fn default_dims(model: &lightembed::Model) -> usize {
-    if model.header().valid_dims().contains(&SITE_DIMS) {
-        SITE_DIMS
-    } else {
-        model.header().output_dim as usize
-    }
-}
-
 /// Runs `lightembed site`: see the command's `--help`.
-pub fn run(a: SiteArgs) -> Result<ExitCode> {
+pub fn run(a: SiteArgs) -> Result<u8> {
     let t0 = Instant::now();
     let (Some(wasm), Some(wasm_js)) = (WASM, WASM_JS) else {
         bail!(
@@ -158,102 +98,127 @@ pub fn run(a: SiteArgs) -> Result<ExitCode> {
     let bundle = a.site.join(BUNDLE_DIR);
     check_bundle_dir(&bundle)?;
     remove_stale_temps(&a.site);
-    let (model_bytes, model) = match &a.model {
-        Some(p) => crate::load(p)?,
-        None => (
-            DEFAULT_MODEL.to_vec(),
-            lightembed::Model::from_bytes(DEFAULT_MODEL)
-                .map_err(|e| anyhow!("the built-in model: {e}"))?,
+    let (model_bytes, model_name) = match &a.model {
+        Some(p) => (
+            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
+            p.display().to_string(),
         ),
+        None => match DEFAULT_MODEL {
+            Some(m) => (m.to_vec(), "the built-in model".to_string()),
+            None => bail!("this build of lightembed has no built-in model: give --model"),
+        },
     };
-    // Pages only: the bundle itself, and sources or data files served beside the pages, are not
-    // what a visitor searches.
-    let mut exclude = vec![
-        format!("{BUNDLE_DIR}/**"),
-        "**/*.{md,markdown,txt,jsonl}".to_string(),
-    ];
-    exclude.extend(a.exclude.iter().cloned());
-    let args = IndexArgs {
-        model: a.model.clone().unwrap_or_default(),
-        out: PathBuf::new(),
-        dims: Some(a.dims.unwrap_or_else(|| default_dims(&model))),
-        inputs: vec![a.site.clone()],
-        m: lightembed_index::Params::default().m,
-        ef_construction: lightembed_index::Params::default().ef_construction,
-        ef_search: lightembed_index::Params::default().ef_search,
-        snippet_chars: 1200,
-        quiet: a.quiet,
-        exclude,
-        default_excludes: a.default_excludes,
-        keyword_stemming: None,
-        // The bundle stores one sign bit per dim (fragments), taken from the f32 vectors.
-        int8_vectors: false,
+    let opts = SiteOptions {
+        dims: a.dims,
+        full_model: !a.prune,
         root_selector: a.root_selector.clone(),
-        passage_tokens: lightembed_index::ingest::PASSAGE_TOKENS,
     };
-    // The pages are read once, cut with the full model (the site model cuts them the same way).
-    let inputs = read_inputs(&args, &model)?;
-    let (model_bytes, model) = if a.prune {
-        let dims = args.dims.unwrap_or(model.header().output_dim as usize);
-        let full = model_bytes.len();
-        let (bytes, pruned) = site_model(&model, &inputs.passages, dims)?;
-        if !a.quiet {
-            crate::warn(&format!(
-                "site model: {} of {} tokens, {dims} dims: {} → {} bytes",
-                pruned.tokenizer().vocab_size(),
-                model.tokenizer().vocab_size(),
-                full,
-                bytes.len()
-            ));
+    let mut builder = SiteBuilder::new(model_bytes, &model_name, &opts).map_err(|e| anyhow!(e))?;
+    let excludes = Excludes::site(&a.exclude, a.default_excludes).map_err(|e| anyhow!(e))?;
+
+    // Read and cut the pages (sorted, hidden entries skipped: `sources::collect_inputs`).
+    let (mut skipped, mut excluded) = (0usize, 0usize);
+    let files = collect_inputs(
+        std::slice::from_ref(&a.site),
+        &excludes,
+        &mut skipped,
+        &mut excluded,
+    )?;
+    for f in &files {
+        let bytes = match std::fs::read(&f.path) {
+            Ok(b) => b,
+            Err(e) => {
+                crate::warn(&format!(
+                    "warning: skipping {}: cannot read: {e}",
+                    f.path.display()
+                ));
+                skipped += 1;
+                continue;
+            }
+        };
+        let page = builder.add_html(&f.url, &bytes);
+        if let Some(why) = page.skipped {
+            crate::warn(&format!("warning: skipping {}: {why}", f.path.display()));
+            skipped += 1;
         }
-        (bytes, pruned)
-    } else {
-        (model_bytes, model)
-    };
-    let index = new_index(&args, &model)?;
-    let Built {
-        index,
-        documents,
-        skipped,
-        ..
-    } = build_from(&args, &model, index, inputs)?;
-    let fragments = lightembed_index::fragments::split(&index, &Default::default())
-        .map_err(|e| anyhow!("splitting the index: {e}"))?;
+        if let Some(w) = page.warning {
+            crate::warn(&format!("warning: {}: {w}", f.path.display()));
+        }
+    }
+    let passages = builder.passages().len();
+    let documents = builder.documents();
+    let prepared = builder.prepare(files.len()).map_err(|e| anyhow!(e))?;
+    if !a.quiet {
+        if let Some(note) = prepared.site_model_note() {
+            crate::warn(note);
+        }
+        let m = prepared.model();
+        crate::warn(&format!(
+            "{} files ({} excluded) → {} documents, {} passages; model {} v{}, {} dims, {} threads",
+            files.len(),
+            excluded,
+            documents,
+            passages,
+            m.model_id(),
+            m.header().model_version(),
+            prepared.dims(),
+            rayon::current_num_threads()
+        ));
+    }
+
+    // Embed on all cores, in order.
+    let pb = bar(passages as u64, a.quiet);
+    let mut vectors: Vec<f32> = Vec::with_capacity(passages * prepared.dims());
+    let ranges: Vec<std::ops::Range<usize>> = (0..passages)
+        .step_by(64)
+        .map(|s| s..(s + 64).min(passages))
+        .collect();
+    for group in ranges.chunks(8) {
+        let part: Vec<Result<Vec<f32>, _>> = group
+            .par_iter()
+            .map(|r| prepared.embed_range(r.clone()))
+            .collect();
+        for v in part {
+            let v = v.map_err(|e| anyhow!(e))?;
+            pb.inc((v.len() / prepared.dims()) as u64);
+            vectors.extend_from_slice(&v);
+        }
+    }
+    pb.finish_and_clear();
+    let built = prepared
+        .assemble(&vectors, wasm, wasm_js)
+        .map_err(|e| anyhow!(e))?;
 
     // Write the new bundle beside the old one, then swap.
-    let tmp = a.site.join(temp_name("new", std::process::id()));
-    let result = write_bundle(
-        &tmp,
-        &fragments,
-        &model_bytes,
-        &model.sha256_hex(),
-        (wasm, wasm_js),
-        &index,
-        documents,
-    )
-    .and_then(|()| swap(&tmp, &bundle));
+    let tmp = a.site.join(temp_name("new", crate::process_id()));
+    let result = write_files(&tmp, &built.files).and_then(|()| swap(&tmp, &bundle));
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     result?;
     outln!(
-        "indexed {} pages → {} passages in {:.1} s; wrote {} (index core {} bytes, {} term shards \
-         {} bytes, {} text chunks {} bytes; model {} bytes)\n\
-         add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
-         <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
-         <lightembed-search></lightembed-search>",
-        documents,
-        index.len(),
-        t0.elapsed().as_secs_f64(),
-        bundle.display(),
-        fragments.core.len(),
-        fragments.shards.len(),
-        fragments.shards.iter().map(Vec::len).sum::<usize>(),
-        fragments.chunks.len(),
-        fragments.chunks.iter().map(Vec::len).sum::<usize>(),
-        model_bytes.len(),
+        "{}",
+        built.summary(&bundle.display().to_string(), t0.elapsed().as_secs_f64())
     )?;
     Ok(crate::skipped_code(skipped, "inputs"))
+}
+
+/// The embedding progress bar on stderr (drawn only on a terminal), hidden when `quiet`.
+fn bar(len: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>9} [{bar:40}] {pos}/{len} passages, {rate}, eta {eta}")
+            .expect("valid template")
+            .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", s.per_sec());
+            })
+            .progress_chars("=> "),
+    );
+    pb.set_message("embedding");
+    pb
 }
 
 /// Refuses to replace `bundle` (`SITE/lightembed/`, which a run replaces whole) unless it is
@@ -313,7 +278,7 @@ fn remove_stale_temps(site: &Path) {
         else {
             continue;
         };
-        let alive = pid == std::process::id()
+        let alive = pid == crate::process_id()
             || (Path::new("/proc/self").exists() && Path::new(&format!("/proc/{pid}")).exists());
         if !alive && e.path().is_dir() {
             match std::fs::remove_dir_all(e.path()) {
@@ -330,65 +295,24 @@ fn remove_stale_temps(site: &Path) {
     }
 }
 
-fn write_bundle(
-    dir: &Path,
-    fragments: &lightembed_index::fragments::Fragments,
-    model_bytes: &[u8],
-    model_sha: &str,
-    (wasm, wasm_js): (&[u8], &str),
-    index: &lightembed_index::Index,
-    pages: usize,
-) -> Result<()> {
+/// Writes `files` (paths relative to `dir`, `/`-separated) into `dir`, creating folders.
+fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let write = |name: &str, bytes: &[u8]| -> Result<()> {
+    for (name, bytes) in files {
         let path = dir.join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
-    };
-    // File names carry the first 16 hex digits of the file's SHA-256. The manifest's model
-    // SHA-256 is the model's own (its trailer, as `lightembed inspect` shows it): the widget checks
-    // the loaded model against it without hashing the file again.
-    let core_sha = sha256_hex(&fragments.core);
-    let build = fragments.build_id();
-    let core_file = format!("core.{}.bin", &core_sha[..16]);
-    let frag_dir = format!("f/{}/", &build[..16]);
-    let model_file = format!("model.{}.bin", &sha256_hex(model_bytes)[..16]);
-    let wasm_file = format!("lightembed_wasm_bg.{}.wasm", &sha256_hex(wasm)[..16]);
-    write(&core_file, &fragments.core)?;
-    for (n, s) in fragments.shards.iter().enumerate() {
-        write(&format!("{frag_dir}t{n}.bin"), s)?;
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    for (n, c) in fragments.chunks.iter().enumerate() {
-        write(&format!("{frag_dir}c{n}.bin"), c)?;
-    }
-    write(&model_file, model_bytes)?;
-    write(&wasm_file, wasm)?;
-    write("lightembed_wasm.js", wasm_js.as_bytes())?;
-    write("lightembed-worker.js", WORKER_JS.as_bytes())?;
-    write("lightembed-ui.js", UI_JS.as_bytes())?;
-    write("lightembed-ui.css", UI_CSS.as_bytes())?;
-    let m = index.manifest();
-    let manifest = json!({
-        "bundle_version": 2,
-        "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
-        "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file},
-        "model": {"id": m.model_id, "version": m.model_version.to_string(),
-                  "sha256": model_sha, "bytes": model_bytes.len()},
-        "index": {"sha256": core_sha, "bytes": fragments.core.len(),
-                  "fragments_version": lightembed_index::fragments::FRAGMENTS_VERSION,
-                  "shards": fragments.shards.len(), "chunks": fragments.chunks.len(),
-                  "dims": m.dims, "passages": index.len(), "pages": pages},
-    });
-    write("manifest.json", format!("{manifest:#}\n").as_bytes())
+    Ok(())
 }
 
 /// Replaces `bundle` by `new`: the old bundle is renamed aside, the new one renamed into place,
 /// then the old one removed. If the second rename fails the old bundle is put back.
 fn swap(new: &Path, bundle: &Path) -> Result<()> {
-    let old = bundle.with_file_name(temp_name("old", std::process::id()));
+    let old = bundle.with_file_name(temp_name("old", crate::process_id()));
     let had_old = bundle.exists();
     if had_old {
         std::fs::rename(bundle, &old)

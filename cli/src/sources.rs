@@ -9,7 +9,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use lightembed_index::ingest::{
-    self, collapse_ws, page_passages_in, url_path_encode, Format, RootSelector, Sizer,
+    self, collapse_ws, page_passages_in, url_path_encode, RootSelector, Sizer,
 };
 use serde_json::Value;
 use std::collections::HashSet;
@@ -18,39 +18,30 @@ use std::path::{Path, PathBuf};
 /// One passage to embed and index (the shared pipeline's type; JSONL records have no heading).
 pub use lightembed_index::ingest::Passage;
 
-/// A file format `lightembed index` reads, chosen by extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `.jsonl`: one `{"id","title","url","text"}` object per line.
-    Jsonl,
-    /// `.md`, `.markdown`.
-    Markdown,
-    /// `.html`, `.htm`.
-    Html,
-    /// `.txt` (and any file named explicitly with another extension).
-    Text,
+/// File kinds by extension and the exclude rules ([`lightembed_build::inputs`], shared with
+/// `lightembed site` and the npm package).
+pub use lightembed_build::inputs::{Excludes, Kind};
+
+/// The kind of the file at `path`, by its name's extension.
+fn kind_of(path: &Path) -> Option<Kind> {
+    Kind::of(&path.file_name()?.to_string_lossy())
 }
 
-impl Kind {
-    /// How the shared pipeline reads a file of this kind (JSONL lines are decoded as text).
-    pub fn format(self) -> Format {
-        match self {
-            Kind::Markdown => Format::Markdown,
-            Kind::Html => Format::Html,
-            Kind::Jsonl | Kind::Text => Format::Text,
-        }
-    }
+/// `path` as a `/`-separated string (what exclude globs match).
+fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
 
-    fn of(path: &Path) -> Option<Kind> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "jsonl" => Kind::Jsonl,
-            "md" | "markdown" => Kind::Markdown,
-            "html" | "htm" => Kind::Html,
-            "txt" => Kind::Text,
-            _ => return None,
-        })
-    }
+/// True when `excludes` leaves out the file at `path` (`rel` relative to its input root).
+fn is_excluded(excludes: &Excludes, path: &Path, rel: &Path) -> bool {
+    excludes.excludes(&slash_path(rel), || {
+        ["html", "htm"]
+            .iter()
+            .any(|e| path.with_extension(e).is_file())
+    })
 }
 
 /// A file to read, with the URL base it gets in the index.
@@ -63,56 +54,6 @@ pub struct InputFile {
     pub url: String,
     /// How it is read.
     pub kind: Kind,
-}
-
-/// Which files `collect_inputs` leaves out.
-pub struct Excludes {
-    /// `--exclude GLOB` patterns, matched against the path relative to the folder given on the
-    /// command line (`/`-separated; for a file given directly, the path as given).
-    globs: globset::GlobSet,
-    /// The default rules (off with `--no-default-excludes`): a folder named `_sources` (Sphinx
-    /// copies every page's source there), and a `.txt` file with an `.html`/`.htm` page of the
-    /// same name beside it (`git-add.txt` next to `git-add.html`: the AsciiDoc source of that
-    /// page). Both would index every page twice, once as raw markup.
-    defaults: bool,
-}
-
-impl Excludes {
-    /// Compiles the `--exclude` globs (`*` does not cross `/`; `**` does).
-    pub fn new(globs: &[String], defaults: bool) -> Result<Excludes> {
-        let mut b = globset::GlobSetBuilder::new();
-        for g in globs {
-            let glob = globset::GlobBuilder::new(g)
-                .literal_separator(true)
-                .build()
-                .with_context(|| format!("--exclude {g:?}: not a valid glob"))?;
-            b.add(glob);
-        }
-        Ok(Excludes {
-            globs: b.build().context("--exclude")?,
-            defaults,
-        })
-    }
-
-    /// True when the file at `path` (`rel` relative to its input root) is left out.
-    fn excludes(&self, path: &Path, rel: &Path) -> bool {
-        if self.globs.is_match(rel) {
-            return true;
-        }
-        if !self.defaults {
-            return false;
-        }
-        if rel.components().any(|c| c.as_os_str() == "_sources") {
-            return true;
-        }
-        let is_txt = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("txt"));
-        is_txt
-            && ["html", "htm"]
-                .iter()
-                .any(|e| path.with_extension(e).is_file())
-    }
 }
 
 /// Expands the command-line inputs: files as given (format by extension, plain text when
@@ -130,7 +71,7 @@ pub fn collect_inputs(
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     let mut push = |file: InputFile, out: &mut Vec<InputFile>| {
-        let key = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+        let key = crate::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
         if seen.insert(key) {
             out.push(file);
         }
@@ -154,7 +95,7 @@ pub fn collect_inputs(
                         // A dangling link to something never read (a site's `fonts` folder or
                         // `highlight.js`, linked to a system package) is not a skipped input.
                         if e.path().is_some_and(|p| {
-                            Kind::of(p).is_none()
+                            kind_of(p).is_none()
                                 && p.symlink_metadata().is_ok_and(|m| m.is_symlink())
                         }) {
                             continue;
@@ -175,11 +116,11 @@ pub fn collect_inputs(
                 if !entry.file_type().is_file() {
                     continue;
                 }
-                let Some(kind) = Kind::of(entry.path()) else {
+                let Some(kind) = kind_of(entry.path()) else {
                     continue;
                 };
                 let rel = entry.path().strip_prefix(input).unwrap_or(entry.path());
-                if excludes.excludes(entry.path(), rel) {
+                if is_excluded(excludes, entry.path(), rel) {
                     *excluded += 1;
                     continue;
                 }
@@ -204,7 +145,7 @@ pub fn collect_inputs(
                 );
             }
         } else {
-            if excludes.excludes(input, input) {
+            if is_excluded(excludes, input, input) {
                 *excluded += 1;
                 continue;
             }
@@ -216,7 +157,7 @@ pub fn collect_inputs(
                 InputFile {
                     path: input.clone(),
                     url,
-                    kind: Kind::of(input).unwrap_or(Kind::Text),
+                    kind: kind_of(input).unwrap_or(Kind::Text),
                 },
                 &mut out,
             );
@@ -232,7 +173,7 @@ fn walk_was_empty(dir: &Path) -> bool {
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
         .filter_map(|e| e.ok())
-        .any(|e| e.file_type().is_file() && Kind::of(e.path()).is_some())
+        .any(|e| e.file_type().is_file() && kind_of(e.path()).is_some())
 }
 
 /// Passage ids unique across all inputs: `id`, then `id~2`, `id~3`, … (`IdSet::new('~', 2)`, a

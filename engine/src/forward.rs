@@ -237,7 +237,9 @@ impl Model {
     fn project_pooled(&self, pooled: &[f32], b: usize, out: &mut [f32]) {
         let d = self.header.d_model as usize;
         let od = self.output_dim();
-        kernels::matmul_nt(pooled, b, d, &self.projection_weight, od, out);
+        // One summation order on every target (`matmul_nt_portable`): a static model embeds to
+        // the same floats natively and in wasm.
+        kernels::matmul_nt_portable(pooled, b, d, &self.projection_weight, od, out);
         for row in out.chunks_exact_mut(od) {
             for (o, &bj) in row.iter_mut().zip(&self.projection_bias) {
                 *o += bj;

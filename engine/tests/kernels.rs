@@ -334,3 +334,47 @@ fn backend_name_says_which_kernels_this_build_runs() {
     assert!(want.contains(&name), "{name} not in {want:?}");
     assert_eq!(Backend::Scalar.name(), "scalar");
 }
+
+/// `matmul_nt_portable` (the static model's projection) gives the same bits on every target and
+/// backend: here against an 8-partial-sum reference written out in scalar code, and against a
+/// digest of its output bits that is the same natively and in wasm (this test runs in both; the
+/// inputs are made from integers only, no libm). Within re-association error of `matmul_nt`.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn portable_matmul_is_bit_identical_across_targets() {
+    let mut rng = Rng::new(11);
+    let mut u = || ((rng.next_u64() >> 40) as f32) / (1u32 << 24) as f32 - 0.5;
+    let (m, k, n) = (3, 387, 29); // k: 48 lanes of 8 and a tail of 3
+    let a: Vec<f32> = (0..m * k).map(|_| u()).collect();
+    let b: Vec<f32> = (0..n * k).map(|_| u()).collect();
+    let mut out = vec![f32::NAN; m * n];
+    kernels::matmul_nt_portable(&a, m, k, &b, n, &mut out);
+    let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+    for i in 0..m {
+        for j in 0..n {
+            let (ar, br) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
+            let mut s = [0f32; 8];
+            for c in 0..(k / 8) * 8 {
+                s[c % 8] += ar[c] * br[c];
+            }
+            let mut want = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+            for c in (k / 8) * 8..k {
+                want += ar[c] * br[c];
+            }
+            let got = out[i * n + j];
+            assert_eq!(got.to_bits(), want.to_bits(), "out[{i}][{j}]");
+            for byte in got.to_bits().to_le_bytes() {
+                digest = (digest ^ byte as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+    }
+    let mut fast = vec![0f32; m * n];
+    kernels::matmul_nt(&a, m, k, &b, n, &mut fast);
+    for (x, y) in out.iter().zip(&fast) {
+        assert!((x - y).abs() <= 1e-5, "{x} vs {y}");
+    }
+    assert_eq!(
+        digest, 13_407_282_339_718_627_419,
+        "digest of the output bits"
+    );
+}

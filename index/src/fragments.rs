@@ -133,26 +133,145 @@ pub fn term_hash(term: &str) -> u32 {
 ///
 /// Errors: [`IndexError::InvalidArgument`] when a size in `opts` is 0.
 pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError> {
+    let live: Vec<u32> = (0..index.docs.len() as u32)
+        .filter(|&s| !index.deleted[s as usize])
+        .collect();
+    write(
+        &Source {
+            manifest: &index.manifest,
+            keywords: &index.keywords,
+            docs: &index.docs,
+            vectors: &index.vectors,
+            live,
+        },
+        opts,
+    )
+}
+
+/// Builds fragments straight from passages, with no HNSW graph (the fragments ship none): what
+/// `lightembed site` uses. [`Builder::push`] takes what [`Index::insert_with_text`] takes and
+/// checks it the same way, and [`Builder::finish`] writes exactly the bytes [`split`] writes for an
+/// [`Index`] built by the same inserts (same manifest, stemming and order).
+#[derive(Debug, Clone)]
+pub struct Builder {
+    manifest: Manifest,
+    keywords: crate::keywords::Keywords,
+    docs: Vec<crate::Document>,
+    /// `docs.len() × dims`, row-major, each row L2-normalised.
+    vectors: Vec<f32>,
+    ids: std::collections::HashSet<String>,
+}
+
+impl Builder {
+    /// An empty builder for vectors described by `fields`, keywords stemmed (English Snowball)
+    /// when `keyword_stemming`.
+    ///
+    /// Errors: as [`Index::new`] for `fields`.
+    pub fn new(
+        fields: crate::ManifestFields,
+        keyword_stemming: bool,
+    ) -> Result<Builder, IndexError> {
+        fields.validate()?;
+        Ok(Builder {
+            manifest: Manifest::from_fields(fields),
+            keywords: crate::keywords::Keywords::new(keyword_stemming),
+            docs: Vec::new(),
+            vectors: Vec::new(),
+            ids: Default::default(),
+        })
+    }
+
+    /// Vector dims.
+    pub fn dims(&self) -> usize {
+        self.manifest.dims
+    }
+
+    /// Passages pushed so far.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// True before the first push.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The manifest the core will carry (its `count` is the passages pushed so far).
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Adds a passage: `doc` (its snippet is the passage text shown), its embedding `vector`
+    /// (length `dims`, finite; L2-normalised here) and the text BM25 indexes.
+    ///
+    /// Errors (nothing is changed): [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`],
+    /// [`IndexError::DuplicateId`], [`IndexError::Full`].
+    pub fn push(
+        &mut self,
+        doc: crate::Document,
+        vector: &[f32],
+        keyword_text: &str,
+    ) -> Result<(), IndexError> {
+        let v = crate::util::checked_query(vector, self.dims())?;
+        if self.ids.contains(&doc.id) {
+            return Err(IndexError::DuplicateId(doc.id));
+        }
+        if self.docs.len() >= (u32::MAX - 1) as usize {
+            return Err(IndexError::Full);
+        }
+        self.vectors.extend_from_slice(&v);
+        self.ids.insert(doc.id.clone());
+        self.docs.push(doc);
+        self.keywords.push_text(keyword_text);
+        self.manifest.count = self.docs.len() as u64;
+        Ok(())
+    }
+
+    /// The fragments of every passage pushed, in push order.
+    ///
+    /// Errors: [`IndexError::InvalidArgument`] when a size in `opts` is 0.
+    pub fn finish(&self, opts: &SplitOptions) -> Result<Fragments, IndexError> {
+        write(
+            &Source {
+                manifest: &self.manifest,
+                keywords: &self.keywords,
+                docs: &self.docs,
+                vectors: &self.vectors,
+                live: (0..self.docs.len() as u32).collect(),
+            },
+            opts,
+        )
+    }
+}
+
+/// What [`write`] cuts: an index's or a [`Builder`]'s parts, and the slots that are passages.
+struct Source<'a> {
+    manifest: &'a Manifest,
+    keywords: &'a crate::keywords::Keywords,
+    docs: &'a [crate::Document],
+    vectors: &'a [f32],
+    live: Vec<u32>,
+}
+
+fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError> {
     if opts.shard_bytes == 0 || opts.chunk_bytes == 0 {
         return Err(IndexError::InvalidArgument {
             what: "split options",
             detail: "shard_bytes and chunk_bytes must be > 0".into(),
         });
     }
-    let dims = index.dims();
-    let live: Vec<u32> = (0..index.docs.len() as u32)
-        .filter(|&s| !index.deleted[s as usize])
-        .collect();
+    let dims = src.manifest.dims;
+    let live = &src.live;
     let n = live.len();
-    let kw = &index.keywords;
+    let kw = src.keywords;
 
     // Sections: distinct (url, title), in first-seen order.
     let mut section_ids: HashMap<(&str, &str), u32> = HashMap::new();
     let mut sections: Vec<(&str, &str)> = Vec::new();
     let mut section_of = Vec::with_capacity(n);
     let mut lens = Vec::with_capacity(n);
-    for &slot in &live {
-        let p = &index.docs[slot as usize].payload;
+    for &slot in live {
+        let p = &src.docs[slot as usize].payload;
         let key = (p.url.as_str(), p.title.as_str());
         let id = *section_ids.entry(key).or_insert_with(|| {
             sections.push(key);
@@ -164,9 +283,9 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
     let total_len: u64 = lens.iter().map(|&l| l as u64).sum();
 
     // Binary codes of the centred vectors.
-    let vec_of = |slot: u32| &index.vectors[slot as usize * dims..(slot as usize + 1) * dims];
+    let vec_of = |slot: u32| &src.vectors[slot as usize * dims..(slot as usize + 1) * dims];
     let mut mean = vec![0.0f64; dims];
-    for &slot in &live {
+    for &slot in live {
         for (m, &x) in mean.iter_mut().zip(vec_of(slot)) {
             *m += x as f64;
         }
@@ -178,7 +297,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
     // σ_j = mean |x_j − μ_j|: the spread of each dim (in a Matryoshka/PCA frame the leading
     // dims spread most), so a sign bit stands for ±σ_j.
     let mut sigma = vec![0.0f64; dims];
-    for &slot in &live {
+    for &slot in live {
         for ((s, &x), &m) in sigma.iter_mut().zip(vec_of(slot)).zip(&mean) {
             *s += (x - m).abs() as f64;
         }
@@ -239,7 +358,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
             chunk_starts.push(i as u32);
             acc = 0;
         }
-        acc += index.docs[slot as usize].payload.snippet.len() + 4;
+        acc += src.docs[slot as usize].payload.snippet.len() + 4;
     }
 
     // Core.
@@ -247,7 +366,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
     w.buf.extend_from_slice(&CORE_MAGIC);
     w.u16(FRAGMENTS_VERSION);
     w.u16(u16::from(kw.stem));
-    write_manifest(&mut w, &index.manifest, n as u64);
+    write_manifest(&mut w, src.manifest, n as u64);
     w.varint(sections.len() as u32);
     for (url, title) in &sections {
         varstr(&mut w, url);
@@ -316,7 +435,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
             w.varint(c as u32);
             w.varint((to - from) as u32);
             for &slot in &live[from..to] {
-                varstr(&mut w, &index.docs[slot as usize].payload.snippet);
+                varstr(&mut w, &src.docs[slot as usize].payload.snippet);
             }
             w
         })

@@ -548,3 +548,51 @@ fn page_evidence_lifts_sections_of_a_page_that_answers_twice() {
         })
     ));
 }
+
+/// The graph-free `fragments::Builder` (what `lightembed site` uses) writes exactly the bytes
+/// `split` writes for an index built by the same inserts, and checks its input the same way.
+#[test]
+fn builder_writes_what_split_writes() {
+    use lightembed_index::fragments::Builder;
+    let mut rng = Rng(7);
+    let mut ix = Index::new(fields(), Params::default()).unwrap();
+    let mut b = Builder::new(fields(), true).unwrap();
+    for i in 0..300 {
+        let v: Vec<f32> = (0..DIMS).map(|_| rng.f()).collect();
+        let text: Vec<&str> = (0..6)
+            .map(|_| WORDS[(rng.next() % WORDS.len() as u64) as usize])
+            .collect();
+        let text = text.join(" ");
+        let doc = Document::new(
+            format!("p{i}"),
+            format!("Section {}", i / 5),
+            format!("page{}.html", i / 20),
+            text.clone(),
+        );
+        ix.insert_with_text(doc.clone(), &v, &text).unwrap();
+        b.push(doc, &v, &text).unwrap();
+    }
+    assert_eq!(b.len(), 300);
+    let (a, c) = (split(&ix, &small()).unwrap(), b.finish(&small()).unwrap());
+    assert_eq!(a.core, c.core);
+    assert_eq!(a.shards, c.shards);
+    assert_eq!(a.chunks, c.chunks);
+    // Same refusals as `Index::insert_with_text`, and nothing is added by them.
+    let doc = |id: &str| Document::new(id, "t", "u", "x");
+    assert!(matches!(
+        b.push(doc("p3"), &[0.5; DIMS], "x"),
+        Err(IndexError::DuplicateId(id)) if id == "p3"
+    ));
+    assert!(matches!(
+        b.push(doc("q"), &[0.5; DIMS - 1], "x"),
+        Err(IndexError::VectorDims { .. })
+    ));
+    let mut nan = [0.5; DIMS];
+    nan[3] = f32::NAN;
+    assert!(matches!(
+        b.push(doc("q"), &nan, "x"),
+        Err(IndexError::NonFiniteVector)
+    ));
+    assert_eq!(b.len(), 300);
+    assert_eq!(b.finish(&small()).unwrap().core, a.core);
+}

@@ -97,6 +97,9 @@ extern "C" {
     pub type JsExcerpt;
 }
 
+#[cfg(feature = "build")]
+mod site_build;
+
 /// A JS `Error` with `msg` as its message.
 fn js_error(msg: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&msg.to_string()).into()

@@ -2,11 +2,10 @@
 
 use crate::args::EmbedCommand;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Embeds each input line at `--dims` (default: the model's output_dim); bad dims are refused
 /// before any input is read.
-pub fn run(c: EmbedCommand) -> Result<ExitCode> {
+pub fn run(c: EmbedCommand) -> Result<u8> {
     let (_, m) = crate::load(&c.model)?;
     let dims = c.dims.unwrap_or(m.header().output_dim as usize);
     // Validate dims once up front so the error names the valid set before any input is read.

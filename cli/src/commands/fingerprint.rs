@@ -11,7 +11,6 @@ use clap::{ArgGroup, Args, Subcommand};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// `lightembed fingerprint …`
 #[derive(Subcommand)]
@@ -83,13 +82,13 @@ pub struct RotationArgs {
 ///
 /// # Errors
 /// Unreadable or invalid models, registry, probes or vectors (the caller exits 1).
-pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
+pub fn run(command: FingerprintCommand) -> Result<u8> {
     match command {
         FingerprintCommand::Probes => {
             for line in probe_lines(PROBES) {
                 outln!("{line}")?;
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         FingerprintCommand::Rotation(a) => {
             let r = rotation(parse_seed(&a.seed)?, a.output_dim, &a.matryoshka_dims)?;
@@ -98,7 +97,7 @@ pub fn run(command: FingerprintCommand) -> Result<ExitCode> {
                 .map(|row| row.iter().copied().collect())
                 .collect();
             outln!("{}", serde_json::to_string(&rows)?)?;
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         FingerprintCommand::Detect(a) => run_detect(a),
     }
@@ -114,7 +113,7 @@ fn embed_all(model: &lightembed::Model, probes: &[&str], dims: usize) -> Result<
         .collect()
 }
 
-fn run_detect(a: DetectArgs) -> Result<ExitCode> {
+fn run_detect(a: DetectArgs) -> Result<u8> {
     let reference = crate::load(&a.reference)?.1;
     let h = reference.header();
     let output_dim = h.output_dim as usize;
@@ -226,9 +225,9 @@ fn run_detect(a: DetectArgs) -> Result<ExitCode> {
         }
     }
     Ok(if d.verdict == "match" {
-        ExitCode::SUCCESS
+        0
     } else {
-        ExitCode::from(EXIT_NO_MATCH)
+        EXIT_NO_MATCH
     })
 }
 

@@ -4,10 +4,9 @@
 use crate::args::IndexCommand;
 use crate::search_index::IndexArgs;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Builds the index described by `c`.
-pub fn run(c: IndexCommand) -> Result<ExitCode> {
+pub fn run(c: IndexCommand) -> Result<u8> {
     crate::search_index::index(IndexArgs {
         passage_tokens: c.passage_tokens as usize,
         keyword_stemming: match c.keyword_stemming.as_str() {

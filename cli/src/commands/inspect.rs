@@ -2,10 +2,9 @@
 
 use crate::args::InspectCommand;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Prints the model's description ([`crate::inspect::text`] or [`crate::inspect::json`]).
-pub fn run(c: InspectCommand) -> Result<ExitCode> {
+pub fn run(c: InspectCommand) -> Result<u8> {
     let (bytes, m) = crate::load(&c.model)?;
     let out = if c.json {
         crate::inspect::json(&c.model, &bytes, &m)
@@ -13,5 +12,5 @@ pub fn run(c: InspectCommand) -> Result<ExitCode> {
         crate::inspect::text(&c.model, &bytes, &m)
     };
     out!("{out}")?;
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }

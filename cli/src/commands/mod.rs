@@ -14,10 +14,9 @@ pub mod verify;
 
 use crate::args::Command;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Runs one parsed command.
-pub fn run(command: Command) -> Result<ExitCode> {
+pub fn run(command: Command) -> Result<u8> {
     match command {
         Command::Inspect(c) => inspect::run(c),
         Command::Verify(c) => verify::run(c),

@@ -3,10 +3,9 @@
 use crate::args::PassagesCommand;
 use crate::passages::PassagesArgs;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Writes the passages of `c.inputs` ([`crate::passages::run`]).
-pub fn run(c: PassagesCommand) -> Result<ExitCode> {
+pub fn run(c: PassagesCommand) -> Result<u8> {
     crate::passages::run(PassagesArgs {
         model: c.model,
         inputs: c.inputs,

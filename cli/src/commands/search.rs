@@ -5,10 +5,9 @@ use crate::search_index::SearchArgs;
 use crate::warn;
 use anyhow::Result;
 use lightembed_index::{Fusion, SearchOptions};
-use std::process::ExitCode;
 
 /// Searches with the ranking flags of `c` ([`crate::search_index::search`]).
-pub fn run(c: SearchCommand) -> Result<ExitCode> {
+pub fn run(c: SearchCommand) -> Result<u8> {
     crate::search_index::search(SearchArgs {
         options: SearchOptions {
             page_weight: c.page_weight,

@@ -3,10 +3,9 @@
 use crate::args::SiteCommand;
 use crate::site::SiteArgs;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Builds the bundle ([`crate::site::run`]).
-pub fn run(c: SiteCommand) -> Result<ExitCode> {
+pub fn run(c: SiteCommand) -> Result<u8> {
     crate::site::run(SiteArgs {
         site: c.site,
         model: c.model,

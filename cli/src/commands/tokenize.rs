@@ -2,10 +2,9 @@
 
 use crate::args::TokenizeCommand;
 use anyhow::Result;
-use std::process::ExitCode;
 
 /// Tokenizes each input line with the model's tokenizer ([CLS] … [SEP], truncated to its window).
-pub fn run(c: TokenizeCommand) -> Result<ExitCode> {
+pub fn run(c: TokenizeCommand) -> Result<u8> {
     let (_, m) = crate::load(&c.model)?;
     let summary = crate::jsonl::run(&c.input, c.jsonl, c.skip_bad, |text| {
         let ids = m.tokenize(text);

@@ -371,6 +371,54 @@ multiversion! {
     fn matmul_nn_dispatch(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) => matmul_nn_impl
 }
 
+/// `out = A · Bᵀ` like [`matmul_nt`], with one summation order on every target and backend, so
+/// the results are bit-identical natively (scalar or AVX2) and in wasm (SIMD128): each dot
+/// product keeps 8 partial sums (partial `l` adds the products of `k ≡ l (mod 8)` in `k` order,
+/// a multiply then an add, never fused), sums them as `((s0+s4)+(s2+s6)) + ((s1+s5)+(s3+s7))`,
+/// then adds the last `k mod 8` products in order. The lanes are independent, so the compiler
+/// vectorises them (8-wide with AVX2, 2 × 4-wide with SIMD128) without changing a bit.
+///
+/// The static model's projection uses it: a site's passages then embed to the same floats in the
+/// native CLI and in the npm package, and their bundles are byte-identical.
+pub fn matmul_nt_portable(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    assert!(
+        a.len() >= m * k && b.len() >= n * k && out.len() >= m * n,
+        "matmul_nt_portable: buffer too small"
+    );
+    matmul_nt_portable_dispatch(a, m, k, b, n, out)
+}
+
+#[inline(always)]
+fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
+    let mut s = [0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (at, bt) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for l in 0..8 {
+            s[l] += x[l] * y[l];
+        }
+    }
+    let mut acc = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+    for (&x, &y) in at.iter().zip(bt) {
+        acc += x * y;
+    }
+    acc
+}
+
+#[inline(always)]
+fn matmul_nt_portable_impl(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
+    for i in 0..m {
+        let ar = &a[i * k..(i + 1) * k];
+        for (j, o) in out[i * n..(i + 1) * n].iter_mut().enumerate() {
+            *o = dot_portable(ar, &b[j * k..(j + 1) * k]);
+        }
+    }
+}
+
+multiversion! {
+    fn matmul_nt_portable_dispatch(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) => matmul_nt_portable_impl
+}
+
 /// [`matmul_nt_with`] on [`Backend::detect`].
 pub fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
     matmul_nt_with(Backend::detect(), a, m, k, b, n, out)

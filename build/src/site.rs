@@ -1,0 +1,534 @@
+//! The search bundle of a built static site (`lightembed site`), Pagefind's shape, as bytes:
+//!
+//! | file | what |
+//! |---|---|
+//! | `lightembed-ui.js`, `lightembed-ui.css` | the `<lightembed-search>` element (ES module) and its default style |
+//! | `lightembed-worker.js` | the module worker that loads the model and the index and answers queries |
+//! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
+//! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see [`Prepared`]) |
+//! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
+//! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards and text chunks, fetched as a query needs them |
+//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, counts |
+//!
+//! `<hash>` is the first 16 hex digits of the file's SHA-256 and `<build>` the first 16 of the
+//! core's build id (which covers every shard and chunk), so a widget caches these files forever
+//! and a rebuilt site changes their names.
+
+use std::collections::HashSet;
+
+use lightembed::Model;
+use lightembed_index::fragments::{self, Fragments};
+use lightembed_index::ingest::{self, Passage, RootSelector, Sizer, Uniquer};
+use lightembed_index::{Document, ModelIdentity};
+use serde_json::json;
+
+use crate::inputs::{url_of, Kind, BUNDLE_DIR};
+use crate::{fail, sha256_hex, BuildError};
+
+/// The widget's files, as shipped with the bundle (`widget/`).
+pub const UI_JS: &str = include_str!("../../widget/lightembed-ui.js");
+/// The widget's default style.
+pub const UI_CSS: &str = include_str!("../../widget/lightembed-ui.css");
+/// The widget's module worker.
+pub const WORKER_JS: &str = include_str!("../../widget/lightembed-worker.js");
+
+/// Characters of a passage kept as the stored text a result shows (its excerpt is cut from it).
+pub const SNIPPET_CHARS: usize = 1200;
+
+/// Index dims when none are asked for: the 128-d Matryoshka prefix when the model has one — a
+/// third of the vector bytes a visitor downloads, for −0.4 nDCG@10 of hybrid ranking on the Git
+/// manual set (bench/RESULTS.md) — else the model's output_dim.
+pub const SITE_DIMS: usize = 128;
+
+/// Besides the site's own tokens, a pruned site model keeps the first `KEEP_COMMON` ids of the
+/// vocabulary — after the special tokens and single characters, BERT's WordPiece vocabulary lists
+/// its most frequent pieces first — so common words of a query keep their own token.
+pub const KEEP_COMMON: u32 = 5000;
+
+/// Options of a site build (the flags of `lightembed site`).
+#[derive(Debug, Clone, Default)]
+pub struct SiteOptions {
+    /// Index dims (a Matryoshka prefix); `None`: [`default_dims`].
+    pub dims: Option<usize>,
+    /// Ship the whole model (`--full-model`) instead of a site model.
+    pub full_model: bool,
+    /// CSS selector of the pages' content element (`--root-selector`).
+    pub root_selector: Option<String>,
+}
+
+/// [`SITE_DIMS`] when `model` has that Matryoshka prefix, else its output_dim.
+pub fn default_dims(model: &Model) -> usize {
+    if model.header().valid_dims().contains(&SITE_DIMS) {
+        SITE_DIMS
+    } else {
+        model.header().output_dim as usize
+    }
+}
+
+/// What [`SiteBuilder::add_page`] did with one page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageOutcome {
+    /// Passages added (after dropping repeats of text already indexed, e.g. an all-in-one
+    /// `print.html`).
+    pub passages: usize,
+    /// The page was skipped (binary); the caller names it: `warning: skipping PATH: REASON`.
+    pub skipped: Option<String>,
+    /// A note on how it was read (a guessed charset); the caller prints `warning: PATH: NOTE`.
+    pub warning: Option<String>,
+}
+
+/// Collects a site's pages as passages. See the crate docs for the whole flow.
+pub struct SiteBuilder {
+    model_bytes: Vec<u8>,
+    model: Model,
+    dims: usize,
+    full_model: bool,
+    root: Option<RootSelector>,
+    seen: HashSet<String>,
+    ids: Uniquer,
+    passages: Vec<Passage>,
+    /// Pages that gave passages.
+    documents: usize,
+}
+
+impl SiteBuilder {
+    /// A builder for pages embedded with the model in `model_bytes` (a `.bin` v1, fully checked
+    /// here; `model_name` names it in errors, e.g. its path).
+    ///
+    /// Errors: the model does not load (`NAME: reason`); `--dims N: reason` for dims the model
+    /// does not offer; `--root-selector: reason` for a bad CSS selector.
+    pub fn new(
+        model_bytes: Vec<u8>,
+        model_name: &str,
+        opts: &SiteOptions,
+    ) -> Result<SiteBuilder, BuildError> {
+        let model = match Model::from_bytes(&model_bytes) {
+            Ok(m) => m,
+            Err(e) => fail!("{model_name}: {e}"),
+        };
+        let dims = opts.dims.unwrap_or_else(|| default_dims(&model));
+        if let Err(e) = ModelIdentity::from(&model).manifest_fields(dims) {
+            fail!("--dims: {e}");
+        }
+        let root = match opts.root_selector.as_deref().map(RootSelector::parse) {
+            Some(Err(e)) => fail!("--root-selector: {e}"),
+            Some(Ok(r)) => Some(r),
+            None => None,
+        };
+        Ok(SiteBuilder {
+            model_bytes,
+            model,
+            dims,
+            full_model: opts.full_model,
+            root,
+            seen: HashSet::new(),
+            ids: Uniquer::new('~', 2),
+            passages: Vec::new(),
+            documents: 0,
+        })
+    }
+
+    /// The model pages are cut and embedded with (the full one; the site model cuts the same).
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Index dims.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Passages so far.
+    pub fn passages(&self) -> &[Passage] {
+        &self.passages
+    }
+
+    /// Pages that gave passages so far.
+    pub fn documents(&self) -> usize {
+        self.documents
+    }
+
+    /// Adds the page at `rel` (relative to the site root, `/`-separated; its URL is
+    /// [`url_of`]`(rel)`) from its bytes: decoded (charset from the BOM, `<meta charset>` or a
+    /// guess, named in [`PageOutcome::warning`]), cut at headings into passages sized for the
+    /// model. A binary file is skipped (a NUL byte in its first 8 KiB).
+    pub fn add_page(&mut self, rel: &str, bytes: &[u8]) -> PageOutcome {
+        let kind = Kind::of(rel).unwrap_or(Kind::Html);
+        self.add_document(&url_of(rel), kind, bytes)
+    }
+
+    /// [`SiteBuilder::add_page`] with the page's URL given (Pagefind's `addHTMLFile({url, content})`).
+    pub fn add_html(&mut self, url: &str, bytes: &[u8]) -> PageOutcome {
+        self.add_document(url, Kind::Html, bytes)
+    }
+
+    fn add_document(&mut self, url: &str, kind: Kind, bytes: &[u8]) -> PageOutcome {
+        if ingest::looks_binary(bytes) {
+            return PageOutcome {
+                skipped: Some("binary file (a NUL byte in its first 8 KiB)".into()),
+                ..PageOutcome::default()
+            };
+        }
+        let (content, warning) = ingest::decode(bytes, kind.format());
+        let sizer = Sizer::with_tokens(&self.model, ingest::PASSAGE_TOKENS);
+        let before = self.passages.len();
+        for mut p in ingest::page_passages_in(
+            &content,
+            kind.format(),
+            url,
+            &sizer,
+            &mut self.seen,
+            self.root.as_ref(),
+        ) {
+            p.id = self.ids.unique(&p.id);
+            self.passages.push(p);
+        }
+        let passages = self.passages.len() - before;
+        if passages > 0 {
+            self.documents += 1;
+        }
+        PageOutcome {
+            passages,
+            skipped: None,
+            warning,
+        }
+    }
+
+    /// Adds a record that is not an HTML page (Pagefind's `addCustomRecord`): one document at
+    /// `url` titled `title`, its `text` cut into passages like a page's. Returns the passages
+    /// added.
+    ///
+    /// Errors: an empty `url`.
+    pub fn add_record(&mut self, url: &str, title: &str, text: &str) -> Result<usize, BuildError> {
+        if url.is_empty() {
+            fail!("a custom record needs a url");
+        }
+        let sizer = Sizer::with_tokens(&self.model, ingest::PASSAGE_TOKENS);
+        let mut added = 0;
+        for (n, chunk) in sizer
+            .passages("", &ingest::collapse_ws(text))
+            .into_iter()
+            .enumerate()
+        {
+            if !self.seen.insert(chunk.clone()) {
+                continue;
+            }
+            let page_title = if title.is_empty() { url } else { title };
+            self.passages.push(Passage {
+                id: self.ids.unique(&format!("{url}:{}", n + 1)),
+                title: page_title.to_string(),
+                page_title: page_title.to_string(),
+                heading: String::new(),
+                url: url.to_string(),
+                embed_text: ingest::embed_text("", &chunk),
+                text: chunk,
+            });
+            added += 1;
+        }
+        if added > 0 {
+            self.documents += 1;
+        }
+        Ok(added)
+    }
+
+    /// Ends the reading: builds the model the bundle ships (unless [`SiteOptions::full_model`], a
+    /// site model: only the tokens the passages use plus the words among the first
+    /// [`KEEP_COMMON`] ids and the ASCII characters, and only the projection rows of the index
+    /// dims; it embeds the site's text exactly like the full model at those dims).
+    ///
+    /// Errors: no passages (`no text found in the inputs (N files read)`, `files_read` from the
+    /// caller), or the pruned model fails to build.
+    pub fn prepare(self, files_read: usize) -> Result<Prepared, BuildError> {
+        if self.passages.is_empty() {
+            fail!("no text found in the inputs ({files_read} files read)");
+        }
+        let full_bytes = self.model_bytes.len();
+        let full_vocab = self.model.tokenizer().vocab_size();
+        let (model_bytes, model, note) = if self.full_model {
+            (self.model_bytes, self.model, None)
+        } else {
+            let (bytes, pruned) = site_model(&self.model, &self.passages, self.dims)?;
+            let note = format!(
+                "site model: {} of {} tokens, {} dims: {} → {} bytes",
+                pruned.tokenizer().vocab_size(),
+                full_vocab,
+                self.dims,
+                full_bytes,
+                bytes.len()
+            );
+            (bytes, pruned, Some(note))
+        };
+        Ok(Prepared {
+            model_bytes,
+            model,
+            dims: self.dims,
+            passages: self.passages,
+            documents: self.documents,
+            site_model_note: note,
+        })
+    }
+}
+
+/// The model pruned for `passages` (see [`SiteBuilder::prepare`]).
+fn site_model(
+    model: &Model,
+    passages: &[Passage],
+    dims: usize,
+) -> Result<(Vec<u8>, Model), BuildError> {
+    let mut used = vec![false; model.tokenizer().vocab_size()];
+    for p in passages {
+        for id in model.tokenize(&p.embed_text) {
+            used[id as usize] = true;
+        }
+    }
+    let mut b = lightembed::ModelBuilder::from_model(model);
+    let kept = b.prune(
+        |id, t| {
+            let piece = t.strip_prefix("##").unwrap_or(t);
+            let one_char = piece.chars().count() == 1;
+            used[id as usize]
+                // common words (not BERT's `[unusedN]` placeholders, which text never produces)
+                || (id < KEEP_COMMON && !t.starts_with("[unused") && !one_char)
+                // ASCII characters, plain and `##`, so every ASCII word still has a segmentation
+                || (one_char && piece.is_ascii())
+        },
+        Some(dims),
+    );
+    if let Err(e) = kept {
+        fail!("pruning the model: {e}");
+    }
+    let bytes = match b.build() {
+        Ok(b) => b,
+        Err(e) => fail!("pruning the model: {e}"),
+    };
+    match Model::from_bytes(&bytes) {
+        Ok(pruned) => Ok((bytes, pruned)),
+        Err(e) => fail!("the pruned model does not load: {e}"),
+    }
+}
+
+/// A site read and its model chosen: what is left is embedding [`Prepared::texts`] and
+/// [`Prepared::assemble`].
+pub struct Prepared {
+    model_bytes: Vec<u8>,
+    model: Model,
+    dims: usize,
+    passages: Vec<Passage>,
+    documents: usize,
+    site_model_note: Option<String>,
+}
+
+impl Prepared {
+    /// The model the bundle ships (and the passages are embedded with), as bytes.
+    pub fn model_bytes(&self) -> &[u8] {
+        &self.model_bytes
+    }
+
+    /// That model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Index dims.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Pages that gave passages.
+    pub fn documents(&self) -> usize {
+        self.documents
+    }
+
+    /// The passages, in page order.
+    pub fn passages(&self) -> &[Passage] {
+        &self.passages
+    }
+
+    /// `site model: K of N tokens, D dims: A → B bytes` when a site model was built.
+    pub fn site_model_note(&self) -> Option<&str> {
+        self.site_model_note.as_deref()
+    }
+
+    /// What to embed, one text per passage in order, with [`Prepared::model`] at
+    /// [`Prepared::dims`].
+    pub fn texts(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.passages.iter().map(|p| p.embed_text.as_str())
+    }
+
+    /// Embeds passages `range` in this thread: `range.len() × dims` floats, row-major.
+    ///
+    /// Errors: `passage ID: reason` for a passage the model refuses.
+    pub fn embed_range(&self, range: std::ops::Range<usize>) -> Result<Vec<f32>, BuildError> {
+        let mut out = Vec::with_capacity(range.len() * self.dims);
+        for p in &self.passages[range] {
+            match self.model.embed(&p.embed_text, self.dims) {
+                Ok(v) => out.extend_from_slice(&v),
+                Err(e) => fail!("passage {}: {e}", p.id),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The bundle's files from the passages' `vectors` (`passages × dims` floats, row-major, in
+    /// passage order) and the widget's web build (`wasm` and its wasm-bindgen glue `wasm_js`).
+    ///
+    /// Errors: `vectors` of the wrong length, a non-finite vector (`passage ID: reason`).
+    pub fn assemble(
+        self,
+        vectors: &[f32],
+        wasm: &[u8],
+        wasm_js: &str,
+    ) -> Result<Bundle, BuildError> {
+        if vectors.len() != self.passages.len() * self.dims {
+            fail!(
+                "{} floats for {} passages of {} dims",
+                vectors.len(),
+                self.passages.len(),
+                self.dims
+            );
+        }
+        let identity = ModelIdentity::from(&self.model);
+        let fields = match identity.manifest_fields(self.dims) {
+            Ok(f) => f,
+            Err(e) => fail!("--dims: {e}"),
+        };
+        let stem = lightembed_index::keywords::default_stemming(self.model.model_id());
+        let mut b = match fragments::Builder::new(fields, stem) {
+            Ok(b) => b,
+            Err(e) => fail!("{e}"),
+        };
+        for (p, v) in self.passages.iter().zip(vectors.chunks_exact(self.dims)) {
+            let doc = Document::new(
+                p.id.clone(),
+                p.title.clone(),
+                p.url.clone(),
+                lightembed_index::snippet::head(&p.text, SNIPPET_CHARS),
+            );
+            // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
+            if let Err(e) = b.push(doc, v, &p.keyword_text()) {
+                fail!("passage {}: {e}", p.id);
+            }
+        }
+        let fragments = match b.finish(&Default::default()) {
+            Ok(f) => f,
+            Err(e) => fail!("splitting the index: {e}"),
+        };
+        let files = bundle_files(
+            &fragments,
+            &self.model_bytes,
+            &self.model.sha256_hex(),
+            (wasm, wasm_js),
+            b.manifest(),
+            self.passages.len(),
+            self.documents,
+        );
+        Ok(Bundle {
+            files,
+            pages: self.documents,
+            passages: self.passages.len(),
+            core_bytes: fragments.core.len(),
+            shards: (
+                fragments.shards.len(),
+                fragments.shards.iter().map(Vec::len).sum(),
+            ),
+            chunks: (
+                fragments.chunks.len(),
+                fragments.chunks.iter().map(Vec::len).sum(),
+            ),
+            model_bytes: self.model_bytes.len(),
+        })
+    }
+}
+
+/// A site's search bundle: the files to write into `SITE/lightembed/`, with figures.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    /// `(path inside the bundle folder, bytes)`, `/`-separated, `manifest.json` last.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Pages with passages.
+    pub pages: usize,
+    /// Passages indexed.
+    pub passages: usize,
+    /// Bytes of the index core.
+    pub core_bytes: usize,
+    /// Term shards: count, bytes.
+    pub shards: (usize, usize),
+    /// Text chunks: count, bytes.
+    pub chunks: (usize, usize),
+    /// Bytes of the model shipped.
+    pub model_bytes: usize,
+}
+
+impl Bundle {
+    /// The report `lightembed site` prints on stdout when the bundle is in place at `dir` (as
+    /// shown to the user), after `seconds`: figures, then the three lines to add to the pages.
+    pub fn summary(&self, dir: &str, seconds: f64) -> String {
+        format!(
+            "indexed {} pages → {} passages in {:.1} s; wrote {} (index core {} bytes, {} term shards \
+             {} bytes, {} text chunks {} bytes; model {} bytes)\n\
+             add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
+             <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
+             <lightembed-search></lightembed-search>",
+            self.pages,
+            self.passages,
+            seconds,
+            dir,
+            self.core_bytes,
+            self.shards.0,
+            self.shards.1,
+            self.chunks.0,
+            self.chunks.1,
+            self.model_bytes,
+        )
+    }
+}
+
+fn bundle_files(
+    fragments: &Fragments,
+    model_bytes: &[u8],
+    model_sha: &str,
+    (wasm, wasm_js): (&[u8], &str),
+    m: &lightembed_index::Manifest,
+    passages: usize,
+    pages: usize,
+) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    // File names carry the first 16 hex digits of the file's SHA-256. The manifest's model
+    // SHA-256 is the model's own (its trailer, as `lightembed inspect` shows it): the widget checks
+    // the loaded model against it without hashing the file again.
+    let core_sha = sha256_hex(&fragments.core);
+    let build = fragments.build_id();
+    let core_file = format!("core.{}.bin", &core_sha[..16]);
+    let frag_dir = format!("f/{}/", &build[..16]);
+    let model_file = format!("model.{}.bin", &sha256_hex(model_bytes)[..16]);
+    let wasm_file = format!("lightembed_wasm_bg.{}.wasm", &sha256_hex(wasm)[..16]);
+    files.push((core_file.clone(), fragments.core.clone()));
+    for (n, s) in fragments.shards.iter().enumerate() {
+        files.push((format!("{frag_dir}t{n}.bin"), s.clone()));
+    }
+    for (n, c) in fragments.chunks.iter().enumerate() {
+        files.push((format!("{frag_dir}c{n}.bin"), c.clone()));
+    }
+    files.push((model_file.clone(), model_bytes.to_vec()));
+    files.push((wasm_file.clone(), wasm.to_vec()));
+    files.push(("lightembed_wasm.js".into(), wasm_js.as_bytes().to_vec()));
+    files.push(("lightembed-worker.js".into(), WORKER_JS.as_bytes().to_vec()));
+    files.push(("lightembed-ui.js".into(), UI_JS.as_bytes().to_vec()));
+    files.push(("lightembed-ui.css".into(), UI_CSS.as_bytes().to_vec()));
+    let manifest = json!({
+        "bundle_version": 2,
+        "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
+        "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file},
+        "model": {"id": m.model_id, "version": m.model_version.to_string(),
+                  "sha256": model_sha, "bytes": model_bytes.len()},
+        "index": {"sha256": core_sha, "bytes": fragments.core.len(),
+                  "fragments_version": fragments::FRAGMENTS_VERSION,
+                  "shards": fragments.shards.len(), "chunks": fragments.chunks.len(),
+                  "dims": m.dims, "passages": passages, "pages": pages},
+    });
+    files.push((
+        "manifest.json".into(),
+        format!("{manifest:#}\n").into_bytes(),
+    ));
+    files
+}
