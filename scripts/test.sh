@@ -3,16 +3,24 @@
 #   1. pytest for the reference, packer and fixtures (Python venv .venv),
 #   2. cargo tests of the workspace natively (golden fixtures, malformed files, tokenizer parity,
 #      kernels, index, CLI, the app's pure logic),
+#   2b. the Python package (python/test.sh: maturin builds the abi3 wheel, installed into a fresh venv
+#      without a Rust toolchain; pytest against the CLI's vectors, index bytes and rankings),
 #   3. the engine's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
 #      engine's again with relaxed SIMD (the app's second worker),
-#   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web) under Node's test runner,
-#      against the CLI's results on the same index,
+#   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web, and the CLI for
+#      WASI) under Node's test runner, against the CLI's results on the same index; then packed
+#      (`npm pack`) and installed into an empty folder with a fresh HOME and no Rust toolchain
+#      (js/test-packed.sh): `npx lightembed site` on the Rust book must write the native CLI's
+#      bundle, the CLI and API tests run against the installed package, and the widget e2e runs
+#      on a bundle it builds (this is step 7's site e2e),
 #   5. the app's storage and worker-messaging tests (wasm-bindgen-test) in headless Chromium,
 #   6. the end-to-end test of the trunk-built app (playwright-core + Debian Chromium), screenshots
 #      in target/e2e/. It uses a dev-profile `trunk build` (shares the compiled crates with step 5);
 #      `scripts/e2e.sh` alone tests the release build that run.sh serves,
 #   7. the end-to-end test of `lightembed site` and the <lightembed-search> widget on the Rust book
-#      (tests/e2e/site.spec.mjs; Debian's rust-doc, installed by scripts/app-tools.sh --browser).
+#      (tests/e2e/site.spec.mjs; Debian's rust-doc, installed by scripts/app-tools.sh --browser),
+#      with the bundle written by the installed npm package (js/test-packed.sh; the bundle equals
+#      the native CLI's, which that script checks first).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -37,7 +45,11 @@ step "wasm package (js/build.sh: Node, bundler and web builds)"
 bash js/build.sh
 
 step "cargo test (native)"
-LIGHTEMBED_REQUIRE_WIDGET=1 cargo test --workspace --exclude lightembed-bench-index
+# lightembed-python is a PyO3 extension module (no test binaries): python/test.sh below tests it.
+LIGHTEMBED_REQUIRE_WIDGET=1 cargo test --workspace --exclude lightembed-bench-index --exclude lightembed-python
+
+step "Python package (python/: maturin wheel in a fresh venv, pytest)"
+python/test.sh
 
 step "cargo test (wasm32 + simd128, under Node)"
 cargo test -p lightembed -p lightembed-index --target wasm32-unknown-unknown
@@ -48,7 +60,7 @@ RUSTFLAGS="-C target-feature=+simd128,+relaxed-simd" NODE_ARGS=--experimental-wa
   cargo test -p lightembed --target wasm32-unknown-unknown --target-dir target/wasm-relaxed
 
 step "npm package (js/) under Node's test runner, against the CLI"
-node --test js/test/
+node --test js/test/lightembed.test.mjs
 
 step "app in headless Chromium (wasm-bindgen-test: IndexedDB storage, worker messaging)"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p lightembed-app --target wasm32-unknown-unknown
@@ -57,7 +69,8 @@ step "end-to-end: trunk-built app in headless Chromium"
 E2E_PROFILE=dev scripts/e2e.sh
 
 step "end-to-end: lightembed site + <lightembed-search> on the Rust book, in headless Chromium"
-node tests/e2e/site.spec.mjs target/debug/lightembed
+# Built by the npm package as a user installs it (js/test-packed.sh; its CLI and API tests first).
+bash js/test-packed.sh
 
 disk; du -sh target 2>/dev/null | awk '{print "target/: " $1}'
 step "all tests passed in $((SECONDS - t0)) s"

@@ -199,10 +199,16 @@ async function createIndex(options = {}) {
   return new SiteIndexBuilder(options);
 }
 
-module.exports = {
-  ...wasm,
-  createIndex,
-  buildSite: site.buildSite,
-  loadModel,
-  LightembedError,
-};
+// One assignment per name (not `...wasm`), so Node's ES module loader sees every name:
+// `import { Model, createIndex } from "lightembed"`.
+exports.Model = wasm.Model;
+exports.SearchIndex = wasm.SearchIndex;
+exports.SiteIndex = wasm.SiteIndex;
+exports.SiteBuilder = wasm.SiteBuilder;
+exports.SitePages = wasm.SitePages;
+exports.PreparedSite = wasm.PreparedSite;
+exports.SiteBundle = wasm.SiteBundle;
+exports.createIndex = createIndex;
+exports.buildSite = site.buildSite;
+exports.loadModel = loadModel;
+exports.LightembedError = LightembedError;

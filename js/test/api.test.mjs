@@ -141,3 +141,11 @@ test("loadModel: the bundled model by name or default, a path, the engine's erro
     return true;
   });
 });
+
+test("ES module import sees every name", async () => {
+  const { pathToFileURL } = await import("node:url");
+  const esm = await import(pathToFileURL(require.resolve("lightembed")).href);
+  for (const name of ["Model", "SearchIndex", "SiteIndex", "createIndex", "buildSite", "loadModel", "LightembedError"]) {
+    assert.equal(typeof esm[name], "function", name);
+  }
+});
