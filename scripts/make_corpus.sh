@@ -2,7 +2,7 @@
 # Regenerates the app's bundled demo corpus, public/corpus/rust-book.jsonl, from the Rust book in
 # Debian's rust-doc package (`apt-get install rust-doc`): every chapter and appendix page
 # (ch*.html, appendix*.html, in byte order) through `lightembed passages` — the pipeline
-# `lightembed index` and the app's worker use (lightembed_index::ingest) — with the page URLs on
+# `lightembed index` and the app's worker use (lightembed_ingest) — with the page URLs on
 # https://doc.rust-lang.org/book/. Passages are sized with the shipped models' tokenizer and
 # window (both have the same vocabulary and max_seq_len 128). Deterministic: the same pages give
 # the same bytes. Passages are in page order, so the app's `?limit=N` is a coherent slice.

@@ -3,7 +3,7 @@
 # LibreOffice help in Debian's libreoffice-help-tr package (`apt-get install libreoffice-help-tr`):
 # the how-to guides of Writer and of LibreOffice as a whole (text/swriter/guide/*.html and
 # text/shared/guide/*.html) that are in Turkish, through `lightembed passages` — the pipeline of
-# scripts/make_corpus.sh, `lightembed index` and the app's worker (lightembed_index::ingest) — with
+# scripts/make_corpus.sh, `lightembed index` and the app's worker (lightembed_ingest) — with
 # the page URLs on https://help.libreoffice.org/latest/tr/text/ (pages are named by their path
 # under text/: `swriter/guide/autotext.html`). The passages are sized with the Turkish model's own
 # (cased) tokenizer, public/models/lightembed-tr-static.bin: re-run this after a new Turkish model

@@ -5,7 +5,7 @@
 #      kernels, index, CLI, the app's pure logic),
 #   2b. the Python package (python/test.sh: maturin builds the abi3 wheel, installed into a fresh venv
 #      without a Rust toolchain; pytest against the CLI's vectors, index bytes and rankings),
-#   3. the engine's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
+#   3. the engine's, ingestion's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
 #      engine's again with relaxed SIMD (the app's second worker),
 #   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web, and the CLI for
 #      WASI) under Node's test runner, against the CLI's results on the same index; then packed
@@ -52,7 +52,7 @@ step "Python package (python/: maturin wheel in a fresh venv, pytest)"
 python/test.sh
 
 step "cargo test (wasm32 + simd128, under Node)"
-cargo test -p lightembed -p lightembed-index --target wasm32-unknown-unknown
+cargo test -p lightembed -p lightembed-ingest -p lightembed-index --target wasm32-unknown-unknown
 
 step "cargo test (the engine in wasm32 + simd128 + relaxed-simd, the app's second worker, under Node)"
 # Own target directory (the flags would otherwise rebuild target/); Node 20 needs the V8 flag.

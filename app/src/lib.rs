@@ -17,7 +17,7 @@
 //! | page | `page/ui/` (binary `lightembed-app`, `src/main.rs`) | the Leptos UI, one file per panel; `page/conn.rs` (the worker connection) |
 //! | worker | [`worker`] (`worker/message_loop.rs`; binary `worker` calls [`worker::start`]) | the message loop: fetch, storage, timing |
 //! | worker | [`worker_state`] (`worker/state.rs`) | the worker's state and every computation on it: model, index, §8 check, search — pure Rust, unit-tested natively |
-//! | worker | [`chunk`] (`worker/chunk.rs`) | pasted / dropped documents and the bundled corpora → passages ([`lightembed_index::ingest`], the CLI's pipeline) |
+//! | worker | [`chunk`] (`worker/chunk.rs`) | pasted / dropped documents and the bundled corpora → passages ([`lightembed_ingest`], the CLI's pipeline) |
 //! | worker | [`storage`] (`worker/storage.rs`) | IndexedDB (models, passages, index bytes) with in-memory fallback |
 //! | shared | [`protocol`] (`shared/`) | the messages between page and worker (serde JSON strings) |
 //! | shared | [`lang`] (`shared/`) | the app's languages (English, Türkçe): a model's language from its id, each language's corpus and database |

@@ -22,9 +22,9 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// How [`lightembed_index::ingest`] reads a file of this kind (JSONL lines are decoded as text).
-    pub fn format(self) -> lightembed_index::ingest::Format {
-        use lightembed_index::ingest::Format;
+    /// How [`lightembed_ingest`] reads a file of this kind (JSONL lines are decoded as text).
+    pub fn format(self) -> lightembed_ingest::Format {
+        use lightembed_ingest::Format;
         match self {
             Kind::Markdown => Format::Markdown,
             Kind::Html => Format::Html,
@@ -114,10 +114,10 @@ impl Excludes {
 }
 
 /// The URL of a file at `rel` (relative to the site or input folder, `/`-separated): each path
-/// component percent-encoded ([`lightembed_index::ingest::url_path_encode`]).
+/// component percent-encoded ([`lightembed_ingest::url_path_encode`]).
 pub fn url_of(rel: &str) -> String {
     rel.split('/')
-        .map(lightembed_index::ingest::url_path_encode)
+        .map(lightembed_ingest::url_path_encode)
         .collect::<Vec<_>>()
         .join("/")
 }

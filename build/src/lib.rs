@@ -7,7 +7,7 @@
 //! 1. walk the site in sorted order (by path component, as `walkdir`'s `sort_by_file_name`),
 //!    skipping hidden entries, and keep the files [`inputs::Excludes::site`] accepts;
 //! 2. [`site::SiteBuilder::add_page`] each page's bytes (decoded, cut into passages by
-//!    [`lightembed_index::ingest`]);
+//!    [`lightembed_ingest`]);
 //! 3. [`site::SiteBuilder::prepare`] (the site model: pruned vocabulary and dims), embed
 //!    [`site::Prepared::texts`] (on every core if the caller can), [`site::Prepared::assemble`];
 //! 4. write [`site::Bundle::files`] into a fresh folder and swap it in.

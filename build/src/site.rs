@@ -18,7 +18,8 @@ use std::collections::HashSet;
 
 use lightembed::Model;
 use lightembed_index::fragments::{self, Fragments};
-use lightembed_index::ingest::{self, Passage, RootSelector, Sizer, Uniquer};
+use lightembed_ingest::{self as ingest, Passage, RootSelector, Sizer, Uniquer};
+use lightembed_index::keywords::keyword_text;
 use lightembed_index::{Document, ModelIdentity};
 use serde_json::json;
 
@@ -405,7 +406,7 @@ impl Prepared {
                 lightembed_index::snippet::head(&p.text, SNIPPET_CHARS),
             );
             // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
-            if let Err(e) = b.push(doc, v, &p.keyword_text()) {
+            if let Err(e) = b.push(doc, v, &keyword_text(&p.page_title, &p.heading, &p.text)) {
                 fail!("passage {}: {e}", p.id);
             }
         }

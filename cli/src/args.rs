@@ -179,7 +179,7 @@ pub struct IndexCommand {
     pub root_selector: Option<String>,
     /// Passage size in the model's word pieces, [CLS] and [SEP] included: a passage and its
     /// heading take at most this many (or the model's max_seq_len when smaller).
-    #[arg(long, value_name = "N", default_value_t = lightembed_index::ingest::PASSAGE_TOKENS as u32,
+    #[arg(long, value_name = "N", default_value_t = lightembed_ingest::PASSAGE_TOKENS as u32,
           value_parser = clap::value_parser!(u32).range(8..=65535))]
     pub passage_tokens: u32,
     /// Files and folders to index.

@@ -1,7 +1,7 @@
 //! `lightembed passages`: the passages `lightembed index` would embed, as JSON lines on stdout,
 //! without embedding anything. The browser app's bundled corpus (`public/corpus/rust-book.jsonl`,
 //! `scripts/make_corpus.sh`) is written with it, so the app indexes exactly the passages the CLI
-//! indexes (the app cuts dropped files with the same [`lightembed_index::ingest`] code).
+//! indexes (the app cuts dropped files with the same [`lightembed_ingest`] code).
 //!
 //! One object per passage, in input order, keys in this order:
 //!
@@ -18,10 +18,10 @@
 //! `url` is `--url-prefix` + the page URL (+ `#anchor`) for pages cut from files; JSONL records
 //! keep their own `url` (and have `page` = the JSONL file, `heading` empty, `page_title` =
 //! `title`). The embedded text is `heading` + `"\n"` + `text` (`text` alone without a heading,
-//! [`lightembed_index::ingest::embed_text`]); `--embed-text` also writes it as `"embed_text"`.
+//! [`lightembed_ingest::embed_text`]); `--embed-text` also writes it as `"embed_text"`.
 
 use anyhow::{bail, Result};
-use lightembed_index::ingest::Sizer;
+use lightembed_ingest::Sizer;
 use std::collections::HashSet;
 use std::path::PathBuf;
 

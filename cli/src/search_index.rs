@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Passage};
-use lightembed_index::ingest::Sizer;
+use lightembed_ingest::Sizer;
 
 /// File name of the index bytes inside an index directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -54,7 +54,7 @@ pub struct IndexArgs {
     pub int8_vectors: bool,
     /// CSS selector of the element holding an HTML page's content (whole page when unmatched).
     pub root_selector: Option<String>,
-    /// Passage size in word pieces (`--passage-tokens`; [`lightembed_index::ingest::PASSAGE_TOKENS`]).
+    /// Passage size in word pieces (`--passage-tokens`; [`lightembed_ingest::PASSAGE_TOKENS`]).
     pub passage_tokens: usize,
 }
 
@@ -120,7 +120,7 @@ pub fn read_inputs(a: &IndexArgs, model: &lightembed::Model) -> Result<Inputs> {
     let root = a
         .root_selector
         .as_deref()
-        .map(lightembed_index::ingest::RootSelector::parse)
+        .map(lightembed_ingest::RootSelector::parse)
         .transpose()
         .map_err(|e| anyhow!("--root-selector: {e}"))?;
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
@@ -248,7 +248,7 @@ pub fn build_from(
         );
         // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
         index
-            .insert_with_text(doc, v, &p.keyword_text())
+            .insert_with_text(doc, v, &lightembed_index::keywords::keyword_text(&p.page_title, &p.heading, &p.text))
             .map_err(|e| anyhow!("passage {}: {e}", p.id))?;
         if i % 64 == 63 {
             pb.inc(64);

@@ -1,6 +1,6 @@
 //! Inputs of `lightembed index` / `lightembed passages` → passages: JSONL records taken as they
 //! are; Markdown, plain-text and HTML files read from disk, decoded and cut by the shared ingestion
-//! pipeline ([`lightembed_index::ingest`]: sections at headings, passages sized in the model's word
+//! pipeline ([`lightembed_ingest`]: sections at headings, passages sized in the model's word
 //! pieces, anchors that exist in the page) — the same code the browser app runs on dropped files.
 //!
 //! This module keeps what is CLI-only: folders walked recursively with `walkdir`, in sorted order
@@ -8,15 +8,15 @@
 //! charset warnings, JSONL records, ids unique across files.
 
 use anyhow::{anyhow, bail, Context, Result};
-use lightembed_index::ingest::{
-    self, collapse_ws, page_passages_in, url_path_encode, RootSelector, Sizer,
+use lightembed_ingest::{
+    self as ingest, collapse_ws, page_passages_in, url_path_encode, RootSelector, Sizer,
 };
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// One passage to embed and index (the shared pipeline's type; JSONL records have no heading).
-pub use lightembed_index::ingest::Passage;
+pub use lightembed_ingest::Passage;
 
 /// File kinds by extension and the exclude rules ([`lightembed_build::inputs`], shared with
 /// `lightembed site` and the npm package).
@@ -177,8 +177,8 @@ fn walk_was_empty(dir: &Path) -> bool {
 }
 
 /// Passage ids unique across all inputs: `id`, then `id~2`, `id~3`, … (`IdSet::new('~', 2)`, a
-/// [`lightembed_index::ingest::Uniquer`]).
-pub type IdSet = lightembed_index::ingest::Uniquer;
+/// [`lightembed_ingest::Uniquer`]).
+pub type IdSet = lightembed_ingest::Uniquer;
 
 /// What reading one file added.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

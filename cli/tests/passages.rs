@@ -1,9 +1,9 @@
 //! `lightembed passages`: the JSONL it writes is exactly what the shared ingestion pipeline
-//! (`lightembed_index::ingest::page_passages`, which the browser app's worker calls on dropped
+//! (`lightembed_ingest::page_passages`, which the browser app's worker calls on dropped
 //! files) gives for the same pages — so the CLI, the bundled corpus and the app cut pages the
 //! same way — and the ids are those of `lightembed index`.
 
-use lightembed_index::ingest::{embed_text, page_passages, Format, Sizer};
+use lightembed_ingest::{embed_text, page_passages, Format, Sizer};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::process::Output;

@@ -1,4 +1,4 @@
-//! Fuzz the ingestion pipeline (`lightembed_index::ingest`) over arbitrary file bytes, read as
+//! Fuzz the ingestion pipeline (`lightembed_ingest`) over arbitrary file bytes, read as
 //! each `Format` (plain text, Markdown, HTML): `decode` → `sections` → `page_passages` with a
 //! real `Sizer` (the shipped `public/models/lightembed-en-static.bin`, max_seq_len 128, and the
 //! tiny-window fixture `static_int8_maxlen5_maxchars7.bin`, window 3) and an empty `seen` set.
@@ -16,7 +16,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use lightembed::Model;
-use lightembed_index::ingest::{decode, embed_text, page_passages, sections, Format, Sizer};
+use lightembed_ingest::{decode, embed_text, page_passages, sections, Format, Sizer};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 

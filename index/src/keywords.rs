@@ -876,3 +876,37 @@ mod tests {
         }
     }
 }
+
+/// How many times [`keyword_text`] repeats the page title and the section heading: BM25 over
+/// the result weights title words ×3 and heading words ×2 against body words (a simple BM25F, as
+/// site search engines weight titles and headings). Chosen on the Git manual set of
+/// `bench/search/pagefind_vs.mjs` (MRR@10 0.682 at 1/1, 0.696 at 3/2, flat up to 5/2); figures in
+/// `bench/RESULTS.md`.
+pub const TITLE_WEIGHT: usize = 3;
+/// See [`TITLE_WEIGHT`].
+pub const HEADING_WEIGHT: usize = 2;
+
+/// What BM25 indexes for a passage: the page title [`TITLE_WEIGHT`] times, the section heading
+/// [`HEADING_WEIGHT`] times, then the text, one per line (the page title only when it differs
+/// from the heading). The CLI and the app index exactly this; what is embedded is
+/// [`embed_text`].
+pub fn keyword_text(page_title: &str, heading: &str, text: &str) -> String {
+    let mut out = String::with_capacity(
+        TITLE_WEIGHT * (page_title.len() + 1) + HEADING_WEIGHT * (heading.len() + 1) + text.len(),
+    );
+    if !page_title.is_empty() && page_title != heading {
+        for _ in 0..TITLE_WEIGHT {
+            out.push_str(page_title);
+            out.push('\n');
+        }
+    }
+    if !heading.is_empty() {
+        for _ in 0..HEADING_WEIGHT {
+            out.push_str(heading);
+            out.push('\n');
+        }
+    }
+    out.push_str(text);
+    out
+}
+

@@ -1,9 +1,8 @@
 //! `lightembed-index`: the search side of lightembed — an HNSW graph over L2-normalised `f32`
 //! vectors and BM25 postings over the same documents, with per-document payloads, one versioned
 //! byte layout, the manifest check against the loaded model (spec §8), hybrid ranking
-//! ([`Index::query`], [`SearchOptions`]) and the ingestion pipeline every front end shares
-//! ([`ingest`]: pages → passages sized in the model's pieces; [`snippet`]: excerpts with the
-//! query's words marked). The whole pipeline is described in `docs/search.md`.
+//! ([`Index::query`], [`SearchOptions`]) and the excerpts every front end shows ([`snippet`]:
+//! the query's words marked). The whole pipeline is described in `docs/search.md`.
 //!
 //! Pure computation: no I/O, no threads, no platform entropy, no web dependencies. Builds for
 //! `wasm32-unknown-unknown` and natively, and the same inserts with the same [`Params::seed`]
@@ -44,9 +43,10 @@
 //! Keyword (BM25) search over the same documents: [`Index::keyword_search`], with the tokeniser
 //! and scoring documented in [`keywords`]; both sides fused: [`Index::query`].
 //!
-//! Modules: [`layout`] documents the byte layout, [`keywords`] the keyword side, [`ingest`] and
-//! [`passages`] the way pages become passages, [`snippet`] the excerpts; the rest is re-exported
-//! here.
+//! Modules: [`layout`] documents the byte layout, [`keywords`] the keyword side (with what BM25
+//! indexes for a passage, [`keywords::keyword_text`]), [`fragments`] the static-site layout,
+//! [`snippet`] the excerpts; the rest is re-exported here. Pages become passages in the crate
+//! `lightembed-ingest`: this crate knows no HTML.
 
 #![warn(missing_docs)]
 
@@ -55,11 +55,9 @@ pub mod fragments;
 mod graph;
 mod hybrid;
 mod index;
-pub mod ingest;
 pub mod keywords;
 pub mod layout;
 mod manifest;
-pub mod passages;
 pub mod snippet;
 mod util;
 

@@ -683,3 +683,25 @@ fn a_legacy_index_is_read_with_dotless_i_folded() {
     }
     assert_eq!(legacy.to_bytes(), fresh.to_bytes());
 }
+
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn keyword_text_weights_title_and_heading() {
+    assert_eq!(
+        lightembed_index::keywords::keyword_text("Ownership", "Moves", "a b"),
+        "Ownership\nOwnership\nOwnership\nMoves\nMoves\na b"
+    );
+    assert_eq!(
+        lightembed_index::keywords::keyword_text("Ownership", "", "a b"),
+        "Ownership\nOwnership\nOwnership\na b"
+    );
+    // A heading equal to the page title is written once, as the heading.
+    assert_eq!(
+        lightembed_index::keywords::keyword_text("Ownership", "Ownership", "a b"),
+        "Ownership\nOwnership\na b"
+    );
+    assert_eq!(lightembed_index::keywords::keyword_text("", "Moves", "a b"), "Moves\nMoves\na b");
+    assert_eq!(lightembed_index::keywords::keyword_text("", "", "a b"), "a b");
+}
+

@@ -31,15 +31,15 @@ pub struct Passage {
 impl Passage {
     /// What is embedded: the heading, a newline, the text (the text alone without a heading) —
     /// exactly what `lightembed index` embeds for the same passage
-    /// ([`lightembed_index::ingest::embed_text`]).
+    /// ([`lightembed_ingest::embed_text`]).
     pub fn embed_text(&self) -> String {
-        lightembed_index::ingest::embed_text(&self.heading, &self.text)
+        lightembed_ingest::embed_text(&self.heading, &self.text)
     }
 
     /// What BM25 indexes: the document title, then [`Passage::embed_text`] — exactly what
-    /// `lightembed index` indexes for the same passage ([`lightembed_index::ingest::keyword_text`]).
+    /// `lightembed index` indexes for the same passage ([`lightembed_index::keywords::keyword_text`]).
     pub fn keyword_text(&self) -> String {
-        lightembed_index::ingest::keyword_text(&self.title, &self.heading, &self.text)
+        lightembed_index::keywords::keyword_text(&self.title, &self.heading, &self.text)
     }
 }
 

@@ -1,5 +1,5 @@
 //! Documents → passages, in the worker (which has the model): dropped files and pasted text go
-//! through [`lightembed_index::ingest::page_passages`] — the pipeline `lightembed index` runs —
+//! through [`lightembed_ingest::page_passages`] — the pipeline `lightembed index` runs —
 //! so they are cut, sized in the model's word pieces and embedded ([`Passage::embed_text`]) exactly
 //! as the CLI does. The bundled corpus is written by `lightembed passages`
 //! (`scripts/make_corpus.sh`), one [`CorpusRecord`] per line.
@@ -10,14 +10,14 @@
 use std::collections::HashSet;
 
 use lightembed::Model;
-use lightembed_index::ingest::{page_passages, Sizer};
+use lightembed_ingest::{page_passages, Sizer};
 use serde::Deserialize;
 
 use crate::protocol::Passage;
 
 /// The format of a user document (sent with [`crate::protocol::Request::IndexDocument`]): the
 /// pipeline's own type, chosen from a file name as the CLI chooses it ([`Format::from_name`]).
-pub use lightembed_index::ingest::Format;
+pub use lightembed_ingest::Format;
 
 /// Makes a document id from a name: `user/` + the name with `#` and whitespace replaced by `-`.
 /// A name of more than 80 characters keeps its first 71 and gains `~` and 8 hex digits of a hash
@@ -88,7 +88,7 @@ fn app_id(doc_id: &str, page: &str, id: &str) -> String {
 
 /// Passages of one user document: `name` is the file name (or the title given to pasted text;
 /// it is also the title of a document that has none), `format` how `content` is read. Cut by
-/// [`lightembed_index::ingest::page_passages`] with `model`'s tokenizer and window, exactly as
+/// [`lightembed_ingest::page_passages`] with `model`'s tokenizer and window, exactly as
 /// `lightembed index` cuts a file of that name (text repeated inside the document is kept once).
 /// Passages have no URL (a user document is not served anywhere); the title is the document's
 /// title and `heading` the section heading, so [`Passage::embed_text`] is the CLI's `embed_text`.
@@ -448,7 +448,7 @@ mod tests {
         let mut at = 0;
         for page in pages.iter().take(12) {
             let html = std::fs::read(book.join(page)).unwrap();
-            let (html, _) = lightembed_index::ingest::decode(&html, Format::Html);
+            let (html, _) = lightembed_ingest::decode(&html, Format::Html);
             for c in page_passages(&html, Format::Html, page, &sizer, &mut seen) {
                 let r = &records[at];
                 at += 1;

@@ -14,7 +14,7 @@ pub(super) fn decode_file(
     bytes: &js_sys::Uint8Array,
     format: Format,
 ) -> Result<(String, Option<String>), String> {
-    use lightembed_index::ingest::{self, Charset};
+    use lightembed_ingest::{self as ingest, Charset};
     use web_sys::TextDecoder;
     let js_err = |e: wasm_bindgen::JsValue| lightembed_app::web::js_error(&e);
     let raw = bytes.to_vec();

@@ -1,7 +1,7 @@
 //! Regression tests for what the fuzz targets in `fuzz/` found (one test per finding, the input
 //! minimised). See the README's `fuzz/` row for the targets.
 
-use lightembed_index::ingest::{markdown_sections, page_passages, Format, Sizer};
+use lightembed_ingest::{markdown_sections, page_passages, Format, Sizer};
 use std::collections::HashSet;
 
 const MODEL: &[u8] = include_bytes!("../../tests/fixtures/models/static_fp32_uncased.bin");

@@ -1,8 +1,8 @@
-//! The shared ingestion pipeline (`lightembed_index::ingest`) natively and compiled to wasm32
+//! The shared ingestion pipeline (`lightembed_ingest`) natively and compiled to wasm32
 //! (under Node with wasm-bindgen-test): the browser app's worker runs this code on dropped
 //! files, so html5ever, pulldown-cmark and encoding_rs must work there exactly as natively.
 
-use lightembed_index::ingest::{decode, page_passages, Format, Sizer};
+use lightembed_ingest::{decode, page_passages, Format, Sizer};
 use std::collections::HashSet;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test;

@@ -1,4 +1,4 @@
-//! Text → passages for indexing.
+//! Sections → passages sized in the model's own word pieces.
 //!
 //! * [`split_passages_in_tokens`]: passages sized in the model's own word pieces, so that each
 //!   passage (with its heading) fits the model's window — `lightembed index` uses it with the
@@ -9,7 +9,7 @@
 //!
 //! Pure string functions, no I/O.
 
-use crate::ingest::collapse_ws;
+use crate::collapse_ws;
 
 /// Full-width sentence ends that close a sentence with no space after them (CJK text).
 fn is_fullwidth_stop(c: char) -> bool {
@@ -176,6 +176,55 @@ fn pack(units: Vec<Unit>, budget: usize) -> Vec<String> {
     }
     out
 }
+
+/// The passage size of the pipeline, in the model's word pieces including `[CLS]` and `[SEP]`:
+/// a passage and its heading take at most this many, or the model's window (`max_seq_len`) when
+/// that is smaller. 128: the size both shipped models were trained and measured at (a passage is
+/// the unit a result points to; longer ones make coarser results and excerpts). A model whose
+/// window is larger (the static model has no position table, so its window costs nothing) never
+/// truncates a passage.
+pub const PASSAGE_TOKENS: usize = 128;
+
+/// Sizes passages in the model's own word pieces: each passage plus its heading fits
+/// `min(PASSAGE_TOKENS, max_seq_len)` (including `[CLS]` and `[SEP]`), so no passage text is
+/// invisible to the vector side.
+pub struct Sizer<'m> {
+    tokenizer: &'m lightembed::tokenizer::Tokenizer,
+    /// Word pieces a passage and its heading may use: `min(PASSAGE_TOKENS, max_seq_len) − 2`.
+    window: usize,
+}
+
+impl<'m> Sizer<'m> {
+    /// The sizer for `model`'s tokenizer, passages of [`PASSAGE_TOKENS`] (or the model's window
+    /// when smaller).
+    pub fn new(model: &'m lightembed::Model) -> Sizer<'m> {
+        Sizer::with_tokens(model, PASSAGE_TOKENS)
+    }
+
+    /// The sizer for passages of `tokens` word pieces (including `[CLS]` and `[SEP]`), capped at
+    /// the model's window.
+    pub fn with_tokens(model: &'m lightembed::Model, tokens: usize) -> Sizer<'m> {
+        Sizer {
+            tokenizer: model.tokenizer(),
+            window: tokens
+                .min(model.header().max_seq_len as usize)
+                .saturating_sub(2)
+                .max(1),
+        }
+    }
+
+    /// Passages of `text` under `heading`: the heading's pieces come off the budget, but a
+    /// heading never leaves less than half the window to the text.
+    pub fn passages(&self, heading: &str, text: &str) -> Vec<String> {
+        let count = |t: &str| self.tokenizer.count_pieces(t);
+        let budget = self
+            .window
+            .saturating_sub(count(heading))
+            .max(self.window / 2);
+        split_passages_in_tokens(text, budget, &count)
+    }
+}
+
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,216 @@
+//! `lightembed-ingest`: pages → passages: the one ingestion pipeline of `lightembed index` / `lightembed passages`
+//! (CLI), the browser app's worker (dropped and pasted documents) and the app's bundled corpus
+//! (written by `lightembed passages`, `scripts/make_corpus.sh`).
+//!
+//! Strings in, passages out, no I/O: the callers read files (or receive them from the page) and
+//! pass the text with its [`Format`] and URL.
+//!
+//! * [`decode`]: file bytes → text (UTF-8, else the charset an HTML page declares, else
+//!   windows-1252 with a warning); its detection half, [`charset_label`], needs no decoder (the
+//!   browser app decodes with `TextDecoder`, so `encoding_rs` stays out of its wasm);
+//! * [`sections`] ([`html_sections`], [`markdown_sections`], [`text_sections`]): text → the page
+//!   title and its sections (heading, anchor that exists in the page, paragraph-like blocks). HTML
+//!   is parsed with `scraper` (html5ever, so entities, `<`, scripts and tables behave as in a
+//!   browser) and site chrome is skipped ([`CHROME_CLASSES`]); Markdown with `pulldown-cmark`;
+//! * [`Sizer`]: each section → passages sized in the model's own word pieces, so heading +
+//!   passage fit its `max_seq_len` window ([`split_passages_in_tokens`]);
+//! * [`page_passages`]: all of it for one page: ids `URL[#anchor]:N` numbered per URL, titles
+//!   `Heading — Page title`, the text to embed ([`embed_text`]: heading, newline, text), and
+//!   passages whose text was already seen (`seen`, e.g. a book's `print.html`) skipped.
+//!
+//! ```
+//! use lightembed_ingest::{page_passages, Format, Sizer};
+//! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/models/static_fp32_uncased.bin")).unwrap();
+//! let model = lightembed::Model::from_bytes(&bytes)?;
+//! let sizer = Sizer::new(&model);
+//! let mut seen = std::collections::HashSet::new();
+//! let html = "<title>Guide</title><h2 id=\"setup\">Setup</h2><p>Run the installer.</p>";
+//! let ps = page_passages(html, Format::Html, "guide.html", &sizer, &mut seen);
+//! assert_eq!(ps[0].id, "guide.html#setup:1");
+//! assert_eq!(ps[0].title, "Setup — Guide");
+//! assert_eq!(ps[0].url, "guide.html#setup");
+//! assert_eq!(ps[0].embed_text, "Setup\nRun the installer.");
+//! # Ok::<(), lightembed::LoadError>(())
+//! ```
+
+//!
+//! Modules, one concern each: [`charset`] (bytes → text), [`html`], [`markdown`], [`text`]
+//! (text → sections), [`ids`] (anchors, URLs, unique ids), [`sizing`] (sections → passages in
+//! the model's word pieces). What BM25 indexes for a passage (the weighting of titles and
+//! headings) is a ranking rule and lives on the keyword side, `lightembed_index::keywords`.
+
+pub mod charset;
+pub mod html;
+pub mod ids;
+pub mod markdown;
+pub mod sizing;
+pub mod text;
+
+pub use charset::{
+    charset_label, decode, is_utf8_or_utf16_label, looks_binary, utf16_bom, Charset,
+    FALLBACK_WARNING,
+};
+pub use html::{html_sections, html_sections_in, RootSelector, CHROME_CLASSES};
+pub use ids::{slug, url_encode, url_path_encode, Uniquer};
+pub use markdown::markdown_sections;
+pub use sizing::{split_passages_in_tokens, Sizer, PASSAGE_TOKENS};
+pub use text::text_sections;
+
+use std::collections::{HashMap, HashSet};
+
+/// How a page's text is read. With the `serde` feature it (de)serialises as `"Text"`,
+/// `"Markdown"`, `"Html"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Format {
+    /// Plain text: paragraphs separated by blank lines, no headings.
+    Text,
+    /// Markdown (CommonMark + tables + `{#id}` heading attributes).
+    Markdown,
+    /// HTML.
+    Html,
+}
+
+impl Format {
+    /// The format of a file from its name: `.md`/`.markdown` → Markdown, `.html`/`.htm` → HTML
+    /// (any case), anything else → plain text.
+    pub fn from_name(name: &str) -> Format {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".md") || lower.ends_with(".markdown") {
+            Format::Markdown
+        } else if lower.ends_with(".html") || lower.ends_with(".htm") {
+            Format::Html
+        } else {
+            Format::Text
+        }
+    }
+}
+
+/// One passage of a page: what is embedded, indexed and shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    /// `URL:N`, or `URL#anchor:N` for a section with an anchor; N = 1, 2, … per URL (sections
+    /// without an anchor share the page's URL and its numbering). Unique within a page.
+    pub id: String,
+    /// What a result shows: `Heading — Page title`, or the page title alone when the section has
+    /// no heading or the page title starts with it.
+    pub title: String,
+    /// The page title: `<title>` (else the first `<h1>`) of HTML, the first `# heading` of
+    /// Markdown; the page URL when the page has none.
+    pub page_title: String,
+    /// The heading of the passage's section (empty before the first heading and for plain text).
+    pub heading: String,
+    /// The page URL plus `#anchor` when the section has one.
+    pub url: String,
+    /// The passage text (whitespace collapsed; paragraphs joined by a space).
+    pub text: String,
+    /// What is embedded: [`embed_text`] of `heading` and `text`.
+    pub embed_text: String,
+}
+
+/// The text a passage is embedded from: its section heading, a newline, the passage text (the
+/// text alone when there is no heading). The CLI and the app embed exactly this.
+pub fn embed_text(heading: &str, text: &str) -> String {
+    if heading.is_empty() {
+        text.to_string()
+    } else {
+        format!("{heading}\n{text}")
+    }
+}
+
+/// The page title and sections of `content` read as `format`.
+pub fn sections(content: &str, format: Format) -> (Option<String>, Vec<Section>) {
+    match format {
+        Format::Html => html_sections(content),
+        Format::Markdown => markdown_sections(content),
+        Format::Text => text_sections(content),
+    }
+}
+
+/// The passages of one page. `url` is the page's URL (ids and URLs are built from it; it is also
+/// the title of a page that has none). A leading byte-order mark is ignored. Passages whose text
+/// is in `seen` are skipped, and the text of every passage returned is added to it: pass one set
+/// for a whole site so that repeated text (an all-in-one `print.html`) is indexed once, or a
+/// fresh set for a single document.
+pub fn page_passages(
+    content: &str,
+    format: Format,
+    url: &str,
+    sizer: &Sizer,
+    seen: &mut HashSet<String>,
+) -> Vec<Passage> {
+    page_passages_in(content, format, url, sizer, seen, None)
+}
+
+/// [`page_passages`] reading only the elements `root` matches in an HTML page (see
+/// [`RootSelector`]); other formats ignore it.
+pub fn page_passages_in(
+    content: &str,
+    format: Format,
+    url: &str,
+    sizer: &Sizer,
+    seen: &mut HashSet<String>,
+    root: Option<&RootSelector>,
+) -> Vec<Passage> {
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
+    let (page_title, sections) = match (format, root) {
+        (Format::Html, Some(root)) => html_sections_in(content, Some(root)),
+        _ => sections(content, format),
+    };
+    let page_title = page_title.unwrap_or_else(|| url.to_string());
+    let mut per_url: HashMap<String, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for section in sections {
+        let section_url = match &section.anchor {
+            Some(a) => format!("{url}#{a}"),
+            None => url.to_string(),
+        };
+        // "Heading — Page title", unless the page title already starts with the heading.
+        let title = if section.heading.is_empty() || page_title.starts_with(&section.heading) {
+            page_title.clone()
+        } else {
+            format!("{} — {page_title}", section.heading)
+        };
+        for text in sizer.passages(&section.heading, &section.blocks.join("\n\n")) {
+            if !seen.insert(text.clone()) {
+                continue;
+            }
+            // Passages are numbered per URL (sections without an anchor share the page's URL).
+            let n = per_url.entry(section_url.clone()).or_insert(0usize);
+            *n += 1;
+            out.push(Passage {
+                id: format!("{section_url}:{n}"),
+                title: title.clone(),
+                page_title: page_title.clone(),
+                heading: section.heading.clone(),
+                url: section_url.clone(),
+                embed_text: embed_text(&section.heading, &text),
+                text,
+            });
+        }
+    }
+    out
+}
+
+/// A run of text under one heading.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// The heading text (empty for text before the first heading, and for plain text).
+    pub heading: String,
+    /// The anchor of the heading in the page, percent-encoded (`None`: link to the page itself).
+    pub anchor: Option<String>,
+    /// Paragraph-like blocks, whitespace already collapsed.
+    pub blocks: Vec<String>,
+}
+
+/// Whitespace runs → one space, control characters dropped, trimmed.
+pub fn collapse_ws(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+
+#[cfg(test)]
+mod tests;
