@@ -9,8 +9,13 @@
 // query with hybrid (BM25 + vector) ranking. Results are grouped by page, with the page's
 // matching sections under it; the query's words are marked — as text nodes in <mark>, never as
 // HTML. Keyboard: ↓ ↑ move through the pages, Enter follows the selected (or first) result, Esc
-// closes the list (a second Esc clears the box). ARIA: combobox + listbox. Works under a
-// sub-path: every URL is resolved against this file's own URL.
+// closes the list (a second Esc clears the box). Keys act only on results of the text now in the
+// box: Enter typed ahead of them waits for them; in an empty box it does nothing. ARIA: combobox
+// + listbox. Works under a sub-path: every URL is resolved against this file's own URL.
+//
+// A site rebuilt while the page is open: the old build's fragments are gone, so a query that
+// needs one fails; the element then re-reads the manifest and moves to the new build (a new
+// worker), asking the query again. An element removed from the page ends its worker.
 //
 // Test hooks: the input has data-testid="lightembed-query", each page result
 // data-testid="lightembed-result" (its first <a href> is the best section of the page).
@@ -31,7 +36,23 @@ function pageHref(url) {
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1,
   0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
 const DEBOUNCE_MS = 60;
+const MANIFEST = new URL('manifest.json', BUNDLE).href;
 let nextId = 0;
+
+// The bundle's manifest, revalidated (`no-cache`), so a rebuilt site is seen at once.
+async function readManifest() {
+  const r = await fetch(MANIFEST, { cache: 'no-cache' });
+  if (!r.ok) throw new Error(`${MANIFEST}: HTTP ${r.status}`);
+  return r.json();
+}
+
+// A fragment the worker could not use ({kind, n, file, problem}), in words for the status line.
+function fragmentWords(f) {
+  const part = f.kind === 't' ? `keyword shard ${f.n}` : `text chunk ${f.n}`;
+  const problem = { missing: 'is missing on the site', damaged: 'is damaged or incomplete' }[f.problem]
+    || 'could not be downloaded';
+  return `part of the search index (${part}, file ${f.file}) ${problem}`;
+}
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -71,7 +92,22 @@ function groupByPage(hits) {
 
 class LightembedSearch extends HTMLElement {
   connectedCallback() {
-    if (this.input) return;
+    // The box is built once: an element put back on the page keeps it (and its text).
+    if (!this.input) this.build();
+  }
+
+  // Removed from the page (as routers do): release what `start` took — the worker, with its model
+  // and index — and forget the results. Put back, the element starts again on its next focus.
+  disconnectedCallback() {
+    clearTimeout(this.pending);
+    this.stop();
+    this.failed = false;
+    this.enterFor = null;
+    this.clearResults();
+    this.say('');
+  }
+
+  build() {
     const n = nextId++;
     this.listId = `lightembed-list-${n}`;
     this.input = el('input', {
@@ -86,47 +122,89 @@ class LightembedSearch extends HTMLElement {
     this.append(el('div', { class: 'lightembed' }, this.input, this.status, this.list));
     this.active = -1;
     this.pending = null;
-    this.input.addEventListener('focus', () => this.start(), { once: true });
+    this.conn = null;
+    this.enterFor = null;
+    // Every focus, not once: `start` does nothing while running, and a put-back element restarts.
+    this.input.addEventListener('focus', () => this.start());
     this.input.addEventListener('input', () => this.schedule());
     this.input.addEventListener('keydown', (e) => this.key(e));
   }
 
   start() {
-    if (this.worker || this.failed) return;
+    if (this.conn || this.failed || !this.isConnected) return;
     if (!WebAssembly.validate(SIMD_PROBE)) {
       this.fail('Search needs a browser with WebAssembly SIMD (Chrome 91+, Firefox 89+, Safari 16.4+).');
       return;
     }
     this.t0 = performance.now();
     this.say('Loading search…');
-    const manifest = new URL('manifest.json', BUNDLE).href;
-    // The manifest names this build's files; its wasm name versions the worker and its glue, so
-    // an upgraded site never runs an old cached worker against a new wasm.
-    this.worker = fetch(manifest, { cache: 'no-cache' })
-      .then((r) => { if (!r.ok) throw new Error(`${manifest}: HTTP ${r.status}`); return r.json(); })
-      .then((m) => {
-        const url = new URL('lightembed-worker.js', BUNDLE);
-        url.searchParams.set('v', m.files.wasm);
-        const worker = new Worker(url, { type: 'module' });
-        worker.onmessage = (e) => this.message(e.data);
-        worker.onerror = (e) => this.fail(`Search failed to start: ${e.message || 'worker error'}`);
-        worker.postMessage({ type: 'init', manifest });
-        return worker;
-      })
-      .catch((err) => { this.fail(`Search is unavailable: ${err.message}`); return null; });
+    this.connect(false);
   }
 
+  // Starts a worker on the build `manifest` names (read now when not given). `updated`: in place of
+  // the worker of an older build, found gone by `recover`.
+  async connect(updated, manifest = null) {
+    const conn = { worker: null, build: null, updated, recovering: false };
+    this.conn = conn;
+    try {
+      const m = manifest || await readManifest();
+      if (this.conn !== conn) return; // removed from the page meanwhile: no worker to start
+      // The manifest names this build's files; its wasm name versions the worker and its glue, so
+      // an upgraded site never runs an old cached worker against a new wasm.
+      const url = new URL('lightembed-worker.js', BUNDLE);
+      url.searchParams.set('v', m.files.wasm);
+      conn.build = m.files.core;
+      conn.worker = new Worker(url, { type: 'module' });
+      // Messages of a worker already replaced or stopped are dropped.
+      conn.worker.onmessage = (e) => { if (this.conn === conn) this.message(e.data); };
+      conn.worker.onerror = (e) => {
+        if (this.conn === conn) this.fail(`Search failed to start: ${e.message || 'worker error'}`);
+      };
+      // The worker gets the manifest this page read, so both use the same build.
+      conn.worker.postMessage({ type: 'init', manifest: MANIFEST, files: m });
+    } catch (err) {
+      if (this.conn === conn) this.fail(`Search is unavailable: ${err.message}`);
+    }
+  }
+
+  // Ends the worker (if any): nothing of it stays running.
+  stop() {
+    if (this.conn && this.conn.worker) this.conn.worker.terminate();
+    this.conn = null;
+    this.ready = false;
+    this.asking = null;
+    delete this.dataset.ready;
+  }
+
+  post(msg) {
+    if (this.conn && this.conn.worker) this.conn.worker.postMessage(msg);
+  }
+
+  // A message that search cannot go on from (until the element is put back on the page).
   fail(message) {
+    this.stop();
     this.failed = true;
+    this.error(message);
+  }
+
+  // An error shown in the status line. No result stays listed under it, so Enter and the arrows
+  // never act on results that may be stale.
+  error(message) {
+    this.clearResults();
     this.say(message);
     this.status.classList.add('lightembed-error');
   }
 
-  say(text) { this.status.textContent = text; }
+  say(text) {
+    this.status.textContent = text;
+    this.status.classList.remove('lightembed-error');
+  }
 
   message(m) {
     if (m.type === 'progress') {
-      const pct = m.total ? ` ${Math.round((100 * m.loaded) / m.total)} %` : '';
+      // `total` is the size the manifest records (not Content-Length, which is smaller when the
+      // host compresses): never shown above 100 %.
+      const pct = m.total ? ` ${Math.min(100, Math.round((100 * m.loaded) / m.total))} %` : '';
       this.say(`Loading search (${m.what}${pct})…`);
     } else if (m.type === 'ready') {
       this.ready = true;
@@ -134,9 +212,12 @@ class LightembedSearch extends HTMLElement {
       this.dataset.readyMs = String(Math.round(performance.now() - this.t0));
       this.dataset.fromCache = `${m.fromCache.model},${m.fromCache.index}`;
       this.say('');
-      if (this.input.value.trim()) this.search();
+      if (this.current()) this.search();
     } else if (m.type === 'results') {
-      if (m.id === this.latest) this.show(m.hits, m.ms);
+      if (m.id !== this.latest) return;
+      this.asking = null;
+      this.conn.updated = false; // this build answers: later errors are its own
+      this.show(m.hits, m.ms);
     } else if (m.type === 'excerpts') {
       if (m.id !== this.latest) return;
       for (const x of m.items) {
@@ -152,29 +233,67 @@ class LightembedSearch extends HTMLElement {
       }
       this.dataset.lastExcerptMs = (performance.now() - this.sent).toFixed(1);
     } else if (m.type === 'error') {
-      if (m.id === undefined) this.fail(`Search is unavailable: ${m.message}`);
-      else this.say(m.message);
+      // The start failed (no id), or the latest query; errors of queries since replaced are moot.
+      if (m.id === this.latest) this.asking = null;
+      if (m.id === undefined || m.id === this.latest) this.recover(m);
     }
   }
 
+  // After a worker error: the fragments (and the core) are named by build, so a file gone or
+  // failing its check may mean the site was rebuilt since this page read the manifest. Re-read
+  // it; on a new build, start a worker there and ask again (`ready` re-runs the box's query).
+  // Otherwise, or when the new build fails before its first answer, say what failed in words.
+  async recover(m) {
+    const conn = this.conn;
+    if (!conn || conn.recovering) return;
+    conn.recovering = true;
+    this.clearResults(); // what is listed may be the old build's
+    let fresh = null;
+    try { fresh = await readManifest(); } catch { /* unreachable now: said below */ }
+    if (this.conn !== conn) return;
+    conn.recovering = false;
+    if (fresh && fresh.files && fresh.files.core !== conn.build) {
+      this.stop();
+      this.say('The search index was updated — loading it…');
+      this.connect(true, fresh);
+      return;
+    }
+    this.enterFor = null;
+    if (conn.updated) {
+      this.fail('The search index was updated — reload the page.');
+    } else if (m.id === undefined) {
+      this.fail(`Search is unavailable: ${m.message}`);
+    } else if (m.fragment) {
+      this.error(`Search failed: ${fragmentWords(m.fragment)}. Try again, or reload the page.`);
+    } else {
+      this.error(`Search failed: ${m.message}`);
+    }
+  }
+
+  current() { return this.input.value.trim(); }
+
   schedule() {
+    this.enterFor = null; // typing after Enter cancels it
     clearTimeout(this.pending);
     this.pending = setTimeout(() => this.search(), DEBOUNCE_MS);
   }
 
   search() {
-    const q = this.input.value.trim();
-    if (!q) { this.close(); this.say(''); return; }
+    clearTimeout(this.pending);
+    if (this.failed) return; // keeps the message
+    const q = this.current();
+    if (!q) { this.clearResults(); this.say(''); return; }
     if (!this.ready) return; // searched once ready
     this.latest = nextId++;
     this.query = q;
+    this.asking = q; // until its results (or an error) come
     this.sent = performance.now();
-    const id = this.latest;
-    this.worker.then((w) => w && w.postMessage({ type: 'search', id, query: q, k: 20 }));
+    this.post({ type: 'search', id: this.latest, query: q, k: 20 });
   }
 
   show(hits, ms) {
     this.list.replaceChildren();
+    this.shown = this.query;
     this.active = -1;
     this.input.removeAttribute('aria-activedescendant');
     const pages = groupByPage(hits).slice(0, 8);
@@ -203,13 +322,25 @@ class LightembedSearch extends HTMLElement {
     this.dataset.lastQueryMs = took.toFixed(1);
     delete this.dataset.lastExcerptMs;
     if (shown.length) {
-      this.worker.then((w) => w && w.postMessage({ type: 'excerpts', id: this.latest, query: this.query, passages: shown }));
+      this.post({ type: 'excerpts', id: this.latest, query: this.query, passages: shown });
     }
     delete this.dataset.meaningAlone;
     this.statusText = pages.length ? `${pages.length} pages (${ms.toFixed(1)} ms)` : 'No results';
     this.say(this.statusText);
     this.list.hidden = pages.length === 0;
     this.input.setAttribute('aria-expanded', String(pages.length > 0));
+    // Enter was pressed before these results came: follow the first, if they answer the box.
+    if (this.enterFor !== null && this.enterFor === this.shown) {
+      this.enterFor = null;
+      if (this.shown === this.current()) this.follow(0);
+    }
+  }
+
+  // Empties the list: nothing it showed can be followed any more.
+  clearResults() {
+    this.list.replaceChildren();
+    this.shown = undefined;
+    this.close();
   }
 
   options() { return [...this.list.querySelectorAll('[role="option"]')]; }
@@ -224,6 +355,12 @@ class LightembedSearch extends HTMLElement {
     }
   }
 
+  follow(i) {
+    const opt = this.options()[Math.max(i, 0)];
+    const a = opt && opt.querySelector('a');
+    if (a) window.location.href = a.href;
+  }
+
   close() {
     this.list.hidden = true;
     this.input.setAttribute('aria-expanded', 'false');
@@ -232,7 +369,10 @@ class LightembedSearch extends HTMLElement {
   }
 
   key(e) {
-    const opts = this.options();
+    // The listed results answer `this.shown`; ↓ ↑ Enter act on them only while the box holds that
+    // query. After Backspace, Esc Esc or new typing they are stale until the new ones come.
+    const q = this.current();
+    const opts = q && q === this.shown ? this.options() : [];
     if (e.key === 'ArrowDown' && opts.length) {
       e.preventDefault();
       this.list.hidden = false;
@@ -242,13 +382,29 @@ class LightembedSearch extends HTMLElement {
       e.preventDefault();
       this.select(this.active <= 0 ? opts.length - 1 : this.active - 1);
     } else if (e.key === 'Enter') {
-      const opt = opts[Math.max(this.active, 0)];
-      const a = opt && opt.querySelector('a');
-      if (a) { e.preventDefault(); window.location.href = a.href; }
+      // An empty box: nothing to follow. The box's results listed: the selected (or first).
+      // Not yet: wait for them (asked now if they are not on their way; after an error, this
+      // asks again) and follow the first.
+      if (!q) return;
+      if (opts.length) {
+        e.preventDefault();
+        this.follow(this.active);
+      } else if (q !== this.shown) {
+        e.preventDefault();
+        this.enterFor = q;
+        if (this.asking !== q) this.search();
+      }
     } else if (e.key === 'Escape') {
       // First Esc closes the list (and keeps the query: the browser's own clear of a search box
-      // is prevented); a second Esc clears the box.
-      if (!this.list.hidden) { e.preventDefault(); this.close(); } else { this.input.value = ''; this.say(''); }
+      // is prevented); a second Esc clears the box, and the list with it.
+      if (!this.list.hidden) {
+        e.preventDefault();
+        this.close();
+      } else {
+        this.input.value = '';
+        this.enterFor = null;
+        this.search();
+      }
     }
   }
 }

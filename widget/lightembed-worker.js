@@ -1,7 +1,11 @@
 // lightembed search worker: owns the model and the index (the `lightembed` wasm package, web
 // target), so the page never blocks on embedding or ranking. Messages in: {type: 'init',
-// manifest: URL} then {type: 'search', id, query, k}; out: {type: 'progress', what, loaded,
-// total}, {type: 'ready', ...}, {type: 'results', id, hits, ms, fetched}, {type: 'error', message}.
+// manifest: URL, files: the manifest as the page read it (optional: fetched when absent)}, then
+// {type: 'search', id, query, k} and {type: 'excerpts', id, query, passages}; out: {type:
+// 'progress', what, loaded, total}, {type: 'ready', ...}, {type: 'results', id, hits, ms,
+// fetched}, {type: 'excerpts', id, items}, {type: 'error', id, message, fragment} (`fragment`:
+// {kind, n, file, problem, status} when a term shard or text chunk could not be used; the page
+// then re-reads the manifest, since a rebuilt site removes the old build's fragments).
 //
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
 // query the term shards of its words, then the text chunks of the results shown (for excerpts).
@@ -30,14 +34,17 @@ const pending = { t: new Map(), c: new Map() };
 function post(msg) { self.postMessage(msg); }
 
 // The bytes at `url` (immutable: its name carries its hash), from the cache when there.
-async function fetchCached(url, what, cache, quiet = false) {
+// Progress counts against `size`, the file's length as the manifest records it, never against
+// Content-Length: that is the length on the wire, which a host that compresses (Content-Encoding:
+// gzip) makes smaller than the bytes read. `keep()` puts a downloaded file in the cache; callers
+// call it only once the bytes passed their check, so a damaged download is never kept.
+async function fetchCached(url, what, { size = 0, quiet = false } = {}) {
   let res = cache ? await cache.match(url) : undefined;
   const fromCache = Boolean(res);
   if (!res) {
     res = await fetch(url);
-    if (!res.ok) throw new Error(`${what}: ${url} answered HTTP ${res.status}`);
+    if (!res.ok) throw Object.assign(new Error(`${what}: ${url} answered HTTP ${res.status}`), { status: res.status });
   }
-  const total = Number(res.headers.get('content-length')) || 0;
   const reader = res.clone().body.getReader();
   const parts = [];
   let loaded = 0;
@@ -46,22 +53,23 @@ async function fetchCached(url, what, cache, quiet = false) {
     if (done) break;
     parts.push(value);
     loaded += value.length;
-    if (!quiet) post({ type: 'progress', what, loaded, total });
+    if (!quiet) post({ type: 'progress', what, loaded: Math.min(loaded, size), total: size });
   }
   const bytes = new Uint8Array(loaded);
   let at = 0;
   for (const p of parts) { bytes.set(p, at); at += p.length; }
-  if (cache && !fromCache) {
-    // Fragments are small and many: their cache writes are not waited for.
-    const put = cache.put(url, res).catch(() => {});
-    if (!quiet) await put;
-  }
-  return { bytes, fromCache };
+  const keep = () => (cache && !fromCache ? cache.put(url, res).catch(() => {}) : Promise.resolve());
+  return { bytes, fromCache, keep };
 }
 
-async function start(manifestUrl) {
+async function start(manifestUrl, given) {
   const t0 = performance.now();
-  const manifest = await (await fetch(manifestUrl, { cache: 'no-cache' })).json();
+  let manifest = given;
+  if (!manifest) {
+    const r = await fetch(manifestUrl, { cache: 'no-cache' });
+    if (!r.ok) throw new Error(`${manifestUrl}: HTTP ${r.status}`);
+    manifest = await r.json();
+  }
   if (manifest.bundle_version !== 2) {
     throw new Error(`bundle version ${manifest.bundle_version} is not 2: re-run \`lightembed site\``);
   }
@@ -82,7 +90,7 @@ async function start(manifestUrl) {
   ({ Model, SiteIndex } = wasm);
   await wasm.default({ module_or_path: new URL(manifest.files.wasm, base) });
   const modelUrl = new URL(manifest.files.model, base).href;
-  const m = await fetchCached(modelUrl, 'model', cache);
+  const m = await fetchCached(modelUrl, 'model', { size: manifest.model.bytes });
   try {
     model = Model.fromBytes(m.bytes);
     if (model.sha256 !== manifest.model.sha256) {
@@ -92,8 +100,9 @@ async function start(manifestUrl) {
     if (cache) await cache.delete(modelUrl);
     throw new Error(`model: ${err.message}`);
   }
+  await m.keep();
   const coreUrl = new URL(manifest.files.core, base).href;
-  const ix = await fetchCached(coreUrl, 'index', cache);
+  const ix = await fetchCached(coreUrl, 'index', { size: manifest.index.bytes });
   try {
     index = SiteIndex.fromCore(ix.bytes);
     index.checkCompatible(model);
@@ -101,6 +110,7 @@ async function start(manifestUrl) {
     if (cache) await cache.delete(coreUrl);
     throw err;
   }
+  await ix.keep();
   post({
     type: 'ready',
     passages: index.length,
@@ -110,22 +120,39 @@ async function start(manifestUrl) {
   });
 }
 
+// A term shard or text chunk that could not be used, said by what it is, never by raw HTTP
+// status: `problem` is 'missing' (404/410: gone, as after a rebuild of the site), 'unreachable'
+// (another status, or no answer) or 'damaged' (it failed its check: `addShard`/`addChunk` threw).
+class FragmentError extends Error {
+  constructor(kind, n, problem, cause) {
+    super(`${kind === 't' ? 'term shard' : 'text chunk'} ${kind}${n}.bin: ${cause.message || cause}`);
+    this.fragment = { kind, n, file: `${kind}${n}.bin`, problem, status: cause.status };
+  }
+}
+
 // Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk) once; resolves to
-// true when it came from the network.
+// true when it came from the network. A failure is forgotten, so the next query tries again.
 function ensure(kind, n) {
   const map = pending[kind];
   if (!map.has(n)) {
     const url = new URL(`${kind}${n}.bin`, fragBase).href;
-    const p = fetchCached(url, kind === 't' ? 'terms' : 'text', cache, true).then(({ bytes, fromCache }) => {
+    const p = (async () => {
+      let got;
       try {
-        if (kind === 't') index.addShard(bytes); else index.addChunk(bytes);
+        got = await fetchCached(url, kind === 't' ? 'terms' : 'text', { quiet: true });
       } catch (err) {
-        map.delete(n);
-        if (cache) cache.delete(url);
-        throw err;
+        throw new FragmentError(kind, n, err.status === 404 || err.status === 410 ? 'missing' : 'unreachable', err);
       }
-      return !fromCache;
-    }, (err) => { map.delete(n); throw err; });
+      try {
+        if (kind === 't') index.addShard(got.bytes); else index.addChunk(got.bytes);
+      } catch (err) {
+        if (got.fromCache && cache) cache.delete(url).catch(() => {});
+        throw new FragmentError(kind, n, 'damaged', err);
+      }
+      got.keep(); // fragments are small and many: their cache writes are not waited for
+      return !got.fromCache;
+    })();
+    p.catch(() => { if (map.get(n) === p) map.delete(n); });
     map.set(n, p);
   }
   return map.get(n);
@@ -150,7 +177,7 @@ self.onmessage = async (e) => {
   const msg = e.data;
   try {
     if (msg.type === 'init') {
-      await start(msg.manifest);
+      await start(msg.manifest, msg.files);
     } else if (msg.type === 'search') {
       if (!index) throw new Error('not ready');
       const t = performance.now();
@@ -161,6 +188,6 @@ self.onmessage = async (e) => {
       post({ type: 'excerpts', id: msg.id, items: await excerpts(msg.query, msg.passages) });
     }
   } catch (err) {
-    post({ type: 'error', id: msg.id, message: String(err && err.message ? err.message : err) });
+    post({ type: 'error', id: msg.id, message: String(err && err.message ? err.message : err), fragment: err && err.fragment });
   }
 };

@@ -3,6 +3,11 @@
 //!
 //! Paths here are relative to the folder given (`/`-separated); the callers walk the folder.
 
+use std::collections::HashSet;
+
+use lightembed::Model;
+use lightembed_ingest::{self as ingest, Passage, RootSelector, Sizer, Uniquer};
+
 use crate::{fail, BuildError};
 
 /// The folder `lightembed site` writes inside the site (and never indexes).
@@ -110,6 +115,152 @@ impl Excludes {
     /// file not excluded.
     pub fn is_site_page(&self, rel: &str) -> bool {
         Kind::of(rel) == Some(Kind::Html) && !self.excludes(rel, || false)
+    }
+}
+
+/// What [`PageReader::read`] did with one document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageOutcome {
+    /// Passages added (after dropping repeats of text already read, e.g. an all-in-one
+    /// `print.html`).
+    pub passages: usize,
+    /// The document was skipped (binary); the caller names it: `warning: skipping PATH: REASON`.
+    pub skipped: Option<String>,
+    /// A note on how it was read (a guessed charset); the caller prints `warning: PATH: NOTE`.
+    pub warning: Option<String>,
+}
+
+/// Reads documents (pages, Markdown, text) into passages, the one reader of `lightembed index`,
+/// `passages` and `site` and of the npm package's site build: decoded
+/// ([`lightembed_ingest::decode`]), cut at headings into passages sized in the model's word
+/// pieces, a passage whose text was already read skipped, ids unique across all documents read.
+#[derive(Debug, Clone)]
+pub struct PageReader {
+    root: Option<RootSelector>,
+    passage_tokens: usize,
+    seen: HashSet<String>,
+    ids: Uniquer,
+}
+
+impl PageReader {
+    /// A reader that reads only the elements `root_selector` matches in HTML pages (the whole
+    /// page where it matches nothing) and cuts passages of `passage_tokens` word pieces
+    /// ([`lightembed_ingest::PASSAGE_TOKENS`] by default in the CLI).
+    ///
+    /// Errors: `--root-selector: reason` for a selector that does not parse.
+    pub fn new(
+        root_selector: Option<&str>,
+        passage_tokens: usize,
+    ) -> Result<PageReader, BuildError> {
+        let root = match root_selector.map(RootSelector::parse) {
+            Some(Err(e)) => fail!("--root-selector: {e}"),
+            Some(Ok(r)) => Some(r),
+            None => None,
+        };
+        Ok(PageReader {
+            root,
+            passage_tokens,
+            seen: HashSet::new(),
+            ids: Uniquer::new('~', 2),
+        })
+    }
+
+    /// The ids given so far: records that bring their own ids (JSON Lines) claim them here, so
+    /// ids stay unique across every input.
+    pub fn ids(&mut self) -> &mut Uniquer {
+        &mut self.ids
+    }
+
+    /// Reads the document at `url` (`kind` says how) from its bytes into `out`, sized for
+    /// `model`. A binary file (a NUL byte in its first 8 KiB) is skipped.
+    pub fn read(
+        &mut self,
+        model: &Model,
+        url: &str,
+        kind: Kind,
+        bytes: &[u8],
+        out: &mut Vec<Passage>,
+    ) -> PageOutcome {
+        if ingest::looks_binary(bytes) {
+            return PageOutcome {
+                skipped: Some("binary file (a NUL byte in its first 8 KiB)".into()),
+                ..PageOutcome::default()
+            };
+        }
+        let (content, warning) = ingest::decode(bytes, kind.format());
+        let sizer = Sizer::with_tokens(model, self.passage_tokens);
+        let before = out.len();
+        for mut p in ingest::page_passages_in(
+            &content,
+            kind.format(),
+            url,
+            &sizer,
+            &mut self.seen,
+            self.root.as_ref(),
+        ) {
+            p.id = self.ids.unique(&p.id);
+            out.push(p);
+        }
+        PageOutcome {
+            passages: out.len() - before,
+            skipped: None,
+            warning,
+        }
+    }
+
+    /// Adds `text` as one document at `url` titled `title` (Pagefind's custom records): cut into
+    /// passages like a page without headings. Returns the passages added.
+    pub fn read_record(
+        &mut self,
+        model: &Model,
+        url: &str,
+        title: &str,
+        text: &str,
+        out: &mut Vec<Passage>,
+    ) -> usize {
+        let sizer = Sizer::with_tokens(model, self.passage_tokens);
+        let page_title = if title.is_empty() { url } else { title };
+        let before = out.len();
+        for (n, chunk) in sizer
+            .passages("", &ingest::collapse_ws(text))
+            .into_iter()
+            .enumerate()
+        {
+            if !self.seen.insert(chunk.clone()) {
+                continue;
+            }
+            out.push(Passage {
+                id: self.ids.unique(&format!("{url}:{}", n + 1)),
+                title: page_title.to_string(),
+                page_title: page_title.to_string(),
+                heading: String::new(),
+                url: url.to_string(),
+                embed_text: ingest::embed_text("", &chunk),
+                text: chunk,
+            });
+        }
+        out.len() - before
+    }
+}
+
+/// The error of a build that found no text: how many files were read, and how many the excludes
+/// left out when that explains it (`--exclude` that matched every page).
+pub fn no_text(files_read: usize, excluded: usize) -> BuildError {
+    let files = if files_read == 1 { "file" } else { "files" };
+    if excluded > 0 {
+        let left = if excluded == 1 {
+            "file was"
+        } else {
+            "files were"
+        };
+        BuildError(format!(
+            "no text found in the inputs ({files_read} {files} read; {excluded} {left} left out by \
+             --exclude and the default rules)"
+        ))
+    } else {
+        BuildError(format!(
+            "no text found in the inputs ({files_read} {files} read)"
+        ))
     }
 }
 

@@ -38,6 +38,16 @@ macro_rules! fail {
 }
 pub(crate) use fail;
 
+/// `n` and the noun, singular for 1: `count(1, "page")` is `1 page`, `count(3, "page")` is
+/// `3 pages` (every noun these messages count takes an `s`).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};

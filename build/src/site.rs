@@ -14,16 +14,14 @@
 //! core's build id (which covers every shard and chunk), so a widget caches these files forever
 //! and a rebuilt site changes their names.
 
-use std::collections::HashSet;
-
 use lightembed::Model;
 use lightembed_index::fragments::{self, Fragments};
-use lightembed_ingest::{self as ingest, Passage, RootSelector, Sizer, Uniquer};
 use lightembed_index::keywords::keyword_text;
 use lightembed_index::{Document, ModelIdentity};
+use lightembed_ingest::{self as ingest, Passage};
 use serde_json::json;
 
-use crate::inputs::{url_of, Kind, BUNDLE_DIR};
+use crate::inputs::{url_of, Kind, PageReader, BUNDLE_DIR};
 use crate::{fail, sha256_hex, BuildError};
 
 /// The widget's files, as shipped with the bundle (`widget/`).
@@ -66,17 +64,7 @@ pub fn default_dims(model: &Model) -> usize {
     }
 }
 
-/// What [`SiteBuilder::add_page`] did with one page.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PageOutcome {
-    /// Passages added (after dropping repeats of text already indexed, e.g. an all-in-one
-    /// `print.html`).
-    pub passages: usize,
-    /// The page was skipped (binary); the caller names it: `warning: skipping PATH: REASON`.
-    pub skipped: Option<String>,
-    /// A note on how it was read (a guessed charset); the caller prints `warning: PATH: NOTE`.
-    pub warning: Option<String>,
-}
+pub use crate::inputs::PageOutcome;
 
 /// Collects a site's pages as passages. See the crate docs for the whole flow.
 pub struct SiteBuilder {
@@ -84,9 +72,7 @@ pub struct SiteBuilder {
     model: Model,
     dims: usize,
     full_model: bool,
-    root: Option<RootSelector>,
-    seen: HashSet<String>,
-    ids: Uniquer,
+    reader: PageReader,
     passages: Vec<Passage>,
     /// Pages that gave passages.
     documents: usize,
@@ -111,19 +97,13 @@ impl SiteBuilder {
         if let Err(e) = ModelIdentity::from(&model).manifest_fields(dims) {
             fail!("--dims: {e}");
         }
-        let root = match opts.root_selector.as_deref().map(RootSelector::parse) {
-            Some(Err(e)) => fail!("--root-selector: {e}"),
-            Some(Ok(r)) => Some(r),
-            None => None,
-        };
+        let reader = PageReader::new(opts.root_selector.as_deref(), ingest::PASSAGE_TOKENS)?;
         Ok(SiteBuilder {
             model_bytes,
             model,
             dims,
             full_model: opts.full_model,
-            root,
-            seen: HashSet::new(),
-            ids: Uniquer::new('~', 2),
+            reader,
             passages: Vec::new(),
             documents: 0,
         })
@@ -164,35 +144,13 @@ impl SiteBuilder {
     }
 
     fn add_document(&mut self, url: &str, kind: Kind, bytes: &[u8]) -> PageOutcome {
-        if ingest::looks_binary(bytes) {
-            return PageOutcome {
-                skipped: Some("binary file (a NUL byte in its first 8 KiB)".into()),
-                ..PageOutcome::default()
-            };
-        }
-        let (content, warning) = ingest::decode(bytes, kind.format());
-        let sizer = Sizer::with_tokens(&self.model, ingest::PASSAGE_TOKENS);
-        let before = self.passages.len();
-        for mut p in ingest::page_passages_in(
-            &content,
-            kind.format(),
-            url,
-            &sizer,
-            &mut self.seen,
-            self.root.as_ref(),
-        ) {
-            p.id = self.ids.unique(&p.id);
-            self.passages.push(p);
-        }
-        let passages = self.passages.len() - before;
-        if passages > 0 {
+        let o = self
+            .reader
+            .read(&self.model, url, kind, bytes, &mut self.passages);
+        if o.passages > 0 {
             self.documents += 1;
         }
-        PageOutcome {
-            passages,
-            skipped: None,
-            warning,
-        }
+        o
     }
 
     /// Adds a record that is not an HTML page (Pagefind's `addCustomRecord`): one document at
@@ -204,28 +162,9 @@ impl SiteBuilder {
         if url.is_empty() {
             fail!("a custom record needs a url");
         }
-        let sizer = Sizer::with_tokens(&self.model, ingest::PASSAGE_TOKENS);
-        let mut added = 0;
-        for (n, chunk) in sizer
-            .passages("", &ingest::collapse_ws(text))
-            .into_iter()
-            .enumerate()
-        {
-            if !self.seen.insert(chunk.clone()) {
-                continue;
-            }
-            let page_title = if title.is_empty() { url } else { title };
-            self.passages.push(Passage {
-                id: self.ids.unique(&format!("{url}:{}", n + 1)),
-                title: page_title.to_string(),
-                page_title: page_title.to_string(),
-                heading: String::new(),
-                url: url.to_string(),
-                embed_text: ingest::embed_text("", &chunk),
-                text: chunk,
-            });
-            added += 1;
-        }
+        let added = self
+            .reader
+            .read_record(&self.model, url, title, text, &mut self.passages);
         if added > 0 {
             self.documents += 1;
         }
@@ -237,11 +176,11 @@ impl SiteBuilder {
     /// [`KEEP_COMMON`] ids and the ASCII characters, and only the projection rows of the index
     /// dims; it embeds the site's text exactly like the full model at those dims).
     ///
-    /// Errors: no passages (`no text found in the inputs (N files read)`, `files_read` from the
-    /// caller), or the pruned model fails to build.
-    pub fn prepare(self, files_read: usize) -> Result<Prepared, BuildError> {
+    /// Errors: no passages ([`crate::inputs::no_text`] of `files_read` and `excluded`, counted by
+    /// the caller), or the pruned model fails to build.
+    pub fn prepare(self, files_read: usize, excluded: usize) -> Result<Prepared, BuildError> {
         if self.passages.is_empty() {
-            fail!("no text found in the inputs ({files_read} files read)");
+            return Err(crate::inputs::no_text(files_read, excluded));
         }
         let full_bytes = self.model_bytes.len();
         let full_vocab = self.model.tokenizer().vocab_size();
@@ -465,19 +404,19 @@ impl Bundle {
     /// shown to the user), after `seconds`: figures, then the three lines to add to the pages.
     pub fn summary(&self, dir: &str, seconds: f64) -> String {
         format!(
-            "indexed {} pages → {} passages in {:.1} s; wrote {} (index core {} bytes, {} term shards \
-             {} bytes, {} text chunks {} bytes; model {} bytes)\n\
+            "indexed {} → {} in {:.1} s; wrote {} (index core {} bytes, {} {} bytes, {} {} bytes; \
+             model {} bytes)\n\
              add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
              <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
              <lightembed-search></lightembed-search>",
-            self.pages,
-            self.passages,
+            crate::count(self.pages, "page"),
+            crate::count(self.passages, "passage"),
             seconds,
             dir,
             self.core_bytes,
-            self.shards.0,
+            crate::count(self.shards.0, "term shard"),
             self.shards.1,
-            self.chunks.0,
+            crate::count(self.chunks.0, "text chunk"),
             self.chunks.1,
             self.model_bytes,
         )

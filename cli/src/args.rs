@@ -170,7 +170,7 @@ pub struct IndexCommand {
           value_parser = ["auto", "english", "none"])]
     pub keyword_stemming: String,
     /// Store the vectors as int8 codes with a scale each: a quarter of the vector bytes,
-    /// cosines within about 1e-3 (`lightembed site` does this by default).
+    /// cosines within about 1e-3.
     #[arg(long)]
     pub int8_vectors: bool,
     /// Read only the element(s) this CSS selector matches in HTML pages (e.g. `main`,
@@ -210,6 +210,14 @@ pub struct PassagesCommand {
     /// `NAME.html`).
     #[arg(long)]
     pub no_default_excludes: bool,
+    /// Read only the element(s) this CSS selector matches in HTML pages (e.g. `main`,
+    /// `article.content`), as `index` and `site` do; a page where it matches nothing is read whole.
+    #[arg(long, value_name = "CSS")]
+    pub root_selector: Option<String>,
+    /// Passage size in the model's word pieces, [CLS] and [SEP] included, as `index` takes it.
+    #[arg(long, value_name = "N", default_value_t = lightembed_ingest::PASSAGE_TOKENS as u32,
+          value_parser = clap::value_parser!(u32).range(8..=65535))]
+    pub passage_tokens: u32,
     /// Files and folders to read.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,

@@ -20,12 +20,12 @@
 //! `title`). The embedded text is `heading` + `"\n"` + `text` (`text` alone without a heading,
 //! [`lightembed_ingest::embed_text`]); `--embed-text` also writes it as `"embed_text"`.
 
-use anyhow::{bail, Result};
-use lightembed_ingest::Sizer;
-use std::collections::HashSet;
+use anyhow::Result;
+use lightembed_build::count;
+use lightembed_build::inputs::PageReader;
 use std::path::PathBuf;
 
-use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Kind};
+use crate::sources::{read_inputs, Excludes, Kind};
 
 /// Options of `lightembed passages`.
 pub struct PassagesArgs {
@@ -36,26 +36,20 @@ pub struct PassagesArgs {
     pub url_prefix: String,
     pub embed_text: bool,
     pub quiet: bool,
+    /// CSS selector of an HTML page's content (`--root-selector`), as `index` and `site` take it.
+    pub root_selector: Option<String>,
+    /// Passage size in word pieces (`--passage-tokens`), as `index` takes it.
+    pub passage_tokens: usize,
 }
 
 /// Runs `lightembed passages`: see the command's `--help`.
 pub fn run(a: PassagesArgs) -> Result<u8> {
     let (_, model) = crate::load(&a.model)?;
+    let mut reader = PageReader::new(a.root_selector.as_deref(), a.passage_tokens)?;
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
-    let (mut skipped, mut excluded) = (0usize, 0usize);
-    let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
-    let sizer = Sizer::new(&model);
-    let (mut seen, mut ids) = (HashSet::new(), IdSet::new('~', 2));
-    let (mut documents, mut passages) = (0usize, 0usize);
-    let mut buf = Vec::new();
-    for f in &files {
-        buf.clear();
-        let added = read_file(f, None, &sizer, &mut seen, &mut ids, &mut buf)?;
-        documents += added.documents;
-        skipped += added.skipped;
-        passages += buf.len();
+    let t = read_inputs(&a.inputs, &excludes, &mut reader, &model, |f, ps| {
         let mut out = String::new();
-        for p in &buf {
+        for p in ps {
             let url = if f.kind == Kind::Jsonl {
                 p.url.clone()
             } else {
@@ -82,21 +76,18 @@ pub fn run(a: PassagesArgs) -> Result<u8> {
             }
             out.push_str("}\n");
         }
-        out!("{out}")?;
-    }
-    if passages == 0 {
-        bail!("no text found in the inputs ({} files read)", files.len());
-    }
+        out!("{out}")
+    })?;
     if !a.quiet {
         crate::warn(&format!(
-            "{} files ({} excluded) → {} documents, {} passages; model {} (max_seq_len {})",
-            files.len(),
-            excluded,
-            documents,
-            passages,
+            "{} ({} excluded) → {}, {}; model {} (max_seq_len {})",
+            count(t.files, "file"),
+            t.excluded,
+            count(t.documents, "document"),
+            count(t.passages, "passage"),
             model.model_id(),
             model.header().max_seq_len,
         ));
     }
-    Ok(crate::skipped_code(skipped, "inputs"))
+    Ok(crate::skipped_code(t.skipped, "inputs"))
 }

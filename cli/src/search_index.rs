@@ -22,12 +22,12 @@ use lightembed_index::{Document, Index, ModelIdentity, Params, SearchOptions};
 use rayon::prelude::*;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::sources::{collect_inputs, read_file, Excludes, IdSet, Passage};
-use lightembed_ingest::Sizer;
+use crate::sources::{Excludes, Passage};
+use lightembed_build::count;
+use lightembed_build::inputs::PageReader;
 
 /// File name of the index bytes inside an index directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -113,37 +113,24 @@ pub struct Inputs {
     pub seconds: f64,
 }
 
-/// Reads and cuts `a.inputs` into passages sized for `model` (see [`crate::sources`]).
-/// Errors: a bad `--root-selector` or `--exclude`, an unreadable input given by name, no text.
+/// Reads and cuts `a.inputs` into passages sized for `model` ([`crate::sources::read_inputs`],
+/// the reader `passages` uses too). Errors: a bad `--root-selector` or `--exclude`, an unreadable
+/// input given by name, no text.
 pub fn read_inputs(a: &IndexArgs, model: &lightembed::Model) -> Result<Inputs> {
     let t0 = Instant::now();
-    let root = a
-        .root_selector
-        .as_deref()
-        .map(lightembed_ingest::RootSelector::parse)
-        .transpose()
-        .map_err(|e| anyhow!("--root-selector: {e}"))?;
+    let mut reader = PageReader::new(a.root_selector.as_deref(), a.passage_tokens)?;
     let excludes = Excludes::new(&a.exclude, a.default_excludes)?;
-    let (mut skipped, mut excluded) = (0usize, 0usize);
-    let files = collect_inputs(&a.inputs, &excludes, &mut skipped, &mut excluded)?;
-    let sizer = Sizer::with_tokens(model, a.passage_tokens);
     let mut passages: Vec<Passage> = Vec::new();
-    let (mut seen, mut ids) = (HashSet::new(), IdSet::new('~', 2));
-    let mut documents = 0usize;
-    for f in &files {
-        let added = read_file(f, root.as_ref(), &sizer, &mut seen, &mut ids, &mut passages)?;
-        documents += added.documents;
-        skipped += added.skipped;
-    }
-    if passages.is_empty() {
-        bail!("no text found in the inputs ({} files read)", files.len());
-    }
+    let t = crate::sources::read_inputs(&a.inputs, &excludes, &mut reader, model, |_, ps| {
+        passages.extend_from_slice(ps);
+        Ok(())
+    })?;
     Ok(Inputs {
         passages,
-        files: files.len(),
-        skipped,
-        excluded,
-        documents,
+        files: t.files,
+        skipped: t.skipped,
+        excluded: t.excluded,
+        documents: t.documents,
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
@@ -203,11 +190,11 @@ pub fn build_from(
     if !a.quiet {
         let m = index.manifest();
         crate::warn(&format!(
-            "{} files ({} excluded) → {} documents, {} passages; model {} v{}, {} dims, {} threads",
-            files,
+            "{} ({} excluded) → {}, {}; model {} v{}, {} dims, {} threads",
+            count(files, "file"),
             excluded,
-            documents,
-            passages.len(),
+            count(documents, "document"),
+            count(passages.len(), "passage"),
             m.model_id,
             m.model_version,
             dims,
@@ -248,7 +235,11 @@ pub fn build_from(
         );
         // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
         index
-            .insert_with_text(doc, v, &lightembed_index::keywords::keyword_text(&p.page_title, &p.heading, &p.text))
+            .insert_with_text(
+                doc,
+                v,
+                &lightembed_index::keywords::keyword_text(&p.page_title, &p.heading, &p.text),
+            )
             .map_err(|e| anyhow!("passage {}: {e}", p.id))?;
         if i % 64 == 63 {
             pb.inc(64);
@@ -336,9 +327,9 @@ pub fn index(a: IndexArgs) -> Result<u8> {
     out.keep();
     let total = t0.elapsed().as_secs_f64();
     outln!(
-        "indexed {} documents → {} passages in {:.1} s (read {:.1} s, embed {:.1} s = {:.0} passages/s, graph {:.1} s); wrote {} ({} bytes, {} dims)",
-        documents,
-        index.len(),
+        "indexed {} → {} in {:.1} s (read {:.1} s, embed {:.1} s = {:.0} passages/s, graph {:.1} s); wrote {} ({} bytes, {} dims)",
+        count(documents, "document"),
+        count(index.len(), "passage"),
         total,
         t_read,
         t_embed,

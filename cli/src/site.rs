@@ -147,18 +147,20 @@ pub fn run(a: SiteArgs) -> Result<u8> {
     }
     let passages = builder.passages().len();
     let documents = builder.documents();
-    let prepared = builder.prepare(files.len()).map_err(|e| anyhow!(e))?;
+    let prepared = builder
+        .prepare(files.len(), excluded)
+        .map_err(|e| anyhow!(e))?;
     if !a.quiet {
         if let Some(note) = prepared.site_model_note() {
             crate::warn(note);
         }
         let m = prepared.model();
         crate::warn(&format!(
-            "{} files ({} excluded) → {} documents, {} passages; model {} v{}, {} dims, {} threads",
-            files.len(),
+            "{} ({} excluded) → {}, {}; model {} v{}, {} dims, {} threads",
+            lightembed_build::count(files.len(), "file"),
             excluded,
-            documents,
-            passages,
+            lightembed_build::count(documents, "document"),
+            lightembed_build::count(passages, "passage"),
             m.model_id(),
             m.header().model_version(),
             prepared.dims(),

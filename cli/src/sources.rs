@@ -8,9 +8,8 @@
 //! charset warnings, JSONL records, ids unique across files.
 
 use anyhow::{anyhow, bail, Context, Result};
-use lightembed_ingest::{
-    self as ingest, collapse_ws, page_passages_in, url_path_encode, RootSelector, Sizer,
-};
+use lightembed_build::inputs::PageReader;
+use lightembed_ingest::{collapse_ws, url_path_encode};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -176,10 +175,6 @@ fn walk_was_empty(dir: &Path) -> bool {
         .any(|e| e.file_type().is_file() && kind_of(e.path()).is_some())
 }
 
-/// Passage ids unique across all inputs: `id`, then `id~2`, `id~3`, … (`IdSet::new('~', 2)`, a
-/// [`lightembed_ingest::Uniquer`]).
-pub type IdSet = lightembed_ingest::Uniquer;
-
 /// What reading one file added.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Added {
@@ -191,19 +186,62 @@ pub struct Added {
     pub skipped: usize,
 }
 
-/// Adds a file's passages to `out`, skipping passages whose text was already indexed (`seen`,
-/// e.g. a book's all-in-one `print.html` repeating every chapter). The bytes are decoded by
-/// [`ingest::decode`] (a guessed charset is named in a warning on stderr), except JSON Lines, which
-/// must be UTF-8 (a line that is not is an error naming it); a binary page (a NUL byte in its
-/// first 8 KiB) is skipped with a warning, and so is a file that cannot be read (both counted in
-/// [`Added::skipped`]: the run goes on, like for an unreadable folder, and ends with exit code 4).
-/// Ids are made unique across files with `ids`.
+/// What [`read_inputs`] read, with what it found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Files read (after excludes).
+    pub files: usize,
+    /// Inputs skipped (unreadable, binary), each named in a warning.
+    pub skipped: usize,
+    /// Files left out by `--exclude` and the default rules.
+    pub excluded: usize,
+    /// Documents: pages with text, JSONL records.
+    pub documents: usize,
+    /// Passages.
+    pub passages: usize,
+}
+
+/// The one reader of `lightembed index` and `lightembed passages` (and, through the same
+/// [`PageReader`], of `site`): expands `inputs` ([`collect_inputs`]), reads every file
+/// ([`read_file`]) and hands each file's passages to `each` in input order.
+///
+/// Errors: an input that is missing, a bad line of a JSONL file, an error of `each`, no text.
+pub fn read_inputs(
+    inputs: &[PathBuf],
+    excludes: &Excludes,
+    reader: &mut PageReader,
+    model: &lightembed::Model,
+    mut each: impl FnMut(&InputFile, &[Passage]) -> Result<()>,
+) -> Result<Totals> {
+    let mut t = Totals::default();
+    let files = collect_inputs(inputs, excludes, &mut t.skipped, &mut t.excluded)?;
+    t.files = files.len();
+    let mut buf = Vec::new();
+    for f in &files {
+        buf.clear();
+        let added = read_file(f, reader, model, &mut buf)?;
+        t.documents += added.documents;
+        t.skipped += added.skipped;
+        t.passages += buf.len();
+        each(f, &buf)?;
+    }
+    if t.passages == 0 {
+        return Err(lightembed_build::inputs::no_text(t.files, t.excluded).into());
+    }
+    Ok(t)
+}
+
+/// Adds a file's passages to `out` through `reader` ([`PageReader::read`]: decoded, cut, a
+/// passage whose text was already read — e.g. a book's all-in-one `print.html` — skipped; a
+/// guessed charset is named in a warning on stderr), except JSON Lines, which must be UTF-8 (a
+/// line that is not is an error naming it) and are taken record by record. A binary page (a NUL
+/// byte in its first 8 KiB) is skipped with a warning, and so is a file that cannot be read (both
+/// counted in [`Added::skipped`]: the run goes on, like for an unreadable folder, and ends with
+/// exit code 4). Ids are unique across files.
 pub fn read_file(
     file: &InputFile,
-    root: Option<&RootSelector>,
-    sizer: &Sizer,
-    seen: &mut HashSet<String>,
-    ids: &mut IdSet,
+    reader: &mut PageReader,
+    model: &lightembed::Model,
     out: &mut Vec<Passage>,
 ) -> Result<Added> {
     let bytes = match std::fs::read(&file.path) {
@@ -227,7 +265,7 @@ pub fn read_file(
             }
             let p = jsonl_record(line, &file.url, i + 1)
                 .map_err(|e| anyhow!("{}: line {}: {e}", file.path.display(), i + 1))?;
-            if !ids.claim(&p.id) {
+            if !reader.ids().claim(&p.id) {
                 // Records without an id get `FILE:LINE`; say so when that is what collided.
                 let why = if p.id == generated_id(&file.url, i + 1) {
                     " (the id this record gets because it has none is taken: give it an \"id\")"
@@ -249,18 +287,14 @@ pub fn read_file(
         }
         return Ok(added);
     }
-    if ingest::looks_binary(&bytes) {
-        return Ok(skip(file, "binary file (a NUL byte in its first 8 KiB)"));
+    let page = reader.read(model, &file.url, file.kind, &bytes, out);
+    if let Some(why) = page.skipped {
+        return Ok(skip(file, &why));
     }
-    let (content, warning) = ingest::decode(&bytes, file.kind.format());
-    if let Some(w) = warning {
+    if let Some(w) = page.warning {
         crate::warn(&format!("warning: {}: {w}", file.path.display()));
     }
-    for mut p in page_passages_in(&content, file.kind.format(), &file.url, sizer, seen, root) {
-        p.id = ids.unique(&p.id);
-        out.push(p);
-        added.passages += 1;
-    }
+    added.passages = page.passages;
     if added.passages > 0 {
         added.documents = 1;
     }

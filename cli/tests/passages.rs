@@ -199,3 +199,132 @@ fn non_utf8_files_are_decoded_and_the_guess_is_named() {
     assert_eq!(got[0]["url"], "latin1.txt");
     assert_eq!(got[0]["id"], "latin1.txt:1");
 }
+
+/// One reader for `index`, `passages` and `site`: `passages` takes `--root-selector` and
+/// `--passage-tokens` as `index` does, and cuts exactly the passages `index` indexes with them.
+#[test]
+fn passages_takes_the_reading_flags_of_index() {
+    let dir = scratch("passages-flags");
+    let src = dir.join("site");
+    std::fs::create_dir_all(&src).unwrap();
+    let long: String = (1..=12)
+        .map(|i| format!("Pan number {i} keeps heat and does not react with acids. "))
+        .collect();
+    std::fs::write(
+        src.join("page.html"),
+        format!(
+            "<title>Pans</title><div class=\"ad\"><p>Buy now, limited offer.</p></div>\
+             <main><h2 id=\"care\">Care</h2><p>{long}</p></main>"
+        ),
+    )
+    .unwrap();
+    let model = common::model();
+    let args = |extra: &[&str]| {
+        let mut a = vec!["passages", "--model", model.to_str().unwrap()];
+        a.extend_from_slice(extra);
+        a.push(src.to_str().unwrap());
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let texts = |o: &Output| -> Vec<String> {
+        lines(o)
+            .iter()
+            .map(|v| v["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let whole = run(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(whole.status.success());
+    assert!(texts(&whole).iter().any(|t| t.contains("Buy now")));
+    let main = run(&args(&["--root-selector", "main"])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert!(
+        main.status.success(),
+        "{}",
+        String::from_utf8_lossy(&main.stderr)
+    );
+    assert!(!texts(&main).iter().any(|t| t.contains("Buy now")));
+    let small = run(
+        &args(&["--root-selector", "main", "--passage-tokens", "32"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(small.status.success());
+    assert!(texts(&small).len() > texts(&main).len());
+    // `index` with the same flags indexes the same ids.
+    let out = dir.join("ix");
+    let o = run(&[
+        "index",
+        "--model",
+        model.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "--root-selector",
+        "main",
+        "--passage-tokens",
+        "32",
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&[
+        "search",
+        "--index",
+        out.to_str().unwrap(),
+        "--json",
+        "-k",
+        "100",
+        "--all-passages",
+        "pan keeps heat",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut indexed: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect();
+    let mut cut: Vec<String> = lines(&small)
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect();
+    indexed.sort();
+    cut.sort();
+    assert_eq!(indexed, cut);
+}
+
+/// An `--exclude` that leaves nothing says so, and counts are singular for one.
+#[test]
+fn excluding_everything_names_the_excludes() {
+    let dir = scratch("passages-exclude-all");
+    let src = dir.join("site");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("a.html"), "<title>A</title><p>Alpha.</p>").unwrap();
+    std::fs::write(src.join("b.md"), "# B\n\nBeta.\n").unwrap();
+    let model = common::model();
+    let o = run(&[
+        "passages",
+        "--model",
+        model.to_str().unwrap(),
+        "--exclude",
+        "*",
+        src.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: no text found in the inputs (0 files read; 2 files were left out by --exclude and the default rules)\n"
+    );
+    let o = run(&[
+        "passages",
+        "--model",
+        model.to_str().unwrap(),
+        "--exclude",
+        "*.md",
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .starts_with("1 file (1 excluded) → 1 document, 1 passage; "));
+}

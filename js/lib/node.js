@@ -61,6 +61,7 @@ class SiteIndexBuilder {
     }
     this._threads = Math.max(1, o.threads ?? os.availableParallelism());
     this._files = 0;
+    this._excluded = 0;
     this._skipped = [];
     this._bundle = null;
     this._siteDir = null;
@@ -86,6 +87,7 @@ class SiteIndexBuilder {
     const before = { pages: b.documents, passages: b.passages };
     const read = site.readSite(dir, b, this._pages);
     this._files += read.files;
+    this._excluded += read.excluded;
     this._siteDir ??= dir;
     return { pages: b.documents - before.pages, passages: b.passages - before.passages, skipped: read.skipped };
   }
@@ -137,7 +139,7 @@ class SiteIndexBuilder {
     this._builder = null;
     let prepared;
     try {
-      prepared = b.prepare(this._files);
+      prepared = b.prepare(this._files, this._excluded);
     } catch (err) {
       throw new LightembedError(err.message);
     } finally {

@@ -290,7 +290,7 @@ async function buildSite(options) {
   const documents = builder.documents;
   let prepared;
   try {
-    prepared = builder.prepare(read.files);
+    prepared = builder.prepare(read.files, read.excluded);
   } catch (err) {
     throw new LightembedError(err.message);
   } finally {
@@ -300,7 +300,7 @@ async function buildSite(options) {
   if (!o.quiet) {
     if (prepared.siteModelNote) warn(prepared.siteModelNote);
     warn(
-      `${read.files} files (${read.excluded} excluded) → ${documents} documents, ${passages} passages; ` +
+      `${count(read.files, "file")} (${read.excluded} excluded) → ${count(documents, "document")}, ${count(passages, "passage")}; ` +
         `model ${prepared.modelId} v${prepared.modelVersion}, ${prepared.dims} dims, ${threads} threads`,
     );
   }
@@ -335,6 +335,9 @@ async function buildSite(options) {
   built.free();
   return result;
 }
+
+/** `n` and the noun, singular for 1 (as the native CLI's messages count). */
+const count = (n, noun) => (n === 1 ? `1 ${noun}` : `${n} ${noun}s`);
 
 /** Progress on stderr while embedding, drawn only on a terminal (as the native CLI's bar). */
 function progressLine(total) {

@@ -128,15 +128,20 @@ impl JsSiteBuilder {
     }
 
     /// Ends the reading: chooses the model the bundle ships (a site model unless `fullModel`).
-    /// `filesRead` is quoted in the error when no page had text. The builder is used up.
+    /// `filesRead` and `excluded` (files the excludes left out) are quoted in the error when no
+    /// page had text. The builder is used up.
     ///
     /// @throws {Error} `no text found in the inputs (N files read)`.
-    pub fn prepare(&mut self, files_read: u32) -> Result<JsPreparedSite, JsValue> {
+    pub fn prepare(
+        &mut self,
+        files_read: u32,
+        excluded: Option<u32>,
+    ) -> Result<JsPreparedSite, JsValue> {
         let b = self
             .inner
             .take()
             .ok_or_else(|| js_error("this SiteBuilder was already prepared"))?;
-        b.prepare(files_read as usize)
+        b.prepare(files_read as usize, excluded.unwrap_or(0) as usize)
             .map(|inner| JsPreparedSite { inner: Some(inner) })
             .map_err(js_error)
     }

@@ -75,7 +75,7 @@ test("buildSite is `lightembed site`", async () => {
   spawnSync(native, ["site", "--site", a, "-q", "--dims", "64"]);
   const r = await le.buildSite({ site: b, quiet: true, dims: 64 });
   assert.equal(r.bundle, join(b, "lightembed"));
-  assert.match(r.summary, /^indexed 1 pages → 3 passages in /);
+  assert.match(r.summary, /^indexed 1 page → 3 passages in /);
   assert.deepEqual(tree(r.bundle), tree(join(a, "lightembed")));
   await assert.rejects(le.buildSite({ site: join(tmp, "nope") }), {
     name: "LightembedError",
@@ -125,7 +125,7 @@ test("bad arguments reject with a clear message", async () => {
   await assert.rejects(index.addHTMLFile({ url: "/b", content: new Uint8Array([60, 0, 1]) }), { message: "/b: binary file (a NUL byte in its first 8 KiB)" });
   // Nothing was added: no text.
   const out = join(tmp, "never");
-  await assert.rejects(index.writeFiles({ outputPath: out }), { message: "no text found in the inputs (1 files read)" });
+  await assert.rejects(index.writeFiles({ outputPath: out }), { message: "no text found in the inputs (1 file read)" });
   assert.ok(!existsSync(out));
 });
 

@@ -8,7 +8,17 @@
 //      <a href>), the query's words marked; ↓ selects the first page (aria-activedescendant),
 //      Esc closes the list, ↓ again, Enter follows the link — to an anchor that exists.
 //   4. On that second page the model and the index come from the cache: no second download.
-//   5. A browser without WebAssembly SIMD gets a readable message (WebAssembly.validate stubbed).
+//   5. Enter acts on the results of the text in the box: nothing after Backspace or Esc Esc
+//      emptied it; a new query typed and Enter at once → that query's top hit.
+//   6. The site rebuilt in place (a page changed, `lightembed site` again) while the page is open:
+//      the next query is answered by the new build, with no raw HTTP error.
+//   7. A host serving damaged (truncated) fragments: the message names the file in words, no
+//      result stays listed, Enter does nothing; whole files again → results. Rebuilt again with
+//      the new build's fragments damaged: "The search index was updated — reload the page".
+//   8. 20 remove/re-add rounds of the element (new ones and the same one, as routers do): at most
+//      one live worker (window.Worker wrapped to count), and search still works.
+//   9. A host that gzips `.bin` files (Content-Length smaller than the bytes): progress ≤ 100 %.
+//  10. A browser without WebAssembly SIMD gets a readable message (WebAssembly.validate stubbed).
 //
 // Figures (printed): time to first results for a cold visitor, warm query time, bytes fetched
 // for the first query. Run with scripts/site-e2e.sh (builds what is needed), or directly:
@@ -53,6 +63,9 @@ for (const f of fs.readdirSync(site)) {
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css', '.bin': 'application/octet-stream' };
 const requests = [];
+// What a step can make the host do: gzip `.bin` responses (Content-Encoding: gzip, so
+// Content-Length is the compressed size), or damage the fragments (`f/<build>/[tc]N.bin`) it serves.
+const host = { gzipBin: false, truncateFragments: false };
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
   if (!url.pathname.startsWith(MOUNT)) { res.writeHead(404).end(); return; }
@@ -60,9 +73,16 @@ const server = http.createServer((req, res) => {
   if (!p.startsWith(site)) { res.writeHead(403).end(); return; }
   if (fs.existsSync(p) && fs.statSync(p).isDirectory()) p = path.join(p, 'index.html');
   if (!fs.existsSync(p)) { res.writeHead(404).end(); return; }
-  const body = fs.readFileSync(p);
+  let body = fs.readFileSync(p);
   requests.push({ path: url.pathname, bytes: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length });
-  res.writeHead(200, { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream', 'content-length': body.length });
+  if (host.truncateFragments && /\/f\/[0-9a-f]+\/[tc]\d+\.bin$/.test(url.pathname)) body = body.subarray(0, body.length >> 1);
+  const headers = { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream' };
+  if (host.gzipBin && p.endsWith('.bin')) {
+    body = zlib.gzipSync(body, { level: 1 });
+    headers['content-encoding'] = 'gzip';
+  }
+  headers['content-length'] = body.length;
+  res.writeHead(200, headers);
   res.end(body);
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -218,6 +238,216 @@ await step('second page: model and index from the cache, no second download', as
   const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   figures.warmQueryMs = median(times);
   figures.warmExcerptMs = median(excerptTimes);
+});
+
+// Asks `q` on page `p` and waits for its results and their excerpts: the results listed before are
+// marked first, so neither they nor a late excerpt of an earlier query pass for this one's.
+async function ask(p, q) {
+  await p.evaluate(() => {
+    const w = document.querySelector('lightembed-search');
+    delete w.dataset.lastExcerptMs;
+    for (const li of w.querySelectorAll('[data-testid="lightembed-result"]')) li.dataset.before = '';
+  });
+  await p.locator('[data-testid="lightembed-query"]').fill(q);
+  await p.waitForFunction((q) => {
+    const w = document.querySelector('lightembed-search');
+    const first = w.querySelector('[data-testid="lightembed-result"]');
+    return w.querySelector('input').value === q && first && first.dataset.before === undefined && w.dataset.lastExcerptMs;
+  }, q, { timeout: STEP_MS });
+  return p.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => e.querySelector('a').href));
+}
+// Whether `p` leaves its URL within `ms` (a navigation Enter should not have started).
+const navigates = (p, ms = 800) => {
+  const here = p.url();
+  return p.waitForURL((u) => u.href !== here, { timeout: ms }).then(() => true, () => false);
+};
+const statusOf = (p) => p.locator('[data-testid="lightembed-status"]').evaluate((s) => ({ text: s.textContent, error: s.classList.contains('lightembed-error') }));
+
+await step('Enter acts on the results of the text in the box: none when it is empty, the new query\'s when typed', async () => {
+  await input().focus();
+  const [top2] = await ask(page, 'cargo workspaces');
+  const [top1] = await ask(page, 'ownership');
+  assert(top1 && top2 && top1 !== top2, `two queries with different top hits: ${top1} ${top2}`);
+  // Backspace empties the box; Enter at once must not follow the old results.
+  await input().press('Control+a');
+  await input().press('Backspace');
+  let went = navigates(page);
+  await input().press('Enter');
+  assert(!(await went), `Enter in a box emptied by Backspace went to ${page.url()}`);
+  // Esc Esc empties it too.
+  await ask(page, 'ownership');
+  await input().press('Escape');
+  await input().press('Escape');
+  assert(await input().inputValue() === '', 'the second Esc clears the box');
+  went = navigates(page);
+  await input().press('Enter');
+  assert(!(await went), `Enter in a box emptied by Esc Esc went to ${page.url()}`);
+  // A new query and Enter at once: the new query's top hit, not the old one's.
+  await ask(page, 'ownership');
+  const here = page.url();
+  await input().fill('cargo workspaces');
+  await Promise.all([page.waitForURL((u) => u.href !== here, { timeout: STEP_MS }), input().press('Enter')]);
+  assert(page.url() === top2, `Enter went to ${page.url().slice(base.length)}, not the new query's ${top2.slice(base.length)}`);
+});
+
+await step('the site rebuilt while the page is open: the next query is answered by the new build', async () => {
+  await input().focus();
+  await ask(page, 'ownership');
+  const manifestPath = path.join(site, 'lightembed', 'manifest.json');
+  const before = JSON.parse(fs.readFileSync(manifestPath, 'utf8')).files;
+  const changed = 'ch05-01-defining-structs.html';
+  const file = path.join(site, changed);
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('</main>',
+    '<p>The zanzibarquux frobnicator keeps every wombatology record in one struct.</p></main>'));
+  execFileSync(bin, ['site', '--site', site, '--quiet'], { encoding: 'utf8' });
+  const after = JSON.parse(fs.readFileSync(manifestPath, 'utf8')).files;
+  assert(after.core !== before.core && after.fragments !== before.fragments, 'a new build id');
+  const q = 'zanzibarquux frobnicator wombatology';
+  await input().fill(q);
+  // Settled: the new page on top with its words marked (the new build's shards and chunks), or a
+  // message.
+  await page.waitForFunction((changed) => {
+    const w = document.querySelector('lightembed-search');
+    const s = w.querySelector('[data-testid="lightembed-status"]');
+    const top = w.querySelector('[data-testid="lightembed-result"]');
+    const found = top && !w.querySelector('[role="listbox"]').hidden && top.querySelector('a').href.includes(changed)
+      && [...top.querySelectorAll('mark')].some((m) => /zanzibarquux/i.test(m.textContent));
+    return found || s.classList.contains('lightembed-error') || /HTTP|reload|answered/i.test(s.textContent);
+  }, changed, { timeout: STEP_MS });
+  const st = await statusOf(page);
+  assert(!st.error && !/HTTP|answered/.test(st.text), `status: ${st.text}`);
+  const [top] = await page.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => e.querySelector('a').href));
+  assert(top && top.includes(changed), `top hit from the new build: ${top}`);
+  console.log(`     rebuilt (${before.fragments} → ${after.fragments}); "${q}" → ${top.slice(base.length)} · ${st.text}`);
+});
+
+await step('a damaged fragment: named in plain words, the list cleared, Enter does nothing; then it recovers', async () => {
+  const p4 = await context.newPage();
+  try {
+    await p4.goto(`${base}ch03-01-variables-and-mutability.html`);
+    // Forget the fragments kept in Cache Storage, so this page downloads the ones it needs.
+    await p4.evaluate(async () => {
+      const c = await caches.open('lightembed');
+      for (const r of await c.keys()) if (r.url.includes('/f/')) await c.delete(r);
+    });
+    const inp = p4.locator('[data-testid="lightembed-query"]');
+    await inp.focus();
+    await ask(p4, 'ownership');
+    const before = (await statusOf(p4)).text;
+    host.truncateFragments = true;
+    const q = 'closures capture their environment; iterator adaptors are lazy';
+    await inp.fill(q);
+    await p4.waitForFunction((before) => {
+      const s = document.querySelector('[data-testid="lightembed-status"]');
+      return s.classList.contains('lightembed-error') || (s.textContent !== before && !/pages \(|^$|Loading/.test(s.textContent));
+    }, before, { timeout: STEP_MS });
+    const st = await statusOf(p4);
+    assert(/\b[tc]\d+\.bin\b/.test(st.text) && !/HTTP|answered/.test(st.text), `the message names the file in words: ${st.text}`);
+    const listed = await p4.locator('[data-testid="lightembed-result"]').count();
+    assert(listed === 0, `${listed} results still listed under the error`);
+    const went = navigates(p4);
+    await inp.press('Enter');
+    assert(!(await went), `Enter under the error went to ${p4.url()}`);
+    host.truncateFragments = false;
+    await inp.fill('');
+    const tops = await ask(p4, q);
+    assert(tops.length > 0 && !(await statusOf(p4)).error, 'results once the host serves whole files again');
+    console.log(`     ${st.text}`);
+  } finally {
+    host.truncateFragments = false;
+    await p4.close();
+  }
+});
+
+await step('a rebuild whose new fragments fail too: "The search index was updated — reload the page"', async () => {
+  await input().focus();
+  await ask(page, 'ownership');
+  const file = path.join(site, 'ch06-02-match.html');
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('</main>',
+    '<p>A quokkafloof arm matches every plinthwort value.</p></main>'));
+  execFileSync(bin, ['site', '--site', site, '--quiet'], { encoding: 'utf8' });
+  host.truncateFragments = true;
+  try {
+    await input().fill('quokkafloof plinthwort');
+    await page.waitForFunction(() => document.querySelector('[data-testid="lightembed-status"]').classList.contains('lightembed-error')
+      || /HTTP|answered|reload/.test(document.querySelector('[data-testid="lightembed-status"]').textContent), null, { timeout: STEP_MS });
+    const st = await statusOf(page);
+    assert(/The search index was updated — reload the page/.test(st.text), `status: ${st.text}`);
+    assert(await page.locator('[data-testid="lightembed-result"]').count() === 0, 'no result listed under the message');
+  } finally {
+    host.truncateFragments = false;
+  }
+});
+
+await step('20 remove/re-add rounds of the element: at most one live worker, and search still works', async () => {
+  const p3 = await context.newPage();
+  try {
+    // Count workers: constructed minus terminated.
+    await p3.addInitScript(() => {
+      const W = window.Worker;
+      const n = { made: 0, ended: 0 };
+      window.__workers = n;
+      window.Worker = class extends W {
+        constructor(...a) { super(...a); n.made += 1; }
+        terminate() { if (!this.ended) { this.ended = true; n.ended += 1; } return super.terminate(); }
+      };
+    });
+    await p3.goto(`${base}ch04-01-what-is-ownership.html`);
+    await p3.evaluate(async () => {
+      const until = async (f) => {
+        for (const t0 = Date.now(); !f(); await new Promise((r) => setTimeout(r, 20))) {
+          if (Date.now() - t0 > 30000) return; // counted below all the same
+        }
+      };
+      let w = document.querySelector('lightembed-search');
+      const parent = w.parentNode;
+      for (let i = 0; i < 20; i++) {
+        w.remove();
+        // What routers do: even rounds render a new element, odd ones put the same one back.
+        if (i % 2 === 0) w = document.createElement('lightembed-search');
+        parent.prepend(w);
+        w.querySelector('input').focus();
+        // Half the rounds leave once search is ready, the others while it is still starting.
+        if (i % 4 < 2) await until(() => w.dataset.ready === 'true');
+        else await new Promise((r) => setTimeout(r, 30));
+      }
+    });
+    await p3.waitForTimeout(500);
+    const n = await p3.evaluate(() => ({ ...window.__workers, widgets: document.querySelectorAll('lightembed-search').length }));
+    assert(n.widgets === 1, `${n.widgets} widgets`);
+    assert(n.made - n.ended <= 1, `${n.made - n.ended} live workers (${n.made} started, ${n.ended} ended)`);
+    const tops = await ask(p3, 'what is ownership');
+    assert(tops.length > 0, 'results after the rounds');
+    console.log(`     ${n.made} workers started, ${n.ended} ended`);
+  } finally {
+    await p3.close();
+  }
+});
+
+await step('a host that gzips .bin files: progress never above 100 %', async () => {
+  const p5 = await context.newPage();
+  host.gzipBin = true;
+  try {
+    await p5.goto(`${base}ch06-00-enums.html`);
+    // A cold start: nothing in Cache Storage, so the model and the core are downloaded.
+    await p5.evaluate(() => caches.delete('lightembed'));
+    await p5.evaluate(() => {
+      const s = document.querySelector('[data-testid="lightembed-status"]');
+      window.__said = [];
+      new MutationObserver(() => window.__said.push(s.textContent)).observe(s, { childList: true, characterData: true, subtree: true });
+    });
+    await p5.locator('[data-testid="lightembed-query"]').focus();
+    await p5.waitForFunction(() => document.querySelector('lightembed-search').dataset.ready === 'true', null, { timeout: STEP_MS });
+    await ask(p5, 'pattern matching');
+    const said = await p5.evaluate(() => window.__said);
+    const pcts = said.flatMap((t) => [...t.matchAll(/(\d+) %/g)].map((m) => Number(m[1])));
+    assert(pcts.length > 0, `progress shown: ${said.slice(0, 5)}`);
+    assert(Math.max(...pcts) <= 100, `progress above 100 %: ${said.filter((t) => /(\d{4,}|[2-9]\d\d|1\d[1-9]|1[1-9]\d) %/.test(t)).slice(0, 4).join(' | ')}`);
+    console.log(`     ${pcts.length} progress messages, last "${said.filter((t) => /%/.test(t)).pop()}"`);
+  } finally {
+    host.gzipBin = false;
+    await p5.close();
+  }
 });
 
 await step('no WebAssembly SIMD → a readable message', async () => {

@@ -14,5 +14,7 @@ pub fn run(c: PassagesCommand) -> Result<u8> {
         url_prefix: c.url_prefix,
         embed_text: c.embed_text,
         quiet: c.quiet,
+        root_selector: c.root_selector,
+        passage_tokens: c.passage_tokens as usize,
     })
 }
