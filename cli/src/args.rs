@@ -295,7 +295,8 @@ pub struct SearchCommand {
     /// Rank constant of RRF (a finite number ≥ 0).
     #[arg(long, value_name = "K", default_value_t = 60.0, value_parser = parse_page_weight)]
     pub rrf_k: f32,
-    /// Candidates taken from each side before fusing (at least 4·k are taken).
+    /// Candidates taken from each side before fusing (at least k are taken; a result's rank does
+    /// not depend on -k up to this many).
     #[arg(long, default_value_t = SearchOptions::default().candidates)]
     pub candidates: usize,
     /// Show every matching passage, also several of one section (default: the best passage
@@ -309,6 +310,8 @@ pub struct SearchCommand {
     pub page_weight: f32,
     /// Batch mode: read `{"id": …, "query": …}` lines from FILE (`-` = stdin) and write one
     /// `{"id": …, "hits": [{"id", "url", "title", "score"}, …]}` line per query, in input order.
+    /// A bad line (invalid JSON, no "query", an empty query) is named on stderr and skipped; the
+    /// exit code is then 4.
     #[arg(long, value_name = "FILE", conflicts_with = "query")]
     pub jsonl: Option<String>,
     /// The query text (or use --jsonl).

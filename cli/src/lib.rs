@@ -13,7 +13,7 @@
 //!
 //! Layout (Pagefind's thin `main.rs`, ruff's `args.rs` + `commands/`): [`args`] is the command
 //! line as data, [`commands`] has one file per command that only turns arguments into calls,
-//! prints and reports; the work lives in the other modules ([`fingerprint`], `search_index`,
+//! prints and reports; the work lives in the other modules ([`fingerprint`], [`index_build`], [`index_dir`], `search`,
 //! `site`, `passages`, `sources`, `inspect`, `jsonl`) and in the engine and index crates.
 
 /// `println!` for results: returns an error instead of panicking when stdout cannot be written
@@ -30,11 +30,14 @@ macro_rules! out {
 pub mod args;
 pub mod commands;
 pub mod fingerprint;
+pub mod index_build;
+pub mod index_dir;
 mod inspect;
 mod jsonl;
 mod passages;
-pub mod search_index;
+mod search;
 mod site;
+pub use site::DEFAULT_MODEL;
 mod sources;
 
 use anyhow::{Context, Result};

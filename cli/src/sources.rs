@@ -61,6 +61,11 @@ pub struct InputFile {
 /// twice is read once. Unreadable entries inside a folder (a dangling symlink, a loop) are
 /// skipped with a warning on stderr and counted in `skipped`; files left out by `excludes` are
 /// counted in `excluded`. Errors on a missing input or a folder with nothing to read.
+///
+/// URLs are relative to the folder given when there is one input; with several inputs, a
+/// folder's URLs start with the folder's own name (`docs/index.html`, `blog/index.html`), so two
+/// folders' pages never share a URL. Two files that would still get one URL (two inputs named
+/// alike) are an error naming both.
 pub fn collect_inputs(
     inputs: &[PathBuf],
     excludes: &Excludes,
@@ -69,13 +74,35 @@ pub fn collect_inputs(
 ) -> Result<Vec<InputFile>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    let mut push = |file: InputFile, out: &mut Vec<InputFile>| {
+    let mut urls: std::collections::HashMap<String, PathBuf> = Default::default();
+    let mut push = |file: InputFile, out: &mut Vec<InputFile>| -> Result<()> {
         let key = crate::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
-        if seen.insert(key) {
-            out.push(file);
+        if !seen.insert(key) {
+            return Ok(());
         }
+        if file.kind != Kind::Jsonl {
+            if let Some(first) = urls.get(&file.url) {
+                bail!(
+                    "{} and {} would both be indexed at the URL {}; give their common parent \
+                     folder instead, or index them one at a time",
+                    first.display(),
+                    file.path.display(),
+                    file.url
+                );
+            }
+            urls.insert(file.url.clone(), file.path.clone());
+        }
+        out.push(file);
+        Ok(())
     };
     for input in inputs {
+        // With several inputs, a folder's URLs start with its name (see above).
+        let prefix = match input.file_name() {
+            Some(name) if inputs.len() > 1 => {
+                format!("{}/", url_path_encode(&name.to_string_lossy()))
+            }
+            _ => String::new(),
+        };
         let meta =
             std::fs::metadata(input).with_context(|| format!("cannot read {}", input.display()))?;
         if meta.is_dir() {
@@ -123,11 +150,12 @@ pub fn collect_inputs(
                     *excluded += 1;
                     continue;
                 }
-                let url = rel
-                    .components()
-                    .map(|c| url_path_encode(&c.as_os_str().to_string_lossy()))
-                    .collect::<Vec<_>>()
-                    .join("/");
+                let url = prefix.clone()
+                    + &rel
+                        .components()
+                        .map(|c| url_path_encode(&c.as_os_str().to_string_lossy()))
+                        .collect::<Vec<_>>()
+                        .join("/");
                 push(
                     InputFile {
                         path: entry.path().to_path_buf(),
@@ -135,7 +163,7 @@ pub fn collect_inputs(
                         kind,
                     },
                     &mut out,
-                );
+                )?;
             }
             if out.len() == before && walk_was_empty(input) {
                 bail!(
@@ -159,7 +187,7 @@ pub fn collect_inputs(
                     kind: kind_of(input).unwrap_or(Kind::Text),
                 },
                 &mut out,
-            );
+            )?;
         }
     }
     Ok(out)

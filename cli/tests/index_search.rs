@@ -134,7 +134,7 @@ fn index_writes_manifest_and_search_ranks_the_right_passage() {
     ]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.starts_with("1 result for \"compost heap\" (hybrid mode, 8 passages, 384 dims, "),
+        text.starts_with("1 result for “compost heap” (hybrid mode, 8 passages, 384 dims, "),
         "{text}"
     );
     // Best on both sides: the fused (min–max normalised) score is 1.
@@ -970,10 +970,12 @@ fn batch_search_answers_each_line_in_order() {
         .write_all(input.as_bytes())
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    // A bad line is reported and the batch goes on (issue 29 #18): every good line is answered.
+    assert_eq!(o.status.code(), Some(4));
     assert_eq!(
         stderr(&o),
-        "error: -: line 4: expected a JSON object with a string \"query\" field\n"
+        "warning: skipping -: line 4: expected a JSON object with a string \"query\" field\n\
+         warning: 1 line skipped (named above); exit code 4\n"
     );
     let stdout = String::from_utf8(o.stdout).unwrap();
     // The id is the first field, as `embed` and `tokenize` write it.
@@ -982,8 +984,9 @@ fn batch_search_answers_each_line_in_order() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["id"], "q1");
+    assert_eq!(lines[2]["id"], 4);
     // A number id comes back as written (serde_json alone would round this one to a float).
     assert!(
         stdout
@@ -1323,5 +1326,145 @@ fn bad_bytes_in_inputs_are_named_counted_and_never_garble_good_text() {
     assert_eq!(
         ids(&search_json(&out, &[], "compost")),
         ["good.md#compost:1"]
+    );
+}
+
+/// The hybrid note "No passage contains the words of the query" is decided by the keyword side:
+/// a word only in the page title or a heading is a match (issue 29 #9), and so is a word past
+/// the stored snippet (`--snippet-chars`); a query matching nothing still gets the note.
+#[test]
+fn the_meaning_alone_note_follows_the_keyword_side() {
+    let dir = scratch("meaning-alone-keywords");
+    let src = dir.join("site");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("z.html"),
+        "<title>Zanzibar travel</title><h2 id=\"spice\">Spice tours</h2>\
+         <p>Cloves and nutmeg grow on the island farms near the old town, where guides show how they are dried.</p>",
+    )
+    .unwrap();
+    let out = dir.join("ix");
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&out),
+        "-q",
+        "--snippet-chars",
+        "20",
+        s(&src),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    const NOTE: &str = "No passage contains the words of the query";
+    for q in ["zanzibar", "spice", "guides dried"] {
+        let o = run(&["search", "--index", s(&out), q]);
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(!text.contains(NOTE), "{q}: {text}");
+    }
+    let o = run(&["search", "--index", s(&out), "xyzzy"]);
+    assert!(String::from_utf8(o.stdout).unwrap().contains(NOTE));
+}
+
+/// The query in the header line is printed as text: a combining accent or a Thai tone mark is
+/// not escaped (issue 29 #14); control characters still are.
+#[test]
+fn the_query_is_printed_as_text() {
+    let out = scratch("site-index-query-text");
+    assert!(build(&out, &["--quiet"]).status.success());
+    for q in ["e\u{301}clair", "\u{0e01}\u{0e48}\u{0e32}"] {
+        let o = run(&["search", "--index", s(&out), q]);
+        let first = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(first.contains(&format!("\u{201c}{q}\u{201d}")), "{first}");
+        assert!(!first.contains("\\u{"), "{first}");
+    }
+    let o = run(&["search", "--index", s(&out), "a\u{1b}[31mb"]);
+    let first = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(first.contains("a\\u{1b}[31mb"), "{first}");
+}
+
+/// An index.bin replaced by another model's index (its old index.json beside it): `search`
+/// says the recorded model is not the index's, not that it "is not found" (issue 29 #11).
+#[test]
+fn a_replaced_index_bin_names_the_model_mismatch() {
+    let dir = scratch("replaced-index-bin");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    assert!(build(&a, &["--quiet"]).status.success());
+    let two = root().join("public/models/lightembed-en-2l.bin");
+    let site = root().join("tests/fixtures/site");
+    let o = run(&["index", "--model", s(&two), "--out", s(&b), "-q", s(&site)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::copy(b.join("index.bin"), a.join("index.bin")).unwrap();
+    let o = run(&["search", "--index", s(&a), "compost"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("is not the model") && err.contains("index.json describes another index.bin"),
+        "{err}"
+    );
+    assert!(!err.contains("is not found"), "{err}");
+}
+
+/// Two folders given together keep their pages apart (issue 29 #7): each folder's URLs start
+/// with its name, so both `index.html` pages are indexed and found; two inputs named alike would
+/// still collide, and that is an error naming both files.
+#[test]
+fn several_folders_keep_their_urls_apart() {
+    let dir = scratch("two-folders");
+    for (name, word) in [("docs", "compass"), ("blog", "lantern")] {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("index.html"),
+            format!("<title>{name}</title><p>The {word} is described on this page in some detail.</p>"),
+        )
+        .unwrap();
+    }
+    let out = dir.join("ix");
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&out),
+        "-q",
+        s(&dir.join("docs")),
+        s(&dir.join("blog")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (q, url) in [("compass", "docs/index.html"), ("lantern", "blog/index.html")] {
+        let v = search_json(&out, &["-k", "1", "--mode", "keyword"], q);
+        assert_eq!(v["results"][0]["url"], url, "{v}");
+    }
+    // Two inputs with the same name: one URL for two files is refused.
+    std::fs::create_dir_all(dir.join("other/docs")).unwrap();
+    std::fs::write(dir.join("other/docs/index.html"), "<title>x</title><p>Other.</p>").unwrap();
+    let o = run(&[
+        "index",
+        "--model",
+        s(&model()),
+        "--out",
+        s(&dir.join("ix2")),
+        s(&dir.join("docs")),
+        s(&dir.join("other/docs")),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {} and {} would both be indexed at the URL docs/index.html; give their common \
+             parent folder instead, or index them one at a time\n",
+            dir.join("docs/index.html").display(),
+            dir.join("other/docs/index.html").display()
+        )
     );
 }

@@ -977,7 +977,7 @@ impl FragmentedIndex {
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
-        let c = opts.candidates.max(4 * k).max(1);
+        let c = opts.candidates.max(k).max(1);
         let n = self.len();
         let lists: Vec<&[(u32, u32)]> = terms
             .iter()

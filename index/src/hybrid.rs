@@ -84,7 +84,9 @@ pub struct SearchOptions {
     pub mode: Mode,
     /// How hybrid scores are fused. Default [`Fusion::DEFAULT`].
     pub fusion: Fusion,
-    /// Candidates taken from each side before fusing: `max(candidates, 4·k)`. Default 50.
+    /// Candidates taken from each side before fusing: `max(candidates, k)`. Default 50. The pool
+    /// does not grow with `k` below `candidates`, so a result's rank does not depend on how many
+    /// results are asked for (the CLI's `-k 10` and the widget's 20 rank alike).
     pub candidates: usize,
     /// HNSW beam for the vector side (`None`: the index's `ef_search`; the effective beam is
     /// at least the number of candidates).
@@ -129,7 +131,7 @@ impl Index {
     /// to `page_weight ×` that maximum, [`SearchOptions::page_weight`]).
     ///
     /// Cost: one HNSW search with beam `max(ef_search, c)` plus BM25 over the query terms'
-    /// postings, then `2c` exact scores (`c = max(candidates, 4k)`).
+    /// postings, then `2c` exact scores (`c = max(candidates, k)`).
     ///
     /// Errors: [`IndexError::InvalidArgument`] when `vector` is missing for a mode that needs it
     /// or a fusion parameter is out of range; [`IndexError::VectorDims`],
@@ -145,7 +147,7 @@ impl Index {
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
-        let c = opts.candidates.max(4 * k).max(1);
+        let c = opts.candidates.max(k).max(1);
         let terms = if opts.mode == Mode::Vector {
             Vec::new()
         } else {

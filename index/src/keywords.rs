@@ -6,7 +6,10 @@
 //! Every character is folded, then split:
 //!
 //! 1. **Folding.** NFKD (compatibility decomposition: `ﬁ` → `fi`, fullwidth `Ａ` → `A`, `²` → `2`),
-//!    combining marks dropped (accents: `café` → `cafe`, `naïve` → `naive`), lowercase, `ß` →
+//!    accents dropped (`café` → `cafe`, `naïve` → `naive`; [`is_accent`]: the combining
+//!    diacritics of Latin, Greek and Cyrillic, and the optional vowel points of Arabic and Hebrew —
+//!    never a script's own vowel signs, viramas or tone marks: Devanagari `दिन` "day" and `दान`
+//!    "donation" stay apart, as do Thai tone marks), lowercase, `ß` →
 //!    `ss` (`Größe` → `grosse`) and the dotless `ı` → `i`, so Turkish `I`, `ı`, `İ` and `i` all
 //!    fold alike (`IŞIK`, `ışık` and ASCII-typed `isik` match; the dot of `İ` is a combining mark
 //!    after NFKD; since index layout keyword flag bit 1 and fragments layout v2 — an older index
@@ -199,6 +202,28 @@ fn is_cjk(c: char) -> bool {
     )
 }
 
+/// True for a combining mark that folding drops: an accent in the sense of the scripts that
+/// write them optionally — the Combining Diacritical Marks blocks (Latin, Greek, Cyrillic:
+/// U+0300–U+036F, U+1AB0–U+1AFF, U+1DC0–U+1DFF, U+20D0–U+20FF, U+FE20–U+FE2F), Cyrillic's
+/// combining titlo and friends (U+0483–U+0489), Arabic's tashkeel (U+064B–U+065F, U+0670) and
+/// Hebrew's points and cantillation (U+0591–U+05C7), which writers mostly leave out. Every other
+/// combining mark (Indic vowel signs and viramas, Thai vowels and tone marks, …) is part of the
+/// letter it follows and is kept: removing it changes the word.
+pub fn is_accent(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0300}'..='\u{036F}'
+            | '\u{0483}'..='\u{0489}'
+            | '\u{0591}'..='\u{05C7}'
+            | '\u{064B}'..='\u{065F}'
+            | '\u{0670}'
+            | '\u{1AB0}'..='\u{1AFF}'
+            | '\u{1DC0}'..='\u{1DFF}'
+            | '\u{20D0}'..='\u{20FF}'
+            | '\u{FE20}'..='\u{FE2F}'
+    ) && is_combining_mark(c)
+}
+
 /// Format characters that never split a word (soft hyphen, zero-width space/joiners, word
 /// joiner, BOM): ignored like combining marks.
 fn is_ignorable(c: char) -> bool {
@@ -290,7 +315,15 @@ fn tokenize(text: &str, stem: bool, emit: &mut dyn FnMut(&str, usize, usize)) {
         }
         let mut only_marks = true;
         decompose_compatible(c, |d| {
-            if is_combining_mark(d) || is_ignorable(d) {
+            if is_accent(d) || is_ignorable(d) {
+                return;
+            }
+            if is_combining_mark(d) {
+                // A script's own mark (a vowel sign, virama, tone mark) belongs to the word it
+                // follows; alone (no word open) it is no token.
+                if !t.word.is_empty() {
+                    t.push(d, i, j);
+                }
                 return;
             }
             only_marks = false;
@@ -300,7 +333,7 @@ fn tokenize(text: &str, stem: bool, emit: &mut dyn FnMut(&str, usize, usize)) {
                     t.push('s', i, j);
                 } else if l == 'ı' {
                     t.push('i', i, j);
-                } else if is_combining_mark(l) {
+                } else if is_accent(l) {
                     // lowercase mappings may add a mark (İ); folded away like any accent
                 } else if is_cjk(l) {
                     t.single(&cjk_token(l), i, j);
@@ -887,14 +920,16 @@ pub const TITLE_WEIGHT: usize = 3;
 pub const HEADING_WEIGHT: usize = 2;
 
 /// What BM25 indexes for a passage: the page title [`TITLE_WEIGHT`] times, the section heading
-/// [`HEADING_WEIGHT`] times, then the text, one per line (the page title only when it differs
-/// from the heading). The CLI and the app index exactly this; what is embedded is
-/// [`embed_text`].
+/// [`HEADING_WEIGHT`] times, then the text, one per line. A section whose heading is the page
+/// title (a page "Installation" opening with the section "Installation") gets both, so it is the
+/// strongest match for the title's words — not weaker than its sibling sections, which carry the
+/// title ×3 too. The CLI and the app index exactly this; what is embedded is
+/// `lightembed_ingest::embed_text`.
 pub fn keyword_text(page_title: &str, heading: &str, text: &str) -> String {
     let mut out = String::with_capacity(
         TITLE_WEIGHT * (page_title.len() + 1) + HEADING_WEIGHT * (heading.len() + 1) + text.len(),
     );
-    if !page_title.is_empty() && page_title != heading {
+    if !page_title.is_empty() {
         for _ in 0..TITLE_WEIGHT {
             out.push_str(page_title);
             out.push('\n');
@@ -909,4 +944,3 @@ pub fn keyword_text(page_title: &str, heading: &str, text: &str) -> String {
     out.push_str(text);
     out
 }
-

@@ -58,6 +58,7 @@ mod index;
 pub mod keywords;
 pub mod layout;
 mod manifest;
+mod searcher;
 pub mod snippet;
 mod util;
 
@@ -70,6 +71,7 @@ pub use manifest::{
     CompatWarning, Manifest, ManifestFields, Metric, ModelIdentity, ModelVersion, MAX_DIMS,
     MAX_MODEL_ID_LEN,
 };
+pub use searcher::{Found, Searcher};
 
 /// The index layout version this crate reads and writes (spec §8 `index_version`). Bumped on any
 /// change to [`layout`]; an index with another version is rejected with

@@ -596,3 +596,42 @@ fn builder_writes_what_split_writes() {
     assert_eq!(b.len(), 300);
     assert_eq!(b.finish(&small()).unwrap().core, a.core);
 }
+
+/// A result's rank does not depend on how many results are asked for: the best 10 are the first
+/// 10 of the best 20 and 40, in every mode, for both index kinds (through the one `Searcher`
+/// interface). The candidate pool used to be `max(50, 4k)`, so `-k 10` (CLI) and 20 (widget)
+/// fused different pools and ordered the top pages differently.
+#[test]
+fn ranks_do_not_depend_on_k() {
+    use lightembed_index::Searcher;
+    let ix = build(600);
+    let fx = load_all(&ix);
+    let mut rng = Rng(99);
+    let kinds: [&dyn Searcher; 2] = [&ix, &fx];
+    for kind in kinds {
+        for q in 0..20 {
+            let v: Vec<f32> = (0..DIMS).map(|_| rng.f()).collect();
+            let text = format!(
+                "{} {}",
+                WORDS[q % WORDS.len()],
+                WORDS[(q * 7 + 3) % WORDS.len()]
+            );
+            for mode in [Mode::Hybrid, Mode::Vector, Mode::Keyword] {
+                let opts = SearchOptions {
+                    mode,
+                    ..SearchOptions::default()
+                };
+                let ids = |k| -> Vec<String> {
+                    kind.find(Some(&v), &text, k, &opts)
+                        .unwrap()
+                        .into_iter()
+                        .map(|h| h.id)
+                        .collect()
+                };
+                let (a, b, c) = (ids(10), ids(20), ids(40));
+                assert_eq!(a[..], b[..a.len()], "{mode:?} {text:?}: k 10 vs 20");
+                assert_eq!(b[..], c[..b.len()], "{mode:?} {text:?}: k 20 vs 40");
+            }
+        }
+    }
+}

@@ -684,7 +684,6 @@ fn a_legacy_index_is_read_with_dotless_i_folded() {
     assert_eq!(legacy.to_bytes(), fresh.to_bytes());
 }
 
-
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn keyword_text_weights_title_and_heading() {
@@ -699,9 +698,96 @@ fn keyword_text_weights_title_and_heading() {
     // A heading equal to the page title is written once, as the heading.
     assert_eq!(
         lightembed_index::keywords::keyword_text("Ownership", "Ownership", "a b"),
-        "Ownership\nOwnership\na b"
+        "Ownership\nOwnership\nOwnership\nOwnership\nOwnership\na b"
     );
-    assert_eq!(lightembed_index::keywords::keyword_text("", "Moves", "a b"), "Moves\nMoves\na b");
-    assert_eq!(lightembed_index::keywords::keyword_text("", "", "a b"), "a b");
+    assert_eq!(
+        lightembed_index::keywords::keyword_text("", "Moves", "a b"),
+        "Moves\nMoves\na b"
+    );
+    assert_eq!(
+        lightembed_index::keywords::keyword_text("", "", "a b"),
+        "a b"
+    );
 }
 
+/// A section whose heading is the page's title is the best keyword match for the title's words
+/// (issue 29 #10): a page "Installation" with sections Installation / Windows / Linux, query
+/// `installation`. By hand (BM25, k1 = 1.2, b = 0.75; each body 12 other words): the
+/// Installation section holds the word 5 times (title ×3 + heading ×2) in 17 words, its
+/// siblings 3 times in 17 words (title ×3, heading "Windows" ×2): same length, more
+/// occurrences, so it must rank first. Before, the title was left out when it equalled the
+/// heading (2 occurrences in 14 words) and the section ranked last.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_section_titled_like_its_page_ranks_first_for_the_title() {
+    use lightembed_index::keywords::keyword_text;
+    let body = "download the package run the setup program then restart the machine now";
+    let mut ix = Index::new(common::fields(4), Params::default()).unwrap();
+    for (i, h) in ["Installation", "Windows", "Linux"].into_iter().enumerate() {
+        let text = keyword_text("Installation", h, body);
+        assert_eq!(
+            text.matches("Installation").count(),
+            if h == "Installation" { 5 } else { 3 }
+        );
+        let mut v = [0.1f32; 4];
+        v[i] = 1.0;
+        ix.insert_with_text(
+            Document::new(
+                format!("install.html#{}", h.to_lowercase()),
+                h,
+                "install.html",
+                body,
+            ),
+            &v,
+            &text,
+        )
+        .unwrap();
+    }
+    let hits = ix.keyword_search("installation", 3);
+    assert_eq!(hits[0].id, "install.html#installation");
+    assert!(hits[0].score > hits[1].score, "{hits:?}");
+}
+
+/// Folding drops accents, never a script's own vowel signs (issue 29 #8): Devanagari `दिन`
+/// ("day") and `दान` ("donation"), `काम` ("work") and `कम` ("less") stay apart, a virama does
+/// not split a word, Thai tone marks and Tamil vowel signs are kept; Latin/Greek/Cyrillic
+/// accents and Arabic/Hebrew optional vowel points still fold away.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn only_accents_fold_never_vowel_signs() {
+    use lightembed_index::keywords::terms_with;
+    let t = |s: &str| terms_with(s, false);
+    assert_ne!(t("दिन"), t("दान"));
+    assert_ne!(t("काम"), t("कम"));
+    assert_eq!(t("दिन"), ["दिन"]);
+    assert_eq!(t("क्या हाल"), ["क्या", "हाल"]);
+    assert_ne!(t("ไก่"), t("ไก"));
+    assert_ne!(t("கை"), t("க"));
+    assert_eq!(t("café naïve Ἀθῆναι ёлка"), t("cafe naive Αθηναι елка"));
+    assert_eq!(t("كَتَبَ"), t("كتب"));
+    assert_eq!(t("שָׁלוֹם"), t("שלום"));
+    // In an index: the query `दिन` finds the passage with `दिन`, not the one with `दान`.
+    let mut ix = Index::new(common::fields(4), Params::default()).unwrap();
+    for (i, text) in ["आज दान का दिन नहीं", "उसने दान दिया", "हर दिन काम"]
+        .iter()
+        .enumerate()
+    {
+        let mut v = [0.1f32; 4];
+        v[i] = 1.0;
+        ix.insert(Document::new(format!("d{i}"), "", "", *text), &v)
+            .unwrap();
+    }
+    let ids: Vec<String> = ix
+        .keyword_search("दिन", 3)
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(!ids.contains(&"d1".to_string()), "{ids:?}");
+    let ids: Vec<String> = ix
+        .keyword_search("कम", 3)
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert!(ids.is_empty(), "{ids:?}");
+}

@@ -15,7 +15,11 @@
 //! SIMD128 is required on wasm32: the engine's `compile_error!` guard stops a build whose
 //! `RUSTFLAGS` replaced `.cargo/config.toml`'s flags.
 
-use js_sys::{Array, Float32Array, Function, Object, Reflect};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+
+use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use lightembed_index::fragments::FragmentedIndex;
 use lightembed_index::snippet::excerpt;
 use lightembed_index::{Index, Mode, ModelIdentity, SearchOptions as RankOptions};
@@ -35,7 +39,7 @@ export type SearchMode = "hybrid" | "vector" | "keyword";
 
 /** Options of `SearchIndex.search`. Unknown keys are refused. */
 export interface SearchOptions {
-  /** Number of results (at most one per section), default 10. */
+  /** Number of results (at most one per section): an integer from 1 to 100000 (as `lightembed search -k`), default 10. */
   k?: number;
   /** Default `"hybrid"`. `"hybrid"` and `"vector"` need `vector` or `model`; `"keyword"` neither. */
   mode?: SearchMode;
@@ -43,7 +47,7 @@ export interface SearchOptions {
   vector?: Float32Array | number[];
   /** Embeds the query as `model.embed(query, index.dims)`. Call `index.checkCompatible(model)` once first. */
   model?: Model;
-  /** Characters of each excerpt (plus `…` marks where cut), default 240; 0 = the whole stored snippet. */
+  /** Characters of each excerpt (plus `…` marks where cut): an integer ≥ 0, default 240; 0 = the whole stored snippet. */
   excerptChars?: number;
 }
 
@@ -105,10 +109,25 @@ fn js_error(msg: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&msg.to_string()).into()
 }
 
+thread_local! {
+    /// Every live `Model` by its key ([`JsModel::registry_key`]), so that a method given a `Model` as a
+    /// plain JS value (`checkCompatible`) finds it by a number it asks the object for, never by
+    /// a pointer: any value, a freed `Model` included, is safe to pass.
+    static MODELS: RefCell<HashMap<u64, Weak<lightembed::Model>>> = RefCell::new(HashMap::new());
+    static NEXT_MODEL_KEY: Cell<u64> = const { Cell::new(1) };
+}
+
 /// A sentence-embedding model (`.bin` v1), verified on load.
 #[wasm_bindgen(js_name = Model)]
 pub struct JsModel {
-    inner: lightembed::Model,
+    inner: Rc<lightembed::Model>,
+    key: u64,
+}
+
+impl Drop for JsModel {
+    fn drop(&mut self) {
+        MODELS.with(|m| m.borrow_mut().remove(&self.key));
+    }
 }
 
 #[wasm_bindgen(js_class = Model)]
@@ -118,17 +137,29 @@ impl JsModel {
     ///
     /// @throws {Error} the load error's message, e.g. `"SHA-256 mismatch: …"`; its `rule`
     /// property names the load rule (e.g. `"hash_mismatch"`; the names of the files in
-    /// `tests/fixtures/malformed/`).
+    /// `tests/fixtures/malformed/`). `bytes` not a `Uint8Array`: `"Model.fromBytes: bytes must
+    /// be a Uint8Array, not string"`.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: &[u8]) -> Result<JsModel, JsValue> {
-        lightembed::Model::from_bytes(bytes)
-            .map(|inner| JsModel { inner })
-            .map_err(|e| {
-                let err = js_sys::Error::new(&e.to_string());
-                // Setting a property on a fresh Error cannot fail.
-                let _ = Reflect::set(&err, &"rule".into(), &e.rule().into());
-                err.into()
-            })
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<JsModel, JsValue> {
+        let bytes = arg("Model.fromBytes", "bytes").bytes(&bytes)?;
+        let inner = lightembed::Model::from_bytes(&bytes).map_err(|e| {
+            let err = js_sys::Error::new(&e.to_string());
+            // Setting a property on a fresh Error cannot fail.
+            let _ = Reflect::set(&err, &"rule".into(), &e.rule().into());
+            JsValue::from(err)
+        })?;
+        let inner = Rc::new(inner);
+        let key = NEXT_MODEL_KEY.with(|k| k.replace(k.get() + 1));
+        MODELS.with(|m| m.borrow_mut().insert(key, Rc::downgrade(&inner)));
+        Ok(JsModel { inner, key })
+    }
+
+    /// The number this `Model` is registered under (see `MODELS`); not part of the API.
+    #[wasm_bindgen(getter, js_name = __lightembedModelKey, skip_typescript)]
+    pub fn registry_key(&self) -> f64 {
+        self.key as f64
     }
 
     /// The header's `model_id`, e.g. `"lightembed-en-0l"`.
@@ -173,41 +204,46 @@ impl JsModel {
 
     /// The L2-normalised embedding of `text`, `dims` floats (default `outputDim`).
     ///
-    /// @throws {Error} when `dims` is not one of `validDims` (the message lists them).
-    pub fn embed(&self, text: &str, dims: Option<u32>) -> Result<Vec<f32>, JsValue> {
-        self.inner
-            .embed(text, self.dims_or_default(dims))
-            .map_err(js_error)
+    /// @throws {Error} when `text` is not a string or `dims` is not one of `validDims` (the
+    /// message lists them).
+    pub fn embed(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] dims: Option<JsValue>,
+    ) -> Result<Vec<f32>, JsValue> {
+        let text = arg("embed", "text").string(&text)?;
+        let dims = arg("embed", "dims").dims(dims.as_ref(), &self.inner)?;
+        self.inner.embed(&text, dims).map_err(js_error)
     }
 
     /// `embed` for many texts at once (faster: their tokens share each matrix product); element
     /// `i` equals `embed(texts[i], dims)`.
     ///
-    /// @throws {Error} when `dims` is not one of `validDims`.
+    /// @throws {Error} when `texts` is not an array of strings or `dims` is not one of
+    /// `validDims`.
     #[wasm_bindgen(js_name = embedBatch)]
     pub fn embed_batch(
         &self,
-        texts: Vec<String>,
-        dims: Option<u32>,
+        #[wasm_bindgen(unchecked_param_type = "string[]")] texts: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] dims: Option<JsValue>,
     ) -> Result<Vec<Float32Array>, JsValue> {
+        let texts = arg("embedBatch", "texts").strings(&texts)?;
+        let dims = arg("embedBatch", "dims").dims(dims.as_ref(), &self.inner)?;
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = self
-            .inner
-            .embed_batch(&texts, self.dims_or_default(dims))
-            .map_err(js_error)?;
+        let vectors = self.inner.embed_batch(&texts, dims).map_err(js_error)?;
         Ok(vectors.iter().map(|v| Float32Array::from(&v[..])).collect())
     }
 
     /// Token ids of `text` as the model sees them: `[CLS]`, word pieces cut to `maxSeqLen − 2`,
     /// `[SEP]`.
-    pub fn tokenize(&self, text: &str) -> Vec<u32> {
-        self.inner.tokenize(text)
-    }
-}
-
-impl JsModel {
-    fn dims_or_default(&self, dims: Option<u32>) -> usize {
-        dims.map_or(self.inner.output_dim(), |d| d as usize)
+    ///
+    /// @throws {Error} when `text` is not a string.
+    pub fn tokenize(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<Vec<u32>, JsValue> {
+        let text = arg("tokenize", "text").string(&text)?;
+        Ok(self.inner.tokenize(&text))
     }
 }
 
@@ -227,8 +263,11 @@ impl JsSearchIndex {
     /// (`"Index was built with index format v1 but this lightembed reads index format v2. Re-run
     /// \`lightembed index\`."`).
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: &[u8]) -> Result<JsSearchIndex, JsValue> {
-        Index::from_bytes(bytes)
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<JsSearchIndex, JsValue> {
+        let bytes = arg("SearchIndex.fromBytes", "bytes").bytes(&bytes)?;
+        Index::from_bytes(&bytes)
             .map(|inner| JsSearchIndex { inner })
             .map_err(js_error)
     }
@@ -240,8 +279,11 @@ impl JsSearchIndex {
     /// @throws {Error} with the spec's message, e.g. `"Index was built with lightembed-en-0l v3.0
     /// but the loaded model is v4.0. Re-run \`lightembed index\`."`
     #[wasm_bindgen(js_name = checkCompatible)]
-    pub fn check_compatible(&self, model: &JsModel) -> Result<Vec<String>, JsValue> {
-        compatibility(self.inner.manifest(), model)
+    pub fn check_compatible(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Model")] model: JsValue,
+    ) -> Result<Vec<String>, JsValue> {
+        compatibility(self.inner.manifest(), &model)
     }
 
     /// Number of passages (live documents).
@@ -284,30 +326,34 @@ impl JsSearchIndex {
     /// is embedded with `options.model` unless `options.vector` is given; `mode: "keyword"`
     /// needs neither. A query of only spaces gives no results.
     ///
-    /// @throws {Error} for a bad option, a vector of the wrong length, or a model whose `dims`
-    /// do not include the index dims.
+    /// @throws {Error} for a bad argument or option (`"search: options.k must be an integer
+    /// from 1 to 100000, not 0"`), or a model whose `dims` do not include the index dims.
     pub fn search(
         &self,
-        query: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         options: Option<SearchOptions>,
     ) -> Result<SearchHits, JsValue> {
-        let o = Options::parse(options.map(JsValue::from))?;
+        let query = arg("search", "query").string(&query)?;
+        let o = Options::parse(options.map(JsValue::from), self.inner.dims())?;
         if query.trim().is_empty() {
             return Ok(Array::new().unchecked_into());
         }
-        let vector = o.vector_for(query, self.inner.dims())?;
+        let vector = o.vector_for(&query, self.inner.dims())?;
         let rank = RankOptions {
             mode: o.mode,
             ..RankOptions::default()
         };
+        // A k past the number of slots (deleted ones included) ranks exactly as that number does
+        // (every slot is a candidate either way); the cap keeps the allocations sized by k small.
+        let k = o.k.min(self.inner.len() + self.inner.deleted_count());
         let hits = self
             .inner
-            .query(vector.as_deref(), query, o.k, &rank)
+            .query(vector.as_deref(), &query, k, &rank)
             .map_err(js_error)?;
         let stem = self.inner.keyword_stemming();
         let out = Array::new();
         for h in hits {
-            let e = excerpt(&h.payload.snippet, query, stem, o.excerpt_chars);
+            let e = excerpt(&h.payload.snippet, &query, stem, o.excerpt_chars);
             let highlights = js_highlights(&e);
             let hit = Object::new();
             for (key, value) in [
@@ -342,8 +388,11 @@ impl JsSiteIndex {
     ///
     /// @throws {Error} for a corrupted or truncated core, or one of another layout version.
     #[wasm_bindgen(js_name = fromCore)]
-    pub fn from_core(bytes: &[u8]) -> Result<JsSiteIndex, JsValue> {
-        FragmentedIndex::from_core(bytes)
+    pub fn from_core(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<JsSiteIndex, JsValue> {
+        let bytes = arg("SiteIndex.fromCore", "bytes").bytes(&bytes)?;
+        FragmentedIndex::from_core(&bytes)
             .map(|inner| JsSiteIndex { inner })
             .map_err(js_error)
     }
@@ -352,8 +401,11 @@ impl JsSiteIndex {
     ///
     /// @throws {Error} with the spec's message when the model is not the index's.
     #[wasm_bindgen(js_name = checkCompatible)]
-    pub fn check_compatible(&self, model: &JsModel) -> Result<Vec<String>, JsValue> {
-        compatibility(self.inner.manifest(), model)
+    pub fn check_compatible(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Model")] model: JsValue,
+    ) -> Result<Vec<String>, JsValue> {
+        compatibility(self.inner.manifest(), &model)
     }
 
     /// Number of passages.
@@ -381,51 +433,78 @@ impl JsSiteIndex {
     }
 
     /// The term shards `query` needs that are not added yet (empty: it can be searched).
+    ///
+    /// @throws {Error} when `query` is not a string.
     #[wasm_bindgen(js_name = missingShards)]
-    pub fn missing_shards(&self, query: &str) -> Vec<u32> {
-        self.inner.missing_shards(query)
+    pub fn missing_shards(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> Result<Vec<u32>, JsValue> {
+        let query = arg("missingShards", "query").string(&query)?;
+        Ok(self.inner.missing_shards(&query))
     }
 
     /// Adds a term shard; returns its number.
     ///
     /// @throws {Error} for a corrupted shard or one of another build.
     #[wasm_bindgen(js_name = addShard)]
-    pub fn add_shard(&mut self, bytes: &[u8]) -> Result<u32, JsValue> {
-        self.inner.add_shard(bytes).map_err(js_error)
+    pub fn add_shard(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<u32, JsValue> {
+        let bytes = arg("addShard", "bytes").bytes(&bytes)?;
+        self.inner.add_shard(&bytes).map_err(js_error)
     }
 
     /// Adds a text chunk; returns its number.
     ///
     /// @throws {Error} for a corrupted chunk or one of another build.
     #[wasm_bindgen(js_name = addChunk)]
-    pub fn add_chunk(&mut self, bytes: &[u8]) -> Result<u32, JsValue> {
-        self.inner.add_chunk(bytes).map_err(js_error)
+    pub fn add_chunk(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<u32, JsValue> {
+        let bytes = arg("addChunk", "bytes").bytes(&bytes)?;
+        self.inner.add_chunk(&bytes).map_err(js_error)
     }
 
-    /// Whether the text of `passage` is here (its chunk was added).
+    /// Whether the text of `passage` (`0 .. length - 1`) is here (its chunk was added).
+    ///
+    /// @throws {Error} when `passage` is not a passage number.
     #[wasm_bindgen(js_name = hasText)]
-    pub fn has_text(&self, passage: u32) -> bool {
-        self.inner.text(passage).is_some()
+    pub fn has_text(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] passage: JsValue,
+    ) -> Result<bool, JsValue> {
+        let passage = arg("hasText", "passage").passage(&passage, self.inner.len())?;
+        Ok(self.inner.text(passage).is_some())
     }
 
     /// The `k` best passages for `query`, best first, at most one per section, without text
     /// (options as `SearchIndex.search`; `excerptChars` is not used here).
     ///
-    /// @throws {Error} for a bad option, a missing term shard (`missingShards`), or a model
-    /// whose dims do not include the index dims.
-    pub fn search(&self, query: &str, options: Option<SearchOptions>) -> Result<SiteHits, JsValue> {
-        let o = Options::parse(options.map(JsValue::from))?;
+    /// @throws {Error} for a bad argument or option, a missing term shard (`missingShards`), or
+    /// a model whose dims do not include the index dims.
+    pub fn search(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        options: Option<SearchOptions>,
+    ) -> Result<SiteHits, JsValue> {
+        let query = arg("search", "query").string(&query)?;
+        let o = Options::parse(options.map(JsValue::from), self.inner.dims())?;
         if query.trim().is_empty() {
             return Ok(Array::new().unchecked_into());
         }
-        let vector = o.vector_for(query, self.inner.dims())?;
+        let vector = o.vector_for(&query, self.inner.dims())?;
         let rank = RankOptions {
             mode: o.mode,
             ..RankOptions::default()
         };
+        // As in `SearchIndex::search`: past the number of passages, k changes nothing.
+        let k = o.k.min(self.inner.len());
         let hits = self
             .inner
-            .query(vector.as_deref(), query, o.k, &rank)
+            .query(vector.as_deref(), &query, k, &rank)
             .map_err(js_error)?;
         let out = Array::new();
         for h in hits {
@@ -448,21 +527,24 @@ impl JsSiteIndex {
     /// The excerpt of `passage` (at most `chars` characters, default 240; 0 = all) holding the
     /// most words of `query`, with those words marked.
     ///
-    /// @throws {Error} when the passage's chunk has not been added.
+    /// @throws {Error} for a bad argument, or when the passage's chunk has not been added.
     pub fn excerpt(
         &self,
-        passage: u32,
-        query: &str,
-        chars: Option<u32>,
+        #[wasm_bindgen(unchecked_param_type = "number")] passage: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] chars: Option<JsValue>,
     ) -> Result<JsExcerpt, JsValue> {
-        let text = self.inner.text(passage).ok_or_else(|| {
-            js_error(format!(
-                "the text of passage {passage} is not loaded: add chunk {:?} first",
-                self.inner.chunk_of(passage)
-            ))
-        })?;
-        let chars = chars.map_or(DEFAULT_EXCERPT_CHARS, |c| c as usize);
-        let e = excerpt(text, query, self.inner.keyword_stemming(), chars);
+        let passage = arg("excerpt", "passage").passage(&passage, self.inner.len())?;
+        let query = arg("excerpt", "query").string(&query)?;
+        let chars = arg("excerpt", "chars").count(chars.as_ref(), DEFAULT_EXCERPT_CHARS)?;
+        let Some(text) = self.inner.text(passage) else {
+            // `passage` is in range, so it has a chunk.
+            let chunk = self.inner.chunk_of(passage).unwrap_or(0);
+            return Err(js_error(format!(
+                "the text of passage {passage} is not loaded: add chunk {chunk} first"
+            )));
+        };
+        let e = excerpt(text, &query, self.inner.keyword_stemming(), chars);
         let highlights = js_highlights(&e);
         let out = Object::new();
         Reflect::set(&out, &"snippet".into(), &e.text.into())?;
@@ -471,7 +553,7 @@ impl JsSiteIndex {
     }
 }
 
-/// `SearchOptions` read from JS, defaults applied.
+/// `SearchOptions` read from JS, checked, defaults applied.
 struct Options {
     k: usize,
     mode: Mode,
@@ -497,7 +579,9 @@ impl Options {
         }
     }
 
-    fn parse(options: Option<JsValue>) -> Result<Options, JsValue> {
+    /// `options` of a search of an index of `dims`, every key checked (`undefined` and `null`
+    /// mean the default, as for the whole object).
+    fn parse(options: Option<JsValue>, dims: usize) -> Result<Options, JsValue> {
         let mut o = Options {
             k: DEFAULT_K,
             mode: Mode::Hybrid,
@@ -505,106 +589,334 @@ impl Options {
             model: None,
             excerpt_chars: DEFAULT_EXCERPT_CHARS,
         };
-        let Some(options) = options.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        let Some(options) = options.filter(|v| given(v).is_some()) else {
             return Ok(o);
         };
-        let Some(obj) = options.dyn_ref::<Object>().filter(|_| options.is_object()) else {
-            return Err(js_error("search options must be an object"));
-        };
-        for key in Object::keys(obj).iter() {
+        if !options.is_object() || is_array(&options).unwrap_or(true) {
+            return Err(arg("search", "options").refuse("an object", &type_name(&options)));
+        }
+        for key in object_keys(&options)?.iter() {
             let key = key.as_string().unwrap_or_default();
             if !OPTION_KEYS.contains(&key.as_str()) {
                 return Err(js_error(format!(
-                    "unknown search option {key:?}; expected one of {}",
+                    "search: unknown option {}; expected one of {}",
+                    quoted(&key),
                     OPTION_KEYS.join(", ")
                 )));
             }
         }
         let get = |key: &str| -> Result<Option<JsValue>, JsValue> {
-            let v = Reflect::get(obj, &key.into())?;
-            Ok((!v.is_undefined() && !v.is_null()).then_some(v))
+            let v = Reflect::get(&options, &key.into())?;
+            Ok(given(&v).is_some().then_some(v))
         };
         if let Some(v) = get("k")? {
-            o.k = whole_number(&v, "k", 1)?;
+            let k = arg("search", "options.k").integer(&v, 1.0, f64::from(MAX_K))?;
+            o.k = k as usize;
         }
         if let Some(v) = get("mode")? {
-            let Some(s) = v.as_string() else {
-                return Err(js_error(
-                    "search option mode must be \"hybrid\", \"vector\" or \"keyword\"",
-                ));
-            };
-            o.mode = s.parse().map_err(js_error)?;
+            o.mode = v.as_string().and_then(|s| s.parse().ok()).ok_or_else(|| {
+                arg("search", "options.mode")
+                    .refuse(r#""hybrid", "vector" or "keyword""#, &value_text(&v))
+            })?;
         }
         if let Some(v) = get("vector")? {
-            o.vector = Some(float_array(&v).ok_or_else(|| {
-                js_error("search option vector must be a Float32Array or an array of numbers")
-            })?);
+            o.vector = Some(arg("search", "options.vector").floats(
+                &v,
+                dims,
+                "be",
+                &format!("have index.dims = {dims} numbers"),
+            )?);
         }
-        o.model = get("model")?;
-        if let Some(v) = get("excerptChars")? {
-            o.excerpt_chars = whole_number(&v, "excerptChars", 0)?;
+        if let Some(v) = get("model")? {
+            checked_model_like(&v)?;
+            o.model = Some(v);
         }
+        o.excerpt_chars = arg("search", "options.excerptChars")
+            .count(get("excerptChars")?.as_ref(), DEFAULT_EXCERPT_CHARS)?;
         Ok(o)
     }
 }
 
-/// `v` as a whole number ≥ `min`.
-fn whole_number(v: &JsValue, what: &str, min: u32) -> Result<usize, JsValue> {
-    match v.as_f64() {
-        Some(x) if x.fract() == 0.0 && x >= f64::from(min) && x <= f64::from(u32::MAX) => {
-            Ok(x as usize)
-        }
-        _ => Err(js_error(format!(
-            "search option {what} must be a whole number ≥ {min}, got {}",
-            describe(v)
-        ))),
+/// `options.model` of a search: a live `Model` or any object with an `embed` method.
+fn checked_model_like(model: &JsValue) -> Result<Function, JsValue> {
+    let a = arg("search", "options.model");
+    if let Some(Err(())) = registered_model(model) {
+        return Err(a.refuse("a Model", "a freed Model"));
     }
-}
-
-/// A short description of a JS value for error messages.
-fn describe(v: &JsValue) -> String {
-    if let Some(s) = v.as_string() {
-        format!("{s:?}")
-    } else if let Some(x) = v.as_f64() {
-        x.to_string()
-    } else {
-        v.js_typeof().as_string().unwrap_or_default()
-    }
-}
-
-/// The numbers of a `Float32Array` or a plain array.
-fn float_array(v: &JsValue) -> Option<Vec<f32>> {
-    if let Some(a) = v.dyn_ref::<Float32Array>() {
-        Some(a.to_vec())
-    } else if Array::is_array(v) {
-        Some(Float32Array::new(v).to_vec())
-    } else {
-        None
-    }
+    model
+        .is_object()
+        .then(|| Reflect::get(model, &"embed".into()).ok())
+        .flatten()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| {
+            a.refuse(
+                "a Model (an object with embed(text, dims))",
+                &type_name(model),
+            )
+        })
 }
 
 /// `model.embed(query, dims)` called through JS, so the `Model` (or any object with that method)
-/// stays in its JS object.
+/// stays in its JS object. An error it throws comes back as it is.
 fn embed_with(model: &JsValue, query: &str, dims: usize) -> Result<Vec<f32>, JsValue> {
-    let not_a_model =
-        || js_error("search option model must be a Model (an object with embed(text, dims))");
-    let embed: Function = Reflect::get(model, &"embed".into())?
-        .dyn_into()
-        .map_err(|_| not_a_model())?;
+    let embed = checked_model_like(model)?;
     let v = embed.call2(model, &query.into(), &JsValue::from(dims as u32))?;
-    float_array(&v).ok_or_else(not_a_model)
+    let what = format!("options.model.embed(query, {dims})");
+    arg("search", &what).floats(&v, dims, "return", &format!("return {dims} numbers"))
 }
 
-/// The spec §8 check of `manifest` against `model`: its warnings as sentences, or the spec's
-/// message as a JS error. Shared by `SearchIndex` and `SiteIndex`.
+/// The spec §8 check of `manifest` against the `Model` in `model`: its warnings as sentences, or
+/// the spec's message as a JS error. Shared by `SearchIndex` and `SiteIndex`.
 fn compatibility(
     manifest: &lightembed_index::Manifest,
-    model: &JsModel,
+    model: &JsValue,
 ) -> Result<Vec<String>, JsValue> {
+    let model = arg("checkCompatible", "model").model(model)?;
     let warnings = manifest
-        .check_compatible(&ModelIdentity::from(&model.inner))
+        .check_compatible(&ModelIdentity::from(&*model))
         .map_err(js_error)?;
     Ok(warnings.iter().map(ToString::to_string).collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments from JS. Every method takes its arguments as JS values and checks them here before
+// any Rust code uses them, so that a wrong type or an out-of-range number is an `Error` naming
+// the method and the argument as the TypeScript types do (`"embed: text must be a string, not
+// number"`). Nothing here panics or lets a JS exception unwind through a method: a trap inside a
+// method leaves its object borrowed for good (every later call fails with "recursive use of an
+// object"), so the checks reach the caller's values only through imports marked `catch`
+// (`Reflect`, `Array.isArray`, `Object.keys`, `String`) and wasm-bindgen's `instanceof` tests
+// (which catch too), and size every copy by a length checked first.
+// ---------------------------------------------------------------------------------------------
+
+/// Results of a search at most: `lightembed search -k` accepts `1..=100000` too.
+pub const MAX_K: u32 = 100_000;
+
+/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Array.isArray(v)` (throws for a revoked Proxy).
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn is_array(v: &JsValue) -> Result<bool, JsValue>;
+    /// `Object.keys(v)` (a Proxy's trap may throw).
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
+    fn object_keys(v: &JsValue) -> Result<Array, JsValue>;
+    /// `String(v)`: numbers as JS writes them (`1e+21`, `NaN`, `Infinity`).
+    #[wasm_bindgen(catch, js_name = String)]
+    fn js_string(v: &JsValue) -> Result<String, JsValue>;
+}
+
+/// `v` unless it is `undefined` or `null` (an option or argument left out).
+fn given(v: &JsValue) -> Option<&JsValue> {
+    (!v.is_undefined() && !v.is_null()).then_some(v)
+}
+
+/// Argument `name` of `method`, to check a JS value against its TypeScript type.
+#[derive(Clone, Copy)]
+struct Arg<'a> {
+    method: &'a str,
+    name: &'a str,
+}
+
+fn arg<'a>(method: &'a str, name: &'a str) -> Arg<'a> {
+    Arg { method, name }
+}
+
+impl Arg<'_> {
+    /// `"{method}: {name} must {must}, not {got}"`.
+    fn fail(self, must: &str, got: &str) -> JsValue {
+        js_error(format!(
+            "{}: {} must {must}, not {got}",
+            self.method, self.name
+        ))
+    }
+
+    /// `"{method}: {name} must be {expected}, not {got}"`.
+    fn refuse(self, expected: &str, got: &str) -> JsValue {
+        self.fail(&format!("be {expected}"), got)
+    }
+
+    fn string(self, v: &JsValue) -> Result<String, JsValue> {
+        v.as_string()
+            .ok_or_else(|| self.refuse("a string", &type_name(v)))
+    }
+
+    fn strings(self, v: &JsValue) -> Result<Vec<String>, JsValue> {
+        let n = array_len(v).ok_or_else(|| self.refuse("an array of strings", &type_name(v)))?;
+        (0..n)
+            .map(|i| {
+                let x = Reflect::get_u32(v, i)?;
+                x.as_string().ok_or_else(|| {
+                    arg(self.method, &format!("{}[{i}]", self.name))
+                        .refuse("a string", &type_name(&x))
+                })
+            })
+            .collect()
+    }
+
+    /// The bytes of a `Uint8Array` (a Node `Buffer` is one), copied.
+    fn bytes(self, v: &JsValue) -> Result<Vec<u8>, JsValue> {
+        v.dyn_ref::<Uint8Array>()
+            .map(Uint8Array::to_vec)
+            .ok_or_else(|| self.refuse("a Uint8Array", &type_name(v)))
+    }
+
+    /// An integer in `min..=max` (`max` at most `MAX_SAFE_INTEGER`).
+    fn integer(self, v: &JsValue, min: f64, max: f64) -> Result<f64, JsValue> {
+        match v.as_f64() {
+            Some(x) if x.fract() == 0.0 && x >= min && x <= max => Ok(x),
+            _ if max >= MAX_SAFE_INTEGER => {
+                Err(self.refuse(&format!("an integer ≥ {min}"), &value_text(v)))
+            }
+            _ => Err(self.refuse(&format!("an integer from {min} to {max}"), &value_text(v))),
+        }
+    }
+
+    /// A count ≥ 0 (`undefined` or `null`: `default`); past `usize::MAX` it saturates, which
+    /// means "all" wherever a count limits something.
+    fn count(self, v: Option<&JsValue>, default: usize) -> Result<usize, JsValue> {
+        match v.and_then(given) {
+            None => Ok(default),
+            Some(v) => Ok(self.integer(v, 0.0, MAX_SAFE_INTEGER)? as usize),
+        }
+    }
+
+    /// A passage number of an index of `len` passages.
+    fn passage(self, v: &JsValue, len: usize) -> Result<u32, JsValue> {
+        if len == 0 {
+            return Err(js_error(format!(
+                "{}: {} {}: the index has no passages",
+                self.method,
+                self.name,
+                value_text(v)
+            )));
+        }
+        Ok(self.integer(v, 0.0, (len - 1) as f64)? as u32)
+    }
+
+    /// `dims` of `model.embed` (`undefined` or `null`: `outputDim`): one of its valid dims.
+    fn dims(self, v: Option<&JsValue>, model: &lightembed::Model) -> Result<usize, JsValue> {
+        let Some(v) = v.and_then(given) else {
+            return Ok(model.output_dim());
+        };
+        let valid = model.valid_dims();
+        match v.as_f64() {
+            Some(x) if valid.iter().any(|&d| d as f64 == x) => Ok(x as usize),
+            _ => {
+                let list: Vec<String> = valid.iter().map(ToString::to_string).collect();
+                Err(self.refuse(&format!("one of {}", list.join(", ")), &value_text(v)))
+            }
+        }
+    }
+
+    /// `len` numbers from a `Float32Array` or an array of numbers (`verb`: "be" for an argument,
+    /// "return" for what a callback gave; `len_must`: the message's demand on the length). The
+    /// length is checked before anything is copied.
+    fn floats(
+        self,
+        v: &JsValue,
+        len: usize,
+        verb: &str,
+        len_must: &str,
+    ) -> Result<Vec<f32>, JsValue> {
+        let type_must = format!("{verb} a Float32Array or an array of numbers");
+        if let Some(a) = v.dyn_ref::<Float32Array>() {
+            let n = a.length() as usize;
+            if n != len {
+                return Err(self.fail(len_must, &n.to_string()));
+            }
+            return Ok(a.to_vec());
+        }
+        let n = array_len(v).ok_or_else(|| self.fail(&type_must, &type_name(v)))? as usize;
+        if n != len {
+            return Err(self.fail(len_must, &n.to_string()));
+        }
+        (0..n as u32)
+            .map(|i| {
+                let x = Reflect::get_u32(v, i)?;
+                x.as_f64().map(|x| x as f32).ok_or_else(|| {
+                    arg(self.method, &format!("{}[{i}]", self.name))
+                        .refuse("a number", &type_name(&x))
+                })
+            })
+            .collect()
+    }
+
+    /// The `Model` in `v`, found by its key ([`registered_model`]).
+    fn model(self, v: &JsValue) -> Result<Rc<lightembed::Model>, JsValue> {
+        match registered_model(v) {
+            Some(Ok(model)) => Ok(model),
+            Some(Err(())) => Err(self.refuse("a Model", "a freed Model")),
+            None => Err(self.refuse("a Model", &type_name(v))),
+        }
+    }
+}
+
+/// The `Model` whose JS object `v` is: `None` when `v` is no `Model`, `Some(Err(()))` for a freed
+/// one (its key getter throws, or its key is no longer registered).
+fn registered_model(v: &JsValue) -> Option<Result<Rc<lightembed::Model>, ()>> {
+    if !v.is_object() {
+        return None;
+    }
+    let key = match Reflect::get(v, &"__lightembedModelKey".into()) {
+        Err(_) => return Some(Err(())),
+        Ok(key) => key.as_f64()?,
+    };
+    let model = MODELS.with(|m| m.borrow().get(&(key as u64)).and_then(Weak::upgrade));
+    Some(model.ok_or(()))
+}
+
+/// The length of a JS array, `None` for anything else.
+fn array_len(v: &JsValue) -> Option<u32> {
+    if !is_array(v).unwrap_or(false) {
+        return None;
+    }
+    let n = Reflect::get(v, &"length".into()).ok()?.as_f64()?;
+    Some(n as u32)
+}
+
+/// What a JS value is, for messages: `null`, `undefined`, `array`, the class of an object
+/// (`ArrayBuffer`, `Float64Array`, `Model`), `object` for a plain one, else its `typeof`.
+fn type_name(v: &JsValue) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
+    if is_array(v).unwrap_or(false) {
+        return "array".into();
+    }
+    let t = v.js_typeof().as_string().unwrap_or_default();
+    if t != "object" {
+        return t;
+    }
+    Reflect::get(v, &"constructor".into())
+        .ok()
+        .filter(|c| c.is_function())
+        .and_then(|c| Reflect::get(&c, &"name".into()).ok())
+        .and_then(|n| n.as_string())
+        .filter(|n| !n.is_empty() && n != "Object")
+        .unwrap_or(t)
+}
+
+/// A JS value for messages about its value: a number as JS writes it, a string quoted, anything
+/// else by [`type_name`].
+fn value_text(v: &JsValue) -> String {
+    if let Some(s) = v.as_string() {
+        quoted(&s)
+    } else if v.as_f64().is_some() {
+        js_string(v).unwrap_or_else(|_| type_name(v))
+    } else {
+        type_name(v)
+    }
+}
+
+/// `s` in double quotes, as `JSON.stringify` writes it.
+fn quoted(s: &str) -> String {
+    js_sys::JSON::stringify(&JsValue::from_str(s))
+        .ok()
+        .and_then(|q| q.as_string())
+        .unwrap_or_else(|| format!("{s:?}"))
 }
 
 /// An excerpt's highlights as a JS array of `[start, end]` UTF-16 offsets into its text.

@@ -302,18 +302,22 @@ describe("search index", () => {
     assert.deepEqual(siteIndex.search("   ", { model }), []);
   });
 
-  test("bad search options throw", () => {
+  test("bad search options throw, naming the option", () => {
     assert.throws(() => siteIndex.search("soil", { model, limit: 3 }), {
-      message: 'unknown search option "limit"; expected one of k, mode, vector, model, excerptChars',
+      message: 'search: unknown option "limit"; expected one of k, mode, vector, model, excerptChars',
     });
-    assert.throws(() => siteIndex.search("soil", { model, mode: "fuzzy" }), /unknown search mode "fuzzy"/);
-    assert.throws(() => siteIndex.search("soil", { model, k: 0 }), /search option k must be a whole number ≥ 1, got 0/);
-    assert.throws(() => siteIndex.search("soil", { model, k: 2.5 }), /k must be a whole number/);
-    assert.throws(() => siteIndex.search("soil", { model, excerptChars: -1 }), /excerptChars must be a whole number ≥ 0/);
-    assert.throws(() => siteIndex.search("soil", { vector: new Float32Array(3) }), /3/);
-    assert.throws(() => siteIndex.search("soil", { vector: "x" }), /vector must be a Float32Array/);
-    assert.throws(() => siteIndex.search("soil", { model: {} }), /model must be a Model/);
-    assert.throws(() => siteIndex.search("soil", 5), /search options must be an object/);
+    assert.throws(() => siteIndex.search("soil", { model, mode: "fuzzy" }), {
+      message: 'search: options.mode must be "hybrid", "vector" or "keyword", not "fuzzy"',
+    });
+    assert.throws(() => siteIndex.search("soil", { model, k: 0 }), { message: "search: options.k must be an integer from 1 to 100000, not 0" });
+    assert.throws(() => siteIndex.search("soil", { model, k: 2.5 }), /options\.k must be an integer from 1 to 100000, not 2\.5/);
+    assert.throws(() => siteIndex.search("soil", { model, excerptChars: -1 }), { message: "search: options.excerptChars must be an integer ≥ 0, not -1" });
+    assert.throws(() => siteIndex.search("soil", { vector: new Float32Array(3) }), {
+      message: `search: options.vector must have index.dims = ${siteIndex.dims} numbers, not 3`,
+    });
+    assert.throws(() => siteIndex.search("soil", { vector: "x" }), /options\.vector must be a Float32Array or an array of numbers, not string/);
+    assert.throws(() => siteIndex.search("soil", { model: {} }), /options\.model must be a Model/);
+    assert.throws(() => siteIndex.search("soil", 5), { message: "search: options must be an object, not number" });
   });
 });
 

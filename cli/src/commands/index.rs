@@ -1,13 +1,13 @@
 //! `lightembed index`: pages → passages → vectors → `OUT/index.bin` + `OUT/index.json`
-//! ([`crate::search_index::index`]).
+//! ([`crate::index_build::index`]).
 
 use crate::args::IndexCommand;
-use crate::search_index::IndexArgs;
+use crate::index_build::IndexArgs;
 use anyhow::Result;
 
 /// Builds the index described by `c`.
 pub fn run(c: IndexCommand) -> Result<u8> {
-    crate::search_index::index(IndexArgs {
+    crate::index_build::index(IndexArgs {
         passage_tokens: c.passage_tokens as usize,
         keyword_stemming: match c.keyword_stemming.as_str() {
             "auto" => None,

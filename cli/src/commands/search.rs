@@ -1,14 +1,14 @@
 //! `lightembed search`: one query, or a JSON-lines batch, against an index or a site bundle.
 
 use crate::args::SearchCommand;
-use crate::search_index::SearchArgs;
+use crate::search::SearchArgs;
 use crate::warn;
 use anyhow::Result;
 use lightembed_index::{Fusion, SearchOptions};
 
-/// Searches with the ranking flags of `c` ([`crate::search_index::search`]).
+/// Searches with the ranking flags of `c` ([`crate::search::search`]).
 pub fn run(c: SearchCommand) -> Result<u8> {
-    crate::search_index::search(SearchArgs {
+    crate::search::search(SearchArgs {
         options: SearchOptions {
             page_weight: c.page_weight,
             ..search_options(
