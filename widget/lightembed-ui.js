@@ -217,19 +217,13 @@ class LightembedSearch extends HTMLElement {
       if (m.id !== this.latest) return;
       this.asking = null;
       this.conn.updated = false; // this build answers: later errors are its own
-      this.show(m.hits, m.ms);
+      this.show(m.hits, m.ms, m.keywordMatch);
     } else if (m.type === 'excerpts') {
       if (m.id !== this.latest) return;
       for (const x of m.items) {
         for (const span of this.list.querySelectorAll(`[data-passage="${x.passage}"]`)) {
           span.replaceChildren(marked(x.snippet, x.highlights));
         }
-      }
-      // No shown passage holds a word of the query: the ranking is by meaning alone (its best
-      // score is 1 all the same), which the reader should know.
-      if (m.items.length && m.items.every((x) => !x.highlights || x.highlights.length === 0)) {
-        this.dataset.meaningAlone = 'true';
-        this.say(`${this.statusText} · none has these words: closest by meaning`);
       }
       this.dataset.lastExcerptMs = (performance.now() - this.sent).toFixed(1);
     } else if (m.type === 'error') {
@@ -291,7 +285,7 @@ class LightembedSearch extends HTMLElement {
     this.post({ type: 'search', id: this.latest, query: q, k: 20 });
   }
 
-  show(hits, ms) {
+  show(hits, ms, keywordMatch) {
     this.list.replaceChildren();
     this.shown = this.query;
     this.active = -1;
@@ -325,8 +319,16 @@ class LightembedSearch extends HTMLElement {
       this.post({ type: 'excerpts', id: this.latest, query: this.query, passages: shown });
     }
     delete this.dataset.meaningAlone;
-    this.statusText = pages.length ? `${pages.length} pages (${ms.toFixed(1)} ms)` : 'No results';
+    const count = pages.length === 1 ? '1 page' : `${pages.length} pages`;
+    this.statusText = pages.length ? `${count} (${ms.toFixed(1)} ms)` : 'No results';
     this.say(this.statusText);
+    // No passage holds a word of the query (the keyword side says so, not the excerpts: a word
+    // only in a title counts): the ranking is by meaning alone (its best score is 1 all the
+    // same), which the reader should know.
+    if (pages.length && keywordMatch === false) {
+      this.dataset.meaningAlone = 'true';
+      this.say(`${this.statusText} · none has these words: closest by meaning`);
+    }
     this.list.hidden = pages.length === 0;
     this.input.setAttribute('aria-expanded', String(pages.length > 0));
     // Enter was pressed before these results came: follow the first, if they answer the box.

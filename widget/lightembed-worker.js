@@ -163,7 +163,9 @@ async function search(query, k) {
   let fetched = 0;
   await Promise.all(Array.from(index.missingShards(query),
     (n) => ensure('t', n).then((downloaded) => { if (downloaded) fetched += 1; })));
-  return { fetched, hits: index.search(query, { k, mode: 'hybrid', model }) };
+  // keywordMatch: some passage holds a word of the query (the keyword side decides, not the
+  // excerpts shown: a word only in a title or heading counts).
+  return { fetched, hits: index.search(query, { k, mode: 'hybrid', model }), keywordMatch: index.keywordMatches(query) };
 }
 
 // Excerpts of the passages shown: fetches their text chunks first.
@@ -181,8 +183,8 @@ self.onmessage = async (e) => {
     } else if (msg.type === 'search') {
       if (!index) throw new Error('not ready');
       const t = performance.now();
-      const { hits, fetched } = await search(msg.query, msg.k || 20);
-      post({ type: 'results', id: msg.id, hits, fetched, ms: performance.now() - t });
+      const { hits, fetched, keywordMatch } = await search(msg.query, msg.k || 20);
+      post({ type: 'results', id: msg.id, hits, fetched, keywordMatch, ms: performance.now() - t });
     } else if (msg.type === 'excerpts') {
       if (!index) throw new Error('not ready');
       post({ type: 'excerpts', id: msg.id, items: await excerpts(msg.query, msg.passages) });

@@ -272,6 +272,20 @@ impl JsSearchIndex {
             .map_err(js_error)
     }
 
+    /// True when some passage holds a word of `query` (the keyword side matches; a word only in a
+    /// title or heading counts). When it is false, hybrid results are the closest by meaning
+    /// alone: say so (the CLI, the app and the widget do).
+    ///
+    /// @throws {Error} when `query` is not a string.
+    #[wasm_bindgen(js_name = keywordMatches)]
+    pub fn keyword_matches(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> Result<bool, JsValue> {
+        let query = arg("keywordMatches", "query").string(&query)?;
+        lightembed_index::Searcher::keyword_matches(&self.inner, &query).map_err(js_error)
+    }
+
     /// Checks that `model` is the model this index was built for (spec §8: same `model_id`,
     /// same major version, the index dims valid for it). Returns warnings that do not stop a
     /// search (another minor version, another file), as sentences.
@@ -466,6 +480,20 @@ impl JsSiteIndex {
     ) -> Result<u32, JsValue> {
         let bytes = arg("addChunk", "bytes").bytes(&bytes)?;
         self.inner.add_chunk(&bytes).map_err(js_error)
+    }
+
+    /// True when some passage holds a word of `query` (the keyword side matches; a word only in a
+    /// title or heading counts). When it is false, hybrid results are the closest by meaning
+    /// alone: say so (the CLI, the app and the widget do).
+    ///
+    /// @throws {Error} when `query` is not a string, or a term shard of the query is not added (`missingShards`).
+    #[wasm_bindgen(js_name = keywordMatches)]
+    pub fn keyword_matches(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> Result<bool, JsValue> {
+        let query = arg("keywordMatches", "query").string(&query)?;
+        lightembed_index::Searcher::keyword_matches(&self.inner, &query).map_err(js_error)
     }
 
     /// Whether the text of `passage` (`0 .. length - 1`) is here (its chunk was added).

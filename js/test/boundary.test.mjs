@@ -231,3 +231,28 @@ describe("argument types", () => {
     }
   });
 });
+
+test("keywordMatches: the keyword side decides whether a word of the query is in some passage", async () => {
+  const { readFileSync, mkdtempSync, cpSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { spawnSync } = await import("node:child_process");
+  const le = await import("lightembed");
+  const root = new URL("../..", import.meta.url).pathname;
+  const cli = process.env.LIGHTEMBED_CLI ?? join(root, "target/debug/lightembed");
+  const tmp = mkdtempSync(join(tmpdir(), "lightembed-kw-"));
+  try {
+    const site = join(tmp, "site");
+    cpSync(join(root, "tests/fixtures/site"), site, { recursive: true });
+    const r = spawnSync(cli, ["site", "--site", site, "-q"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const manifest = JSON.parse(readFileSync(join(site, "lightembed/manifest.json"), "utf8"));
+    const ix = le.SiteIndex.fromCore(readFileSync(join(site, "lightembed", manifest.files.core)));
+    for (let s = 0; s < ix.shardCount; s++) ix.addShard(readFileSync(join(site, "lightembed", manifest.files.fragments, `t${s}.bin`)));
+    assert.equal(ix.keywordMatches("xyzzy plugh"), false);
+    assert.equal(ix.keywordMatches("garden"), true);
+    assert.throws(() => ix.keywordMatches(5), { message: "keywordMatches: query must be a string, not number" });
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});

@@ -391,6 +391,10 @@ pub enum Event {
         id: u64,
         /// Best first.
         hits: Vec<ShownHit>,
+        /// Some passage holds a word of the query ([`lightembed_index::Searcher::keyword_matches`]);
+        /// `false`: hybrid results are the closest by meaning alone.
+        #[serde(default = "yes")]
+        keyword_match: bool,
         /// Milliseconds to embed the query.
         embed_ms: f64,
         /// Milliseconds to search the index.
@@ -636,4 +640,9 @@ mod tests {
         );
         assert_eq!(doc_id_of("plain"), "plain");
     }
+}
+
+/// `true`, for serde defaults.
+fn yes() -> bool {
+    true
 }

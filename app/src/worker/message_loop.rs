@@ -1081,6 +1081,7 @@ impl WorkerApp {
             Ok(hits) => post(&Event::Results {
                 id,
                 hits,
+                keyword_match: state.keyword_matches(query),
                 embed_ms: t1 - t0,
                 search_ms: now_ms() - t1,
             }),

@@ -327,6 +327,15 @@ impl WorkerState {
             .collect())
     }
 
+    /// True when some passage holds a word of `query` (the keyword side matches; `true` without
+    /// an index, so no note is shown).
+    pub fn keyword_matches(&self, query: &str) -> bool {
+        use lightembed_index::Searcher;
+        self.index
+            .as_ref()
+            .is_none_or(|ix| ix.keyword_matches(query).unwrap_or(true))
+    }
+
     /// Deletes every passage of `doc_id`; returns how many were deleted.
     pub fn delete_doc(&mut self, doc_id: &str) -> Vec<String> {
         let Some(index) = self.index.as_mut() else {

@@ -140,6 +140,9 @@ struct SearchSt {
     query: RwSignal<String>,
     mode: RwSignal<SearchMode>,
     results: RwSignal<Vec<ShownHit>>,
+    /// Some passage holds a word of the query (the keyword side matched): when not, hybrid
+    /// results are the closest by meaning alone and the page says so.
+    keyword_match: RwSignal<bool>,
     latency: RwSignal<Option<Latency>>,
     search_id: RwSignal<u64>,
     search_sent: RwSignal<f64>,
@@ -182,6 +185,7 @@ impl St {
                 query: RwSignal::new(String::new()),
                 mode: RwSignal::new(SearchMode::default()),
                 results: RwSignal::new(Vec::new()),
+                keyword_match: RwSignal::new(true),
                 latency: RwSignal::new(None),
                 search_id: RwSignal::new(0),
                 search_sent: RwSignal::new(0.0),
@@ -422,6 +426,7 @@ fn handle(st: St, ev: ConnEvent) {
             Event::Results {
                 id,
                 hits,
+                keyword_match,
                 embed_ms,
                 search_ms,
             } => {
@@ -429,6 +434,7 @@ fn handle(st: St, ev: ConnEvent) {
                     && !st.search.query.get_untracked().trim().is_empty()
                 {
                     let total_ms = now_ms() - st.search.search_sent.get_untracked();
+                    st.search.keyword_match.set(keyword_match);
                     st.search.results.set(hits);
                     st.search.latency.set(Some(Latency {
                         query: st.search.query.get_untracked(),

@@ -57,9 +57,12 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
             </p>
             // Hybrid mode ranks by meaning alone when no passage holds a word of the query (the
             // fused scores still start at 1): say so, rather than look as sure as a real match.
+            // The keyword side decides (a word only in a title or heading is a match), not the
+            // excerpts shown.
             <Show when=move || {
                 st.search.mode.get() == SearchMode::Hybrid
-                    && st.search.results.with(|r| !r.is_empty() && r.iter().all(|h| h.highlights.is_empty()))
+                    && !st.search.keyword_match.get()
+                    && st.search.results.with(|r| !r.is_empty())
             }>
                 <p class="note" data-testid="no-keyword-match">
                     "No passage contains the words of your query: these are the closest by meaning alone."
