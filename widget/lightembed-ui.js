@@ -13,6 +13,12 @@
 // box: Enter typed ahead of them waits for them; in an empty box it does nothing. ARIA: combobox
 // + listbox. Works under a sub-path: every URL is resolved against this file's own URL.
 //
+// Shortcut: `/` or Ctrl-K (⌘K) focuses the first box on the page that is shown, unless the visitor
+// is typing in another field; `shortcut="off"` on the element leaves it out (a page whose own
+// handler opens the search, as the Starlight component does). Look: lightembed-ui.css, themed by
+// the --lightembed-* custom properties, light or dark as the page's data-theme or the system says
+// (`theme="light|dark"` on the element decides for it); the element keeps its size while loading.
+//
 // A site rebuilt while the page is open: the old build's fragments are gone, so a query that
 // needs one fails; the element then re-reads the manifest and moves to the new build (a new
 // worker), asking the query again. An element removed from the page ends its worker.
@@ -80,17 +86,25 @@ function groupByPage(hits) {
   const pages = new Map();
   for (const h of hits) {
     const page = h.url.split('#')[0];
-    // Titles are "Heading — Page title" (or the page title alone).
-    const cut = h.title.lastIndexOf(' — ');
-    const pageTitle = cut >= 0 ? h.title.slice(cut + 3) : h.title;
-    const heading = cut >= 0 ? h.title.slice(0, cut) : '';
-    if (!pages.has(page)) pages.set(page, { page, title: pageTitle, sections: [] });
-    pages.get(page).sections.push({ ...h, heading });
+    // The page title and the heading come apart from the index (a title is never split: Sphinx
+    // titles such as "Install — Python 3.12 documentation" hold a dash of their own).
+    if (!pages.has(page)) pages.set(page, { page, title: h.pageTitle, sections: [] });
+    pages.get(page).sections.push(h);
   }
   return [...pages.values()];
 }
 
 class LightembedSearch extends HTMLElement {
+  static get observedAttributes() { return ['shortcut']; }
+
+  attributeChangedCallback() { if (this.input) this.keyshortcuts(); }
+
+  // The keys that focus the box, as ARIA states them (none with shortcut="off").
+  keyshortcuts() {
+    if (this.getAttribute('shortcut') === 'off') this.input.removeAttribute('aria-keyshortcuts');
+    else this.input.setAttribute('aria-keyshortcuts', '/ Control+K Meta+K');
+  }
+
   connectedCallback() {
     // The box is built once: an element put back on the page keeps it (and its text).
     if (!this.input) this.build();
@@ -117,9 +131,12 @@ class LightembedSearch extends HTMLElement {
       placeholder: this.getAttribute('placeholder') || 'Search this site',
       'aria-label': this.getAttribute('label') || 'Search this site',
     });
+    this.keyshortcuts();
+    // The shortcut's hint, over the box's end (CSS hides it on focus, with text, or when off).
+    const hint = el('span', { class: 'lightembed-kbd', 'aria-hidden': 'true' }, el('kbd', {}, '/'));
     this.status = el('p', { class: 'lightembed-status', 'aria-live': 'polite', 'data-testid': 'lightembed-status' });
     this.list = el('ul', { class: 'lightembed-results', role: 'listbox', id: this.listId, hidden: '' });
-    this.append(el('div', { class: 'lightembed' }, this.input, this.status, this.list));
+    this.append(el('div', { class: 'lightembed' }, this.input, hint, this.status, this.list));
     this.active = -1;
     this.pending = null;
     this.conn = null;
@@ -411,4 +428,36 @@ class LightembedSearch extends HTMLElement {
   }
 }
 
-if (!customElements.get('lightembed-search')) customElements.define('lightembed-search', LightembedSearch);
+// Whether a key pressed in `t` is typed into a field (a text box, a select, an editable region).
+function typingIn(t) {
+  if (!(t instanceof Element)) return false;
+  if (t.isContentEditable || t.matches('textarea, select')) return true;
+  return t.matches('input') && !/^(button|checkbox|color|file|image|radio|range|reset|submit)$/i.test(t.type);
+}
+
+// The shortcut, for the whole page: `/` or Ctrl-K (⌘K on a Mac) focuses (and selects the text
+// of) the first box that is shown and has no shortcut="off". Ctrl-K in that box selects its text;
+// `/` there, and either key in any other field, is left alone, as is a key a page handler took.
+function shortcut(e) {
+  if (e.defaultPrevented || e.isComposing || e.altKey || typeof e.key !== 'string') return;
+  const ctrlK = (e.ctrlKey || e.metaKey) && !e.shiftKey && e.key.toLowerCase() === 'k';
+  const slash = e.key === '/' && !e.ctrlKey && !e.metaKey;
+  if (!ctrlK && !slash) return;
+  const box = [...document.querySelectorAll('lightembed-search')].find((w) => w.input
+    && w.getAttribute('shortcut') !== 'off' && w.input.getClientRects().length > 0);
+  if (!box) return;
+  const target = e.composedPath()[0];
+  if (target === box.input) {
+    if (ctrlK) { e.preventDefault(); box.input.select(); }
+    return;
+  }
+  if (typingIn(target)) return;
+  e.preventDefault(); // Ctrl-K would go to the browser's address bar, `/` to find-in-page
+  box.input.focus();
+  box.input.select();
+}
+
+if (!customElements.get('lightembed-search')) {
+  customElements.define('lightembed-search', LightembedSearch);
+  document.addEventListener('keydown', shortcut);
+}

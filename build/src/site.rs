@@ -345,7 +345,8 @@ impl Prepared {
                 lightembed_index::snippet::head(&p.text, SNIPPET_CHARS),
             );
             // BM25 indexes what is embedded (heading + whole passage), not the cut snippet.
-            if let Err(e) = b.push(doc, v, &keyword_text(&p.page_title, &p.heading, &p.text)) {
+            let kw = keyword_text(&p.page_title, &p.heading, &p.text);
+            if let Err(e) = b.push_section(doc, v, &kw, &p.page_title, &p.heading) {
                 fail!("passage {}: {e}", p.id);
             }
         }
@@ -471,4 +472,33 @@ fn bundle_files(
         format!("{manifest:#}\n").into_bytes(),
     ));
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODEL: &[u8] = include_bytes!("../../tests/fixtures/models/static_fp32_uncased.bin");
+
+    /// The fragments' display title rule (`fragments::section_title`) is ingestion's: a bundle's
+    /// hits are titled as `lightembed index` titles the same passages.
+    #[test]
+    fn section_titles_are_ingestions_titles() {
+        let mut b = SiteBuilder::new(MODEL.to_vec(), "m", &SiteOptions::default()).unwrap();
+        b.add_html(
+            "a.html",
+            "<title>Install — Garden 1.0 documentation</title><p>Intro.</p>\
+             <h2 id=\"win\">Windows</h2><p>Run setup.</p><h2 id=\"i\">Install</h2><p>Again.</p>"
+                .as_bytes(),
+        );
+        b.add_record("/r", "", "A record without a title.").unwrap();
+        assert!(b.passages().len() >= 4);
+        for p in b.passages() {
+            assert_eq!(
+                fragments::section_title(&p.page_title, &p.heading),
+                p.title,
+                "{p:?}"
+            );
+        }
+    }
 }

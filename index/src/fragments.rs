@@ -24,8 +24,10 @@
 //! exact (every passage scored): for a site's few thousand to few ten thousand passages that is a
 //! millisecond or two, and no graph has to be downloaded.
 //!
-//! # Byte layouts (version 2: keyword terms fold `ı` → `i`, so v1 term shards are keyed by other
-//! terms; a v1 bundle is refused with "rebuild it")
+//! # Byte layouts (version 3: a section keeps its page title and heading apart, so a front end
+//! never splits a display title back into them — Sphinx's `Page — Project` titles were split at
+//! the wrong dash; version 2: keyword terms fold `ı` → `i`. Older bundles are refused with
+//! "re-run `lightembed site`")
 //!
 //! Integers little-endian, `varint` unsigned LEB128 in shortest form (as in [`crate::layout`]),
 //! `str` a `u32` byte length + UTF-8. Every fragment ends with the SHA-256 of its preceding bytes.
@@ -33,9 +35,10 @@
 //! fragment of another build is refused instead of mixed in.
 //!
 //! ```text
-//! core    "LEFI" u16 version=2 u16 flags (bit 0: English stemming)
+//! core    "LEFI" u16 version=3 u16 flags (bit 0: English stemming)
 //!         manifest (as crate::layout; count = passages n)
-//!         varint sections S; S × (str url, str title)
+//!         varint sections S; S × (str url, str page title, str heading (empty: none));
+//!             a section's display title is [`section_title`] of the two
 //!         n × (varint section < S, varint |d| in keyword tokens)
 //!         dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0); n × u8 α code;
 //!         n × ⌈dims/8⌉ sign bytes
@@ -46,11 +49,11 @@
 //!             bytes up to its trailer with the build id zeroed (so the build id, and every
 //!             cached fragment name derived from it, changes when any text or posting does)
 //!         32-byte SHA-256
-//! shard   "LEFT" u16 version=2 16-byte build id, varint shard number
+//! shard   "LEFT" u16 version=3 16-byte build id, varint shard number
 //!         varint terms; per term (distinct, each hashing to this shard): str term,
 //!             varint df ≥ 1, df × (varint passage delta (first = passage), varint tf ≥ 1)
 //!         32-byte SHA-256
-//! chunk   "LEFC" u16 version=2 16-byte build id, varint chunk number
+//! chunk   "LEFC" u16 version=3 16-byte build id, varint chunk number
 //!         varint count (= passages of the chunk per the core); count × str text
 //!         32-byte SHA-256
 //! ```
@@ -69,7 +72,7 @@ use crate::util::{dot, sort_best_first, Scored};
 use crate::{Mode, SearchOptions};
 
 /// Version of the fragment layouts written and read here.
-pub const FRAGMENTS_VERSION: u16 = 2;
+pub const FRAGMENTS_VERSION: u16 = 3;
 
 const CORE_MAGIC: [u8; 4] = *b"LEFI";
 const SHARD_MAGIC: [u8; 4] = *b"LEFT";
@@ -142,6 +145,7 @@ pub fn split(index: &Index, opts: &SplitOptions) -> Result<Fragments, IndexError
             keywords: &index.keywords,
             docs: &index.docs,
             vectors: &index.vectors,
+            headings: None,
             live,
         },
         opts,
@@ -159,6 +163,8 @@ pub struct Builder {
     docs: Vec<crate::Document>,
     /// `docs.len() × dims`, row-major, each row L2-normalised.
     vectors: Vec<f32>,
+    /// Per passage, `(page title, heading)`.
+    headings: Vec<(String, String)>,
     ids: std::collections::HashSet<String>,
 }
 
@@ -177,6 +183,7 @@ impl Builder {
             keywords: crate::keywords::Keywords::new(keyword_stemming),
             docs: Vec::new(),
             vectors: Vec::new(),
+            headings: Vec::new(),
             ids: Default::default(),
         })
     }
@@ -212,6 +219,23 @@ impl Builder {
         vector: &[f32],
         keyword_text: &str,
     ) -> Result<(), IndexError> {
+        let page_title = doc.payload.title.clone();
+        self.push_section(doc, vector, keyword_text, &page_title, "")
+    }
+
+    /// [`Builder::push`] with the passage's page title and section heading kept apart (what a
+    /// front end groups results by and shows; `doc`'s title is not used for the section). The
+    /// display title of a hit is [`section_title`] of the two.
+    ///
+    /// Errors: as [`Builder::push`].
+    pub fn push_section(
+        &mut self,
+        doc: crate::Document,
+        vector: &[f32],
+        keyword_text: &str,
+        page_title: &str,
+        heading: &str,
+    ) -> Result<(), IndexError> {
         let v = crate::util::checked_query(vector, self.dims())?;
         if self.ids.contains(&doc.id) {
             return Err(IndexError::DuplicateId(doc.id));
@@ -222,6 +246,8 @@ impl Builder {
         self.vectors.extend_from_slice(&v);
         self.ids.insert(doc.id.clone());
         self.docs.push(doc);
+        self.headings
+            .push((page_title.to_string(), heading.to_string()));
         self.keywords.push_text(keyword_text);
         self.manifest.count = self.docs.len() as u64;
         Ok(())
@@ -237,6 +263,7 @@ impl Builder {
                 keywords: &self.keywords,
                 docs: &self.docs,
                 vectors: &self.vectors,
+                headings: Some(&self.headings),
                 live: (0..self.docs.len() as u32).collect(),
             },
             opts,
@@ -250,6 +277,9 @@ struct Source<'a> {
     keywords: &'a crate::keywords::Keywords,
     docs: &'a [crate::Document],
     vectors: &'a [f32],
+    /// Per slot, `(page title, heading)` when known (a [`Builder`]); an [`Index`]'s documents
+    /// have one title, taken as the page title.
+    headings: Option<&'a [(String, String)]>,
     live: Vec<u32>,
 }
 
@@ -265,14 +295,22 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     let n = live.len();
     let kw = src.keywords;
 
-    // Sections: distinct (url, title), in first-seen order.
-    let mut section_ids: HashMap<(&str, &str), u32> = HashMap::new();
-    let mut sections: Vec<(&str, &str)> = Vec::new();
+    // Sections: distinct (url, page title, heading), in first-seen order.
+    let mut section_ids: HashMap<(&str, &str, &str), u32> = HashMap::new();
+    let mut sections: Vec<(&str, &str, &str)> = Vec::new();
     let mut section_of = Vec::with_capacity(n);
     let mut lens = Vec::with_capacity(n);
     for &slot in live {
         let p = &src.docs[slot as usize].payload;
-        let key = (p.url.as_str(), p.title.as_str());
+        let (page_title, heading) = match src.headings {
+            Some(h) => {
+                let (t, h) = &h[slot as usize];
+                (t.as_str(), h.as_str())
+            }
+            // An index keeps one title per document: it is the page title, with no heading.
+            None => (p.title.as_str(), ""),
+        };
+        let key = (p.url.as_str(), page_title, heading);
         let id = *section_ids.entry(key).or_insert_with(|| {
             sections.push(key);
             sections.len() as u32 - 1
@@ -368,9 +406,10 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     w.u16(u16::from(kw.stem));
     write_manifest(&mut w, src.manifest, n as u64);
     w.varint(sections.len() as u32);
-    for (url, title) in &sections {
+    for (url, page_title, heading) in &sections {
         varstr(&mut w, url);
-        varstr(&mut w, title);
+        varstr(&mut w, page_title);
+        varstr(&mut w, heading);
     }
     for i in 0..n {
         w.varint(section_of[i]);
@@ -485,10 +524,25 @@ pub struct FragmentHit {
     /// Higher is better: the estimated cosine (vector mode), BM25 (keyword mode) or the fused
     /// score (hybrid), as in [`Index::query`].
     pub score: f32,
-    /// The passage's section title.
+    /// The passage's section title as shown: [`section_title`] of `page_title` and `heading`.
     pub title: String,
+    /// The title of the passage's page (group results by page with it).
+    pub page_title: String,
+    /// The passage's section heading (empty before the page's first heading).
+    pub heading: String,
     /// The passage's section URL.
     pub url: String,
+}
+
+/// A section's display title: `Heading — Page title`, or the page title alone when there is no
+/// heading or the page title starts with it. The rule of `lightembed_ingest`'s passage titles
+/// (the `lightembed-build` tests check that the two agree).
+pub fn section_title(page_title: &str, heading: &str) -> String {
+    if heading.is_empty() || page_title.starts_with(heading) {
+        page_title.to_string()
+    } else {
+        format!("{heading} — {page_title}")
+    }
 }
 
 /// A fragmented index being read: the core, plus whatever term shards and text chunks have been
@@ -499,7 +553,8 @@ pub struct FragmentedIndex {
     manifest: Manifest,
     stem: bool,
     build_id: [u8; 16],
-    sections: Vec<(String, String)>,
+    /// `(url, page title, heading)`.
+    sections: Vec<(String, String, String)>,
     section_of: Vec<u32>,
     lens: Vec<u32>,
     total_len: u64,
@@ -581,12 +636,13 @@ impl FragmentedIndex {
         let dims = manifest.dims;
         let n = r.need(manifest.count, "passages")?; // each passage takes ≥ 2 bytes below
         let n_sections = r.varint("sections")? as usize;
-        r.need(2 * n_sections as u64, "sections")?;
+        r.need(3 * n_sections as u64, "sections")?;
         let mut sections = Vec::with_capacity(n_sections);
         for _ in 0..n_sections {
             let url = read_varstr(&mut r, "section url")?;
-            let title = read_varstr(&mut r, "section title")?;
-            sections.push((url, title));
+            let page_title = read_varstr(&mut r, "section page title")?;
+            let heading = read_varstr(&mut r, "section heading")?;
+            sections.push((url, page_title, heading));
         }
         r.need(2 * n as u64, "passages")?;
         let mut section_of = Vec::with_capacity(n);
@@ -884,11 +940,12 @@ impl FragmentedIndex {
         Ok(c as u32)
     }
 
-    /// The section `(url, title)` of `passage` (`None` out of range).
-    pub fn section(&self, passage: u32) -> Option<(&str, &str)> {
+    /// The section `(url, page title, heading)` of `passage` (`None` out of range; the heading
+    /// is empty for a passage before the page's first heading).
+    pub fn section(&self, passage: u32) -> Option<(&str, &str, &str)> {
         let s = *self.section_of.get(passage as usize)? as usize;
-        let (url, title) = &self.sections[s];
-        Some((url, title))
+        let (url, page_title, heading) = &self.sections[s];
+        Some((url, page_title, heading))
     }
 
     /// The text of `passage` once its chunk is added.
@@ -1046,21 +1103,23 @@ impl FragmentedIndex {
                     bm25_top().into_iter().map(|s| s.id),
                     |p| all[p as usize],
                     bm25_of,
-                    |p| self.section(p).map_or("", |(url, _)| url),
+                    |p| self.section(p).map_or("", |(url, _, _)| url),
                     opts,
                 )
             }
             (_, None) => unreachable!("checked above"),
         };
-        let url_of = |p: u32| self.section(p).map_or("", |(url, _)| url);
+        let url_of = |p: u32| self.section(p).map_or("", |(url, _, _)| url);
         let out = collapse_sections(ranked, k, opts.collapse_sections, url_of)
             .into_iter()
             .map(|s| {
-                let (url, title) = self.section(s.id).expect("ranked passages exist");
+                let (url, page_title, heading) = self.section(s.id).expect("ranked passages exist");
                 FragmentHit {
                     passage: s.id,
                     score: s.score,
-                    title: title.to_string(),
+                    title: section_title(page_title, heading),
+                    page_title: page_title.to_string(),
+                    heading: heading.to_string(),
                     url: url.to_string(),
                 }
             })

@@ -419,8 +419,9 @@ fn corrupted_fragments_are_refused() {
     assert!(e.to_string().contains("another build"), "{e}");
     let e = fx.add_chunk(&other.chunks[0]).unwrap_err();
     assert!(e.to_string().contains("another build"), "{e}");
-    // Another layout version: the next one, and v1 (term shards keyed before `ı` folded to `i`).
-    for version in [3u8, 1] {
+    // Another layout version: the next one, v2 (one display title per section) and v1 (term
+    // shards keyed before `ı` folded to `i`).
+    for version in [4u8, 2, 1] {
         let mut other = f.core.clone();
         other[4] = version;
         reseal(&mut other);

@@ -71,7 +71,12 @@ export interface SiteHit {
   passage: number;
   /** The text chunk holding the passage's text: fetch it, `addChunk`, then `excerpt(passage, query)`. */
   chunk: number;
+  /** The section's display title: `Heading — Page title` (or the page title alone). */
   title: string;
+  /** The page's title: group results by page with it (never split `title` to get it). */
+  pageTitle: string;
+  /** The section's heading (empty before the page's first heading). */
+  heading: string;
   url: string;
   /** Fused score (hybrid: `[0, 1]` plus page evidence), estimated cosine (vector) or BM25 score (keyword). */
   score: number;
@@ -542,6 +547,8 @@ impl JsSiteIndex {
                 ("passage", JsValue::from(h.passage)),
                 ("chunk", chunk.into()),
                 ("title", h.title.into()),
+                ("pageTitle", h.page_title.into()),
+                ("heading", h.heading.into()),
                 ("url", h.url.into()),
                 ("score", f64::from(h.score).into()),
             ] {

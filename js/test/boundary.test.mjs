@@ -256,3 +256,31 @@ test("keywordMatches: the keyword side decides whether a word of the query is in
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test("SiteIndex hits carry the page title and the heading apart (a Sphinx title keeps its dash)", async () => {
+  const { readFileSync, mkdtempSync, writeFileSync, mkdirSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const le = await import("lightembed");
+  const tmp = mkdtempSync(join(tmpdir(), "lightembed-titles-"));
+  try {
+    const index = await le.default.createIndex({ dims: 128 });
+    await index.addHTMLFile({
+      url: "install.html",
+      content: "<title>Install — Garden 1.0 documentation</title><p>Read this first.</p>" +
+        "<h2 id='win'>Windows</h2><p>Run the setup program and restart the machine.</p>",
+    });
+    const { files } = await index.getFiles();
+    const get = (p) => files.find((f) => f.path === p).content;
+    const manifest = JSON.parse(Buffer.from(get("manifest.json")).toString("utf8"));
+    const ix = le.SiteIndex.fromCore(get(manifest.files.core));
+    for (let s = 0; s < ix.shardCount; s++) ix.addShard(get(`${manifest.files.fragments}t${s}.bin`));
+    const hits = ix.search("setup program restart", { mode: "keyword", k: 5 });
+    const win = hits.find((h) => h.url === "install.html#win");
+    assert.equal(win.pageTitle, "Install — Garden 1.0 documentation");
+    assert.equal(win.heading, "Windows");
+    assert.equal(win.title, "Windows — Install — Garden 1.0 documentation");
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
