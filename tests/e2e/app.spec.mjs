@@ -660,7 +660,10 @@ await step('IndexedDB unavailable (?nostore) → clear message, app works in mem
   await page.goto(`${base}/?nostore&limit=20${modelParam}`);
   await waitText('model-status', (t) => t === 'ready', 'model status', 60_000);
   assert((await text('storage-status')) === 'memory only', `storage ${await text('storage-status')}`);
-  assert(/Storage unavailable/.test(await text('storage-warning')), 'storage warning shown');
+  const warning = await text('storage-warning');
+  assert(/Storage unavailable/.test(warning), 'storage warning shown');
+  // The consequence is said once (the reason used to repeat it).
+  assert((warning.match(/in memory/g) || []).length === 1, `"in memory" once: ${warning}`);
   await tid('load-corpus').click();
   await page.waitForFunction(() => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === '20', null, { timeout: STEP_MS });
   await tid('query').fill(query);

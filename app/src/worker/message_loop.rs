@@ -365,7 +365,7 @@ impl WorkerApp {
         *self.storage_name.borrow_mut() = name.clone();
         let s = if no_store {
             Storage::memory(
-                "IndexedDB is disabled (?nostore): the index lives in memory for this session",
+                "IndexedDB is disabled (?nostore).",
             )
         } else {
             let me = Rc::downgrade(self);
@@ -396,7 +396,8 @@ impl WorkerApp {
 
     /// A write failed: switch to memory-only and say so.
     fn degrade(&self, reason: String) {
-        let message = format!("Saving to IndexedDB failed ({reason}). The app keeps working in memory; the index will not survive a reload.");
+        // The reason only: the banner says once what follows from it (working in memory).
+        let message = format!("Saving to IndexedDB failed ({reason}).");
         let s = Storage::memory(message);
         post(&storage_event(&s));
         *self.storage.borrow_mut() = Some(Rc::new(s));

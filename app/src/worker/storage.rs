@@ -41,9 +41,8 @@ const OPEN_TIMEOUT_MS: i32 = 4000;
 /// Shown when another tab opened a newer schema: this tab closed its connection (so the other tab
 /// could upgrade) and keeps working in memory.
 pub const NEWER_IN_OTHER_TAB: &str =
-    "A newer version of this app is open in another tab. This tab \
-closed its database so that one can upgrade, and now works in memory only (nothing is saved): \
-reload this tab to use the newer version.";
+    "A newer version of this app is open in another tab, so this tab closed its database to let \
+it upgrade: reload this tab to use the newer version.";
 
 /// The app's storage: IndexedDB when available, else nothing (the worker keeps state in memory).
 pub struct Storage {

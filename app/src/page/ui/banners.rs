@@ -60,6 +60,8 @@ pub(super) fn ErrorBanner(st: St) -> impl IntoView {
     }
 }
 
+/// The storage banner: the reason (from the worker: why IndexedDB is not used; it never says
+/// what follows) and, once, the consequence.
 #[component]
 pub(super) fn StorageBanner(st: St) -> impl IntoView {
     view! {
