@@ -40,7 +40,9 @@ pub struct IndexArgs {
     pub passage_tokens: usize,
 }
 
-fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
+/// A progress bar of `len` passages on stderr labelled `what` (drawn only on a terminal), hidden
+/// when `quiet`; `index` and `site` show theirs with it.
+pub(crate) fn bar(len: u64, what: &str, quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }

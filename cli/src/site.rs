@@ -9,7 +9,6 @@
 //! a visitor never sees half a bundle; a failed run leaves the old bundle as it was.
 
 use anyhow::{anyhow, bail, Context, Result};
-use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use lightembed_build::inputs::Excludes;
 use lightembed_build::site::{SiteBuilder, SiteOptions};
 use rayon::prelude::*;
@@ -169,7 +168,7 @@ pub fn run(a: SiteArgs) -> Result<u8> {
     }
 
     // Embed on all cores, in order.
-    let pb = bar(passages as u64, a.quiet);
+    let pb = crate::index_build::bar(passages as u64, "embedding", a.quiet);
     let mut vectors: Vec<f32> = Vec::with_capacity(passages * prepared.dims());
     let ranges: Vec<std::ops::Range<usize>> = (0..passages)
         .step_by(64)
@@ -205,23 +204,6 @@ pub fn run(a: SiteArgs) -> Result<u8> {
     Ok(crate::skipped_code(skipped, "inputs"))
 }
 
-/// The embedding progress bar on stderr (drawn only on a terminal), hidden when `quiet`.
-fn bar(len: u64, quiet: bool) -> ProgressBar {
-    if quiet {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    pb.set_style(
-        ProgressStyle::with_template("{msg:>9} [{bar:40}] {pos}/{len} passages, {rate}, eta {eta}")
-            .expect("valid template")
-            .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.0}/s", s.per_sec());
-            })
-            .progress_chars("=> "),
-    );
-    pb.set_message("embedding");
-    pb
-}
 
 /// Refuses to replace `bundle` (`SITE/lightembed/`, which a run replaces whole) unless it is
 /// missing, empty, or a bundle this command wrote (a `manifest.json` with `bundle_version`): a
