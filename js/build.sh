@@ -128,6 +128,10 @@ new="$(cat <<EOF
       "import": "./pkg/bundler/$lib.js",
       "default": "./pkg/bundler/$lib.js"
     },
+    "./starlight": {
+      "types": "./starlight/index.d.mts",
+      "default": "./starlight/index.mjs"
+    },
     "./package.json": "./package.json"
   },
   "files": [
@@ -138,6 +142,7 @@ new="$(cat <<EOF
     "pkg/web/",
     "pkg/cli/",
     "pkg/models/",
+    "starlight/",
     "README.md"
   ],
   "sideEffects": [

@@ -20,7 +20,9 @@
 #   7. the end-to-end test of `lightembed site` and the <lightembed-search> widget on the Rust book
 #      (tests/e2e/site.spec.mjs; Debian's rust-doc, installed by scripts/app-tools.sh --browser),
 #      with the bundle written by the installed npm package (js/test-packed.sh; the bundle equals
-#      the native CLI's, which that script checks first).
+#      the native CLI's, which that script checks first),
+#   8. an Astro Starlight site with the lightembed plugin (js/test-starlight.sh: astro and
+#      @astrojs/starlight from npm, the packed lightembed, `astro build`, search in Chromium).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -71,6 +73,9 @@ E2E_PROFILE=dev scripts/e2e.sh
 step "end-to-end: lightembed site + <lightembed-search> on the Rust book, in headless Chromium"
 # Built by the npm package as a user installs it (js/test-packed.sh; its CLI and API tests first).
 bash js/test-packed.sh
+
+step "Astro Starlight with the lightembed plugin (npm: astro + @astrojs/starlight, a real astro build, Chromium)"
+bash js/test-starlight.sh
 
 disk; du -sh target 2>/dev/null | awk '{print "target/: " $1}'
 step "all tests passed in $((SECONDS - t0)) s"

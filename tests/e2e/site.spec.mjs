@@ -19,6 +19,13 @@
 //      one live worker (window.Worker wrapped to count), and search still works.
 //   9. A host that gzips `.bin` files (Content-Length smaller than the bytes): progress ≤ 100 %.
 //  10. A browser without WebAssembly SIMD gets a readable message (WebAssembly.validate stubbed).
+//  11. The shortcut: `/` and Ctrl-K focus the box (its `/` hint shown until then), not while the
+//      visitor types in another field; shortcut="off" turns them off.
+//  12. Colours: light by default, dark with data-theme="dark" on <html> (or <body>) or a system
+//      that prefers dark (unless the page says data-theme="light"), the element's theme="…"
+//      first, and a --lightembed-* property over all of them (computed colours checked).
+//  13. No layout shift: with the widget's script held back, the element already has its final
+//      height, and the content after it does not move when the box appears.
 //
 // Figures (printed): time to first results for a cold visitor, warm query time, bytes fetched
 // for the first query. Run with scripts/site-e2e.sh (builds what is needed), or directly:
@@ -457,6 +464,137 @@ await step('no WebAssembly SIMD → a readable message', async () => {
   await p2.locator('[data-testid="lightembed-query"]').focus();
   await p2.waitForFunction(() => /SIMD/.test(document.querySelector('[data-testid="lightembed-status"]')?.textContent || ''), null, { timeout: STEP_MS });
   await p2.close();
+});
+
+await step('shortcut: `/` and Ctrl-K focus the box, not while typing in another field; shortcut="off" turns it off', async () => {
+  const p6 = await context.newPage();
+  try {
+    await p6.goto(`${base}ch01-01-installation.html`);
+    const box = p6.locator('[data-testid="lightembed-query"]');
+    await box.waitFor({ timeout: STEP_MS });
+    const active = () => p6.evaluate(() => document.activeElement?.getAttribute('data-testid') || document.activeElement?.id || document.activeElement?.tagName);
+    const hint = () => p6.locator('.lightembed-kbd').evaluate((e) => getComputedStyle(e).display);
+    assert(await box.getAttribute('aria-keyshortcuts') === '/ Control+K Meta+K', `aria-keyshortcuts: ${await box.getAttribute('aria-keyshortcuts')}`);
+    assert(await hint() !== 'none', 'the `/` hint shows on an empty box without focus');
+    await p6.keyboard.press('/');
+    assert(await active() === 'lightembed-query', `\`/\` focuses the box (focus on ${await active()})`);
+    assert(await box.inputValue() === '', '`/` is not typed into the box');
+    assert(await hint() === 'none', 'no hint while the box has focus');
+    await p6.keyboard.type('ownership');
+    await p6.evaluate(() => document.activeElement.blur());
+    await p6.keyboard.press('Control+k');
+    assert(await active() === 'lightembed-query', 'Ctrl-K focuses the box');
+    assert(await p6.evaluate(() => { const i = document.activeElement; return i.selectionStart === 0 && i.selectionEnd === i.value.length; }),
+      'and selects its text');
+    await p6.evaluate(() => document.activeElement.blur());
+    await p6.keyboard.press('Meta+k');
+    assert(await active() === 'lightembed-query', '⌘K focuses the box');
+    // Typing in another field of the page: the keys are the field's.
+    await p6.evaluate(() => {
+      const t = document.createElement('textarea');
+      t.id = 'other-field';
+      document.body.append(t);
+    });
+    await p6.locator('#other-field').focus();
+    await p6.keyboard.type('a/b');
+    await p6.keyboard.press('Control+k');
+    assert(await active() === 'other-field', `focus stays in the other field (on ${await active()})`);
+    assert(await p6.locator('#other-field').inputValue() === 'a/b', 'the `/` typed there');
+    // shortcut="off": no shortcut, no hint, no aria-keyshortcuts.
+    await p6.evaluate(() => {
+      document.querySelector('lightembed-search').setAttribute('shortcut', 'off');
+      document.querySelector('[data-testid="lightembed-query"]').value = '';
+      document.activeElement.blur();
+    });
+    await p6.keyboard.press('/');
+    await p6.keyboard.press('Control+k');
+    assert(await active() !== 'lightembed-query', 'shortcut="off": the keys do not focus the box');
+    assert(await box.getAttribute('aria-keyshortcuts') === null, 'shortcut="off": no aria-keyshortcuts');
+    assert(await hint() === 'none', 'shortcut="off": no hint');
+  } finally {
+    await p6.close();
+  }
+});
+
+await step('dark and light: data-theme on <html>, prefers-color-scheme, theme="…", --lightembed-* (computed colours)', async () => {
+  const p7 = await context.newPage();
+  try {
+    await p7.goto(`${base}ch01-02-hello-world.html`);
+    await p7.locator('[data-testid="lightembed-query"]').waitFor({ timeout: STEP_MS });
+    // The box's background and text, the status line's colour, after setting the page up.
+    const look = async (media, setup) => {
+      await p7.emulateMedia({ colorScheme: media });
+      return p7.evaluate((setup) => {
+        const html = document.documentElement;
+        const w = document.querySelector('lightembed-search');
+        html.removeAttribute('data-theme');
+        document.body.removeAttribute('data-theme');
+        html.style.removeProperty('--lightembed-bg');
+        w.removeAttribute('theme');
+        if (setup.page) html.dataset.theme = setup.page;
+        if (setup.body) document.body.dataset.theme = setup.body;
+        if (setup.element) w.setAttribute('theme', setup.element);
+        if (setup.bg) html.style.setProperty('--lightembed-bg', setup.bg);
+        const s = getComputedStyle(w.querySelector('input'));
+        return `${s.backgroundColor} ${s.color}`;
+      }, setup);
+    };
+    const LIGHT = 'rgb(255, 255, 255) rgb(34, 34, 34)';
+    const DARK = 'rgb(28, 29, 34) rgb(228, 228, 231)';
+    const cases = [
+      ['light', {}, LIGHT, 'the default'],
+      ['light', { page: 'dark' }, DARK, 'data-theme="dark"'],
+      ['dark', {}, DARK, 'a system that prefers dark'],
+      ['dark', { page: 'light' }, LIGHT, 'data-theme="light" over the system'],
+      ['light', { body: 'dark' }, DARK, 'data-theme="dark" on <body> (Sphinx\'s Furo)'],
+      ['dark', { body: 'light' }, LIGHT, 'data-theme="light" on <body> over the system'],
+      ['dark', { body: 'auto' }, DARK, 'data-theme="auto": the system'],
+      ['light', { page: 'dark', element: 'light' }, LIGHT, 'theme="light" on the element over data-theme'],
+      ['light', { element: 'dark' }, DARK, 'theme="dark" on the element'],
+      ['dark', { page: 'dark', bg: 'rgb(1, 2, 3)' }, 'rgb(1, 2, 3) rgb(228, 228, 231)', '--lightembed-bg on :root'],
+    ];
+    for (const [media, setup, want, what] of cases) {
+      const got = await look(media, setup);
+      assert(got === want, `${what} (system ${media}): ${got}, not ${want}`);
+    }
+    await look('light', {});
+  } finally {
+    await p7.close();
+  }
+});
+
+await step('no layout shift: the element has its final height before its script runs', async () => {
+  const p8 = await context.newPage();
+  try {
+    // Hold the widget's script back until the page has been measured without it.
+    let release;
+    const held = new Promise((r) => { release = r; });
+    await p8.route('**/lightembed/lightembed-ui.js', async (route) => { await held; await route.continue(); });
+    await p8.goto(`${base}ch03-02-data-types.html`, { waitUntil: 'commit' });
+    const measure = () => p8.evaluate(() => {
+      const w = document.querySelector('lightembed-search');
+      if (!w || !document.body) return null;
+      const next = w.nextElementSibling;
+      return { defined: Boolean(customElements.get('lightembed-search')), built: Boolean(w.querySelector('input')),
+        height: w.getBoundingClientRect().height, nextTop: next ? next.getBoundingClientRect().top : null,
+        minHeight: getComputedStyle(w).minHeight };
+    });
+    await p8.waitForFunction(() => {
+      const w = document.querySelector('lightembed-search');
+      return w && w.nextElementSibling && parseFloat(getComputedStyle(w).minHeight) > 0;
+    }, null, { timeout: STEP_MS });
+    const before = await measure();
+    assert(!before.defined && !before.built, 'measured before the script ran');
+    release();
+    await p8.waitForFunction(() => document.querySelector('lightembed-search input'), null, { timeout: STEP_MS });
+    const afterBuilt = await measure();
+    assert(before.height > 30, `height reserved: ${before.height}px`);
+    assert(Math.abs(afterBuilt.height - before.height) < 0.5, `height ${before.height}px before the script, ${afterBuilt.height}px after`);
+    assert(Math.abs(afterBuilt.nextTop - before.nextTop) < 0.5, `the content below moved: ${before.nextTop}px → ${afterBuilt.nextTop}px`);
+    console.log(`     ${before.height.toFixed(2)}px reserved, ${afterBuilt.height.toFixed(2)}px built`);
+  } finally {
+    await p8.close();
+  }
 });
 
 console.log(`     figures: cold visitor → first results ${figures.coldMs} ms (excerpts ${figures.coldExcerptMs} ms), ${(figures.coldBytes / 1e6).toFixed(2)} MB fetched (uncompressed), `
