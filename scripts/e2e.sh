@@ -4,7 +4,7 @@
 # builds dist/ with trunk (release), then runs tests/e2e/app.spec.mjs. Screenshots: target/e2e/.
 #
 #   scripts/e2e.sh                    # ~400 passages (through ch04-01), release build (what run.sh serves)
-#   E2E_LIMIT=3203 scripts/e2e.sh     # the whole corpus
+#   E2E_LIMIT=3232 scripts/e2e.sh     # the whole corpus
 #   E2E_PROFILE=dev scripts/e2e.sh    # `trunk build` without --release: same app and checks,
 #                                     # ~3x faster to compile, no wasm-opt (scripts/test.sh uses it)
 #   E2E_SKIP_BUILD=1 scripts/e2e.sh   # reuse dist/

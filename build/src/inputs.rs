@@ -187,20 +187,26 @@ impl PageReader {
                 ..PageOutcome::default()
             };
         }
-        let (content, warning) = ingest::decode(bytes, kind.format());
+        let (content, charset_note) = ingest::decode(bytes, kind.format());
         let sizer = Sizer::with_tokens(model, self.passage_tokens);
         let before = out.len();
-        for mut p in ingest::page_passages_in(
+        let (passages, depth_note) = ingest::page_passages_with_warning(
             &content,
             kind.format(),
             url,
             &sizer,
             &mut self.seen,
             self.root.as_ref(),
-        ) {
+        );
+        for mut p in passages {
             p.id = self.ids.unique(&p.id);
             out.push(p);
         }
+        // Both notes, when both apply (a guessed charset; markup nested past the depth limit).
+        let warning = match (charset_note, depth_note) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
         PageOutcome {
             passages: out.len() - before,
             skipped: None,

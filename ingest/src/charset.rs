@@ -202,4 +202,3 @@ fn trim_ascii_start(b: &[u8]) -> &[u8] {
     let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
     &b[n..]
 }
-

@@ -44,13 +44,13 @@ fn words_of(debug: &str) -> String {
     out
 }
 
-
 /// Classes of navigation chrome in the documentation generators our users run: Sphinx
 /// (`sphinxsidebar`, `related` bars, `headerlink` ¶ marks, `footer`, the link lists of tables of
 /// contents `toctree-wrapper` and of the generated general and module indexes `indextable`,
 /// `genindex-jumpbox`, `modindex-jumpbox`), mdBook (`menu-bar`,
-/// `sidebar`, `nav-chapters`, `nav-wrapper`), rustdoc (`sidebar`, `search-form`, `out-of-band`).
-pub const CHROME_CLASSES: [&str; 16] = [
+/// `sidebar`, `nav-chapters`, `nav-wrapper`), rustdoc (`sidebar`, `search-form`, `out-of-band`,
+/// `rightside`), and text for screen readers only (`sr-only`).
+pub const CHROME_CLASSES: [&str; 18] = [
     "sphinxsidebar",
     "related",
     "headerlink",
@@ -67,6 +67,12 @@ pub const CHROME_CLASSES: [&str; 16] = [
     "search-form",
     "out-of-band",
     "skip-link",
+    // rustdoc's "source" links and stability versions beside every item ("1.22.0 · source"):
+    // alone they made a passage per impl or method once repeated text under another heading
+    // was kept.
+    "rightside",
+    // Text for screen readers only (Starlight's "Section titled …" anchor labels, Bootstrap).
+    "sr-only",
 ];
 
 /// A Sphinx API entry: a `<dt>` with an `id` and the `sig` class (`<dt class="sig sig-object py"
@@ -105,6 +111,80 @@ fn is_chrome(el: &scraper::node::Element) -> bool {
     el.classes().any(|c| CHROME_CLASSES.contains(&c))
 }
 
+/// Classes of admonition boxes: DocBook's `<div class="note">` (`tip`, `warning`, `caution`,
+/// `important`), titled `<h3 class="title">Note</h3>`, and Sphinx's and MkDocs'
+/// `<div class="admonition note">`. A heading element inside one is the box's title, not a
+/// heading of the page's outline (see [`html_sections`]).
+pub const ADMONITION_CLASSES: [&str; 6] = [
+    "admonition",
+    "note",
+    "tip",
+    "warning",
+    "caution",
+    "important",
+];
+
+fn is_admonition(n: ego_tree::NodeRef<scraper::Node>) -> bool {
+    match n.value() {
+        scraper::Node::Element(e) => e.classes().any(|c| ADMONITION_CLASSES.contains(&c)),
+        _ => false,
+    }
+}
+
+fn has_class(n: ego_tree::NodeRef<scraper::Node>, name: &str, classes: &[&str]) -> bool {
+    match n.value() {
+        scraper::Node::Element(e) => e.name() == name && e.classes().any(|c| classes.contains(&c)),
+        _ => false,
+    }
+}
+
+/// A generated back-of-book index, recognised by its markup (not by its file name): a list of
+/// links to every topic, which would match every query.
+///
+/// * DocBook's index (`bookindex.html`): `<div class="index">` (`setindex`) holding its letter
+///   groups `<div class="indexdiv">`, a nested `<div class="index">` or the entries' `<dl>`;
+/// * the body of Sphinx's general and domain indexes (`genindex.html`, `genindex-*.html`,
+///   `py-modindex.html`): the element holding the index table (`table.indextable`,
+///   `genindextable`, `modindextable`) or its letter bar (`genindex-jumpbox`,
+///   `modindex-jumpbox`), beside the `<h1 id="index">Index</h1>` (and, on the first page of a
+///   split index, "Index pages by letter").
+fn is_generated_index(n: ego_tree::NodeRef<scraper::Node>) -> bool {
+    if has_class(n, "div", &["index", "setindex"]) {
+        return n.children().any(|c| {
+            has_class(c, "div", &["indexdiv", "index"])
+                || matches!(c.value(), scraper::Node::Element(e) if e.name() == "dl")
+        });
+    }
+    n.children().any(|c| {
+        has_class(
+            c,
+            "table",
+            &["indextable", "genindextable", "modindextable"],
+        ) || has_class(c, "div", &["genindex-jumpbox", "modindex-jumpbox"])
+    })
+}
+
+/// DocBook's divisions: a generated index inside one is part of a larger page (a one-page book).
+fn is_division(n: ego_tree::NodeRef<scraper::Node>) -> bool {
+    const DIVISIONS: [&str; 14] = [
+        "set",
+        "book",
+        "part",
+        "reference",
+        "article",
+        "chapter",
+        "appendix",
+        "preface",
+        "section",
+        "sect1",
+        "sect2",
+        "sect3",
+        "sect4",
+        "sect5",
+    ];
+    has_class(n, "div", &DIVISIONS)
+}
+
 /// HTML: the `<title>` (else the first `<h1>`) is the page title; each `h1`–`h6` starts a section
 /// (anchors: see below); text in `p`, `li`, `pre`, `dd`, `dt`, `td`, `th`, `blockquote`,
 /// `figcaption` and `caption` becomes blocks (`<br>` and nested blocks separate words; each
@@ -117,7 +197,18 @@ fn is_chrome(el: &scraper::node::Element) -> bool {
 /// Sphinx's `<section id>`), percent-encoded; otherwise the section links to the page itself.
 /// A Sphinx API entry (`<dt class="sig …" id="json.dumps">`) starts a section of its own, headed
 /// by its signature and linked to its id; after its `<dl>` the enclosing section resumes.
-/// Linear in the page size, whatever the nesting depth.
+///
+/// A heading inside an admonition box ([`ADMONITION_CLASSES`]: DocBook's
+/// `<div class="note"><h3 class="title">Note</h3>`) is the box's title, not a heading of the
+/// page's outline: its text is a block of the current section, which goes on after the box.
+///
+/// A generated back-of-book index (DocBook's `<div class="index">`, the body of Sphinx's
+/// `genindex.html` and `py-modindex.html`) is skipped: inside a larger document (a one-page book)
+/// like chrome; otherwise the page is the index, and has no sections at all.
+///
+/// Elements nested deeper than [`MAX_DEPTH`](crate::MAX_DEPTH) are read as text of the element at
+/// that depth (see [`html_sections_with_warning`]), so reading is linear in the page size
+/// whatever the nesting depth.
 pub fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
     html_sections_in(html, None)
 }
@@ -125,6 +216,18 @@ pub fn html_sections(html: &str) -> (Option<String>, Vec<Section>) {
 /// [`html_sections`] of only the elements `root` matches (outermost matches, in document order);
 /// the whole page when it matches nothing or is `None`.
 pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<String>, Vec<Section>) {
+    let (title, sections, _) = html_sections_with_warning(html, root);
+    (title, sections)
+}
+
+/// [`html_sections_in`], and a warning for the caller to print (`warning: PATH: TEXT`, as for
+/// [`decode`](crate::decode)): [`DEPTH_WARNING`](crate::DEPTH_WARNING) when the page nests
+/// elements deeper than [`MAX_DEPTH`](crate::MAX_DEPTH) (the tags below that depth were ignored,
+/// their text read as part of the element above them).
+pub fn html_sections_with_warning(
+    html: &str,
+    root: Option<&RootSelector>,
+) -> (Option<String>, Vec<Section>, Option<String>) {
     use ego_tree::NodeId;
     use scraper::{Html, Node};
     const BLOCK: [&str; 10] = [
@@ -159,7 +262,12 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
         "h2",
         "h3",
     ];
-    let doc = Html::parse_document(html);
+    // The nesting limit (`depth.rs`): html5ever's cost grows with the square of the depth.
+    let limited = crate::depth::limit_depth(html);
+    let warning = limited
+        .is_some()
+        .then(|| crate::depth::DEPTH_WARNING.to_string());
+    let doc = Html::parse_document(limited.as_deref().unwrap_or(html));
     fn name_of<'a>(n: ego_tree::NodeRef<'a, Node>) -> Option<&'a str> {
         match n.value() {
             Node::Element(e) => Some(e.name()),
@@ -210,9 +318,12 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
     let mut title = None;
     let mut first_h1 = None;
     let mut sections = vec![Section::default()];
-    // (node, end): `end` marks the close of a Sphinx API list (`dl` of `dt.sig` entries), after
-    // which the enclosing section resumes.
-    let mut stack = vec![(doc.tree.root(), false)];
+    // (node, end, in_box): `end` marks the close of a Sphinx API list (`dl` of `dt.sig` entries),
+    // after which the enclosing section resumes; `in_box`: inside an admonition box (a box's
+    // heading is its title, not a section: see below).
+    let mut stack = vec![(doc.tree.root(), false, false)];
+    // The page is a generated index (see `is_generated_index`).
+    let mut index_page = false;
     let mut resume: HashMap<NodeId, (String, Option<String>)> = HashMap::new();
     if let Some(RootSelector(sel)) = root {
         let matched: Vec<ego_tree::NodeRef<Node>> = doc.select(sel).map(|e| *e).collect();
@@ -228,10 +339,14 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
                 let t = text_of(*t);
                 title = (!t.is_empty()).then_some(t);
             }
-            stack = outermost.into_iter().rev().map(|n| (n, false)).collect();
+            stack = outermost
+                .into_iter()
+                .rev()
+                .map(|n| (n, false, n.ancestors().any(is_admonition)))
+                .collect();
         }
     }
-    while let Some((node, end)) = stack.pop() {
+    while let Some((node, end, in_box)) = stack.pop() {
         if end {
             if let Some((heading, anchor)) = resume.remove(&node.id()) {
                 sections.push(Section {
@@ -253,7 +368,7 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
                 continue;
             }
             Node::Document | Node::Fragment => {
-                stack.extend(node.children().rev().map(|c| (c, false)));
+                stack.extend(node.children().rev().map(|c| (c, false, false)));
                 continue;
             }
             _ => continue,
@@ -267,18 +382,29 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
         if is_chrome(el) {
             if name == "head" {
                 // Only the title matters in <head>.
-                stack.extend(node.children().rev().map(|c| (c, false)));
+                stack.extend(node.children().rev().map(|c| (c, false, false)));
             }
             continue;
         }
+        // A generated index: inside a larger document (a one-page book's index) it is skipped
+        // like chrome; otherwise the page is the index, and yields nothing.
+        if is_generated_index(node) {
+            if node.ancestors().any(is_division) {
+                continue;
+            }
+            index_page = true;
+            break;
+        }
+        // What this element's children are in: an admonition box when it is one.
+        let children_in_box = in_box || is_admonition(node);
         // Sphinx API entries (`<dt class="sig …" id="json.dumps">signature</dt><dd>…</dd>`): each
         // is a section of its own, headed by its signature and linked to its id, as Sphinx lists
         // them in its own tables of contents; after the list the enclosing section resumes.
         if name == "dl" && node.children().any(|c| is_api_entry(c)) {
             let current = sections.last().expect("one section");
             resume.insert(node.id(), (current.heading.clone(), current.anchor.clone()));
-            stack.push((node, true));
-            stack.extend(node.children().rev().map(|c| (c, false)));
+            stack.push((node, true, in_box));
+            stack.extend(node.children().rev().map(|c| (c, false, children_in_box)));
             continue;
         }
         if name == "dt" && is_api_entry(node) {
@@ -292,6 +418,18 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
         }
         if HEADINGS.contains(&name) {
             let heading = text_of(node);
+            // A box's title (DocBook's `<h3 class="title">Note</h3>`) is no heading of the
+            // page's outline: a block of the current section, which goes on after the box.
+            if in_box {
+                if !heading.is_empty() {
+                    sections
+                        .last_mut()
+                        .expect("one section")
+                        .blocks
+                        .push(heading);
+                }
+                continue;
+            }
             if name == "h1" && first_h1.is_none() && !heading.is_empty() {
                 first_h1 = Some(heading.clone());
             }
@@ -327,9 +465,11 @@ pub fn html_sections_in(html: &str, root: Option<&RootSelector>) -> (Option<Stri
             }
             continue;
         }
-        stack.extend(node.children().rev().map(|c| (c, false)));
+        stack.extend(node.children().rev().map(|c| (c, false, children_in_box)));
+    }
+    if index_page {
+        sections.clear();
     }
     sections.retain(|s| !s.blocks.is_empty());
-    (title.or(first_h1), sections)
+    (title.or(first_h1), sections, warning)
 }
-

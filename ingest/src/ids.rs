@@ -34,7 +34,6 @@ pub fn url_path_encode(name: &str) -> String {
     url_encode(name).replace(':', "%3A")
 }
 
-
 /// Names unique within a set: `base` the first time, then `base{sep}{first}`,
 /// `base{sep}{first + 1}`, … (a suffixed name that is itself taken is skipped). Heading anchors
 /// use `-` from 1, GitHub style (`intro`, `intro-1`); `lightembed index` makes passage ids unique
@@ -98,4 +97,3 @@ pub fn slug(heading: &str) -> String {
     }
     s
 }
-

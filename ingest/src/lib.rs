@@ -16,7 +16,9 @@
 //!   passage fit its `max_seq_len` window ([`split_passages_in_tokens`]);
 //! * [`page_passages`]: all of it for one page: ids `URL[#anchor]:N` numbered per URL, titles
 //!   `Heading — Page title`, the text to embed ([`embed_text`]: heading, newline, text), and
-//!   passages whose text was already seen (`seen`, e.g. a book's `print.html`) skipped.
+//!   passages already seen under the same heading (`seen`, e.g. a book's `print.html`) skipped;
+//!   [`page_passages_with_warning`] also returns what the caller should warn about (a page nested
+//!   deeper than [`MAX_DEPTH`]).
 //!
 //! ```
 //! use lightembed_ingest::{page_passages, Format, Sizer};
@@ -34,12 +36,14 @@
 //! ```
 
 //!
-//! Modules, one concern each: [`charset`] (bytes → text), [`html`], [`markdown`], [`text`]
-//! (text → sections), [`ids`] (anchors, URLs, unique ids), [`sizing`] (sections → passages in
-//! the model's word pieces). What BM25 indexes for a passage (the weighting of titles and
-//! headings) is a ranking rule and lives on the keyword side, `lightembed_index::keywords`.
+//! Modules, one concern each: [`charset`] (bytes → text), [`html`] (with its nesting limit,
+//! `depth.rs`), [`markdown`], [`text`] (text → sections), [`ids`] (anchors, URLs, unique ids),
+//! [`sizing`] (sections → passages in the model's word pieces). What BM25 indexes for a passage
+//! (the weighting of titles and headings) is a ranking rule and lives on the keyword side,
+//! `lightembed_index::keywords`.
 
 pub mod charset;
+mod depth;
 pub mod html;
 pub mod ids;
 pub mod markdown;
@@ -50,7 +54,11 @@ pub use charset::{
     charset_label, decode, is_utf8_or_utf16_label, looks_binary, utf16_bom, Charset,
     FALLBACK_WARNING,
 };
-pub use html::{html_sections, html_sections_in, RootSelector, CHROME_CLASSES};
+pub use depth::{DEPTH_WARNING, MAX_DEPTH};
+pub use html::{
+    html_sections, html_sections_in, html_sections_with_warning, RootSelector, ADMONITION_CLASSES,
+    CHROME_CLASSES,
+};
 pub use ids::{slug, url_encode, url_path_encode, Uniquer};
 pub use markdown::markdown_sections;
 pub use sizing::{split_passages_in_tokens, Sizer, PASSAGE_TOKENS};
@@ -128,10 +136,15 @@ pub fn sections(content: &str, format: Format) -> (Option<String>, Vec<Section>)
 }
 
 /// The passages of one page. `url` is the page's URL (ids and URLs are built from it; it is also
-/// the title of a page that has none). A leading byte-order mark is ignored. Passages whose text
-/// is in `seen` are skipped, and the text of every passage returned is added to it: pass one set
-/// for a whole site so that repeated text (an all-in-one `print.html`) is indexed once, or a
-/// fresh set for a single document.
+/// the title of a page that has none). A leading byte-order mark is ignored.
+///
+/// Repeated passages are skipped through `seen`: pass one set for a whole site so that a page's
+/// copy under another URL (an all-in-one `print.html` repeating every chapter under the same
+/// headings) is indexed once, or a fresh set for a single document. A passage is keyed on its
+/// heading and text ([`embed_text`]), so the same text under another heading (a "Linux" and a
+/// "macOS" section sharing their steps) is kept: another place, another result. Each passage
+/// returned adds its key and its bare text to `seen`; a passage without a heading is keyed on its
+/// text alone, so it is skipped when that text was seen under any heading (it adds no place).
 pub fn page_passages(
     content: &str,
     format: Format,
@@ -152,10 +165,27 @@ pub fn page_passages_in(
     seen: &mut HashSet<String>,
     root: Option<&RootSelector>,
 ) -> Vec<Passage> {
+    page_passages_with_warning(content, format, url, sizer, seen, root).0
+}
+
+/// [`page_passages_in`], and a warning for the caller to print (`warning: PATH: TEXT`, as for
+/// [`decode`]): [`DEPTH_WARNING`] for an HTML page nested deeper than [`MAX_DEPTH`] (see
+/// [`html_sections_with_warning`]).
+pub fn page_passages_with_warning(
+    content: &str,
+    format: Format,
+    url: &str,
+    sizer: &Sizer,
+    seen: &mut HashSet<String>,
+    root: Option<&RootSelector>,
+) -> (Vec<Passage>, Option<String>) {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
-    let (page_title, sections) = match (format, root) {
-        (Format::Html, Some(root)) => html_sections_in(content, Some(root)),
-        _ => sections(content, format),
+    let (page_title, sections, warning) = match format {
+        Format::Html => html_sections_with_warning(content, root),
+        _ => {
+            let (title, sections) = sections(content, format);
+            (title, sections, None)
+        }
     };
     let page_title = page_title.unwrap_or_else(|| url.to_string());
     let mut per_url: HashMap<String, usize> = HashMap::new();
@@ -172,9 +202,13 @@ pub fn page_passages_in(
             format!("{} — {page_title}", section.heading)
         };
         for text in sizer.passages(&section.heading, &section.blocks.join("\n\n")) {
-            if !seen.insert(text.clone()) {
+            // Duplicates (see `page_passages`): keyed on heading and text, the embedded text
+            // (passage text has no newline, so "heading\ntext" is never a bare text); every
+            // passage also marks its bare text, the key of a passage without a heading.
+            if !seen.insert(embed_text(&section.heading, &text)) {
                 continue;
             }
+            seen.insert(text.clone());
             // Passages are numbered per URL (sections without an anchor share the page's URL).
             let n = per_url.entry(section_url.clone()).or_insert(0usize);
             *n += 1;
@@ -189,7 +223,7 @@ pub fn page_passages_in(
             });
         }
     }
-    out
+    (out, warning)
 }
 
 /// A run of text under one heading.
@@ -210,7 +244,6 @@ pub fn collapse_ws(s: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
-
 
 #[cfg(test)]
 mod tests;

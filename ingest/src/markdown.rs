@@ -77,4 +77,3 @@ pub fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
     sections.retain(|s| !s.blocks.is_empty());
     (title, sections)
 }
-

@@ -225,7 +225,6 @@ impl<'m> Sizer<'m> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

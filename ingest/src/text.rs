@@ -18,4 +18,3 @@ pub fn text_sections(content: &str) -> (Option<String>, Vec<Section>) {
         }],
     )
 }
-

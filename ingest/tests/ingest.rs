@@ -2,7 +2,9 @@
 //! (under Node with wasm-bindgen-test): the browser app's worker runs this code on dropped
 //! files, so html5ever, pulldown-cmark and encoding_rs must work there exactly as natively.
 
-use lightembed_ingest::{decode, page_passages, Format, Sizer};
+use lightembed_ingest::{
+    decode, page_passages, page_passages_with_warning, Format, Sizer, DEPTH_WARNING, MAX_DEPTH,
+};
 use std::collections::HashSet;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -51,4 +53,49 @@ fn html_markdown_and_latin1_text_become_passages() {
     assert_eq!(warning, None);
     let ps = page_passages(&text, Format::Html, "q.html", &sizer, &mut seen);
     assert_eq!(ps[0].text, "“quoted”");
+}
+
+/// The nesting limit, admonition titles and generated indexes, as natively (the app's worker reads
+/// dropped pages with this code).
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn deep_pages_boxes_and_index_pages_read_as_natively() {
+    let model = lightembed::Model::from_bytes(MODEL).unwrap();
+    let sizer = Sizer::new(&model);
+    let n = 2 * MAX_DEPTH;
+    let deep = format!(
+        "<title>Deep</title>{}<p>Deep text.</p>{}",
+        "<div>".repeat(n),
+        "</div>".repeat(n)
+    );
+    let (ps, warning) = page_passages_with_warning(
+        &deep,
+        Format::Html,
+        "d.html",
+        &sizer,
+        &mut HashSet::new(),
+        None,
+    );
+    assert_eq!(ps[0].text, "Deep text.");
+    assert_eq!(warning.as_deref(), Some(DEPTH_WARNING));
+
+    let boxed = "<h2 id=\"s\">Setup</h2><p>Install.</p>\
+        <div class=\"note\"><h3 class=\"title\">Note</h3><p>As root.</p></div><p>Then run.</p>";
+    let ps = page_passages(boxed, Format::Html, "b.html", &sizer, &mut HashSet::new());
+    let got: Vec<(&str, &str)> = ps
+        .iter()
+        .map(|p| (p.id.as_str(), p.text.as_str()))
+        .collect();
+    assert_eq!(got, [("b.html#s:1", "Install. Note As root. Then run.")]);
+
+    let index = "<div class=\"index\"><div class=\"indexdiv\"><h3>A</h3><dl><dt>apt, \
+        <a href=\"ch1.html\">Installing</a></dt></dl></div></div>";
+    assert!(page_passages(
+        index,
+        Format::Html,
+        "bookindex.html",
+        &sizer,
+        &mut HashSet::new()
+    )
+    .is_empty());
 }

@@ -42,7 +42,7 @@
 // missing and builds dist/), or directly: `node tests/e2e/app.spec.mjs` after `trunk build`.
 //
 // Env: DIST (default dist/), E2E_LIMIT (passages to index; default: up to 30 passages past the
-// first "The Stack and the Heap" passage, ~400 of the 3,203; in step 13 also of the Turkish
+// first "The Stack and the Heap" passage, ~400 of the 3,232; in step 13 also of the Turkish
 // corpus, which step 14 then indexes whole), E2E_MODEL (a file name from
 // dist/models/manifest.json; default: the first), E2E_TIMEOUT_S (per step, default 600).
 
