@@ -24,11 +24,11 @@ pub use lightembed_build::inputs::BUNDLE_DIR;
 /// WASI build the npm package runs (its launcher builds sites through the library with the model
 /// file it ships, `js/lib/site.js`), which saves 4.7 MB of its wasm.
 #[cfg(not(target_os = "wasi"))]
-pub const DEFAULT_MODEL: Option<&[u8]> = Some(include_bytes!(
+pub static DEFAULT_MODEL: Option<&[u8]> = Some(include_bytes!(
     "../../public/models/lightembed-en-static.bin"
 ));
 #[cfg(target_os = "wasi")]
-pub const DEFAULT_MODEL: Option<&[u8]> = None;
+pub static DEFAULT_MODEL: Option<&[u8]> = None;
 
 // `WASM` and `WASM_JS`: the web build of `js/` (`js/build.sh`), when it existed at build time.
 include!(concat!(env!("OUT_DIR"), "/widget_wasm.rs"));
