@@ -38,6 +38,13 @@ mod passages;
 mod search;
 mod site;
 pub use site::DEFAULT_MODEL;
+
+/// The built-in model's bytes ([`DEFAULT_MODEL`]), read at run time: a crate that takes them
+/// through this function (the Python package) shares the one copy in the binary, where a
+/// `const`/`static` initialised from them would be compiled into it again.
+pub fn default_model() -> Option<&'static [u8]> {
+    DEFAULT_MODEL
+}
 mod sources;
 
 use anyhow::{Context, Result};

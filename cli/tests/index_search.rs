@@ -501,11 +501,15 @@ fn awkward_pages_are_cut_cleanly() {
     ]);
     // Skipped and counted: exit 4, like an unreadable file (a page is never dropped silently).
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    // The 20,000 nested divs are read flat past the depth limit, and the page is named.
     assert_eq!(
         stderr(&o),
         format!(
-            "warning: skipping {}: binary file (a NUL byte in its first 8 KiB)\n\
+            "warning: {}: HTML nested more than 512 elements deep; the tags below that depth \
+             were ignored (their text is read)\n\
+             warning: skipping {}: binary file (a NUL byte in its first 8 KiB)\n\
              warning: 1 input skipped (named above); exit code 4\n",
+            src.join("a b#c.html").display(),
             src.join("blob.txt").display()
         )
     );

@@ -39,14 +39,14 @@ mod errors {
 }
 use errors::{LightembedError, LightembedFileNotFoundError};
 
-/// The default English static model (`public/models/lightembed-en-static.bin`), in the wheel.
-// The CLI's built-in model (`lightembed site` without --model), read through its `static`: one
-// copy of the 4.7 MB in the wheel (a `const` would be copied into every crate that uses it).
-static BUNDLED_MODEL: &[u8] = match lightembed_cli::DEFAULT_MODEL {
-    Some(m) => m,
-    None => &[],
-};
-/// The name [`Model::load`] knows [`BUNDLED_MODEL`] by (its file name without `.bin`).
+/// The default English static model (`public/models/lightembed-en-static.bin`), in the wheel: the
+/// CLI's built-in model (`lightembed site` without --model), read at run time through
+/// [`lightembed_cli::default_model`], so the wheel's module holds the 4.7 MB once.
+fn bundled_model() -> &'static [u8] {
+    lightembed_cli::default_model().unwrap_or(&[])
+}
+
+/// The name [`Model::load`] knows [`bundled_model`] by (its file name without `.bin`).
 const BUNDLED_NAME: &str = "lightembed-en-static";
 
 /// An error of the CLI's code as a Python exception with the CLI's text (`{e:#}`, on one line as
@@ -170,13 +170,13 @@ pub struct Model {
 
 impl Model {
     fn bundled() -> PyResult<Model> {
-        let inner = lightembed::Model::from_bytes(BUNDLED_MODEL)
+        let inner = lightembed::Model::from_bytes(bundled_model())
             .map_err(|e| LightembedError::new_err(format!("the bundled model: {e}")))?;
         Ok(Model {
             inner: Arc::new(inner),
             path: None,
             source: BUNDLED_NAME.into(),
-            file_size: BUNDLED_MODEL.len(),
+            file_size: bundled_model().len(),
         })
     }
 
