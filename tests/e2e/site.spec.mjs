@@ -50,6 +50,12 @@ const STEP_MS = Number(process.env.E2E_TIMEOUT_S || 120) * 1000;
 
 // 1. Build the bundle and add the widget to every page.
 fs.cpSync(book, site, { recursive: true, verbatimSymlinks: true });
+// A page titled as Sphinx titles pages ("Page — Project"): its results are grouped under the
+// whole title, never under the part after the last dash (issue 29 #3).
+fs.writeFileSync(path.join(site, 'sphinx-install.html'), '<html><head><title>Install — Garden 1.0 documentation</title></head>'
+  + '<body><div role="main"><section id="install"><h1>Install</h1><p>Read the notes first.</p>'
+  + '<section id="windows"><h2>Windows</h2><p>Double-click the zanzibar installer and follow the wizard to the end.</p>'
+  + '</section></section></div></body></html>');
 const out = execFileSync(bin, ['site', '--site', site, '--quiet'], { encoding: 'utf8' });
 console.log(`     ${out.split('\n')[0]}`);
 const snippet = `<link rel="stylesheet" href="${MOUNT}lightembed/lightembed-ui.css">`
@@ -199,6 +205,19 @@ await step('a query no page has a word of: the results say they are by meaning a
   }, null, { timeout: STEP_MS });
   assert(!/closest by meaning/.test(await page.locator('[data-testid="lightembed-status"]').textContent()), 'no note when words match');
   assert(await widget.count() === 1, 'one widget');
+});
+
+await step('a Sphinx-style title ("Install — Garden 1.0 documentation"): the group is titled with the page title from the index', async () => {
+  await input().fill('zanzibar installer wizard');
+  await page.waitForFunction(() => {
+    const first = document.querySelector('lightembed-search [data-testid="lightembed-result"]');
+    return first && first.querySelector('a').href.includes('sphinx-install.html');
+  }, null, { timeout: STEP_MS });
+  const first = page.locator('[data-testid="lightembed-result"]').first();
+  const title = await first.locator('.lightembed-page-title').textContent();
+  assert(title === 'Install — Garden 1.0 documentation', `group title: ${title}`);
+  const heading = await first.locator('.lightembed-heading').first().textContent();
+  assert(heading === 'Windows', `section heading: ${heading}`);
 });
 
 await step('keyboard: ↓ selects, Esc closes, Enter follows the link to an anchor that exists', async () => {
