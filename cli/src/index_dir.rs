@@ -27,13 +27,8 @@ pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+/// Lowercase hex SHA-256 of `bytes` (the one the site build names its files with).
+pub use lightembed_build::sha256_hex;
 
 /// The `--out` folder, checked before any work: created if missing (and removed again if the run
 /// fails before writing into it), and proven writable by creating and removing a probe file.
