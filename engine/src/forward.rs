@@ -9,8 +9,7 @@
 use crate::kernels::{self, TernaryMatrix};
 use crate::model::{EmbedError, Linear, LinearWeights, Model};
 use crate::ops::{
-    gelu_in_place, layer_norm, layer_norm_row, pairwise_sum_sq, quantize_activations_row,
-    softmax_row,
+    gelu_in_place, layer_norm, pairwise_sum_sq, quantize_activations_row, softmax_row,
 };
 
 /// Decision 4's floor on the norm.
@@ -41,6 +40,23 @@ fn normalize_checked(p: &[f32]) -> Result<Vec<f32>, EmbedError> {
     }
 }
 
+/// [`normalize_checked`] in place (the same bits), for a vector the caller owns.
+fn normalize_checked_owned(mut p: Vec<f32>) -> Result<Vec<f32>, EmbedError> {
+    let norm = pairwise_sum_sq(&p).sqrt();
+    if !norm.is_finite() {
+        return Err(EmbedError::NonFinite);
+    }
+    let denom = norm.max(NORMALIZE_EPS);
+    for x in p.iter_mut() {
+        *x /= denom;
+    }
+    if p.iter().all(|x| x.is_finite()) {
+        Ok(p)
+    } else {
+        Err(EmbedError::NonFinite)
+    }
+}
+
 /// Upper bound on token rows processed together by the batched forward pass (bounds scratch
 /// memory; results do not depend on it).
 const MAX_BATCH_TOKENS: usize = 4096;
@@ -56,7 +72,19 @@ impl Model {
     pub fn embed(&self, text: &str, dims: usize) -> Result<Vec<f32>, EmbedError> {
         self.check_dims(dims)?;
         let ids = self.tokenize(text);
+        if self.static_rows.is_some() {
+            // Tokenizer ids are < vocab_size (checked at load) and never empty.
+            return self.embed_static(&ids, dims);
+        }
         self.embed_ids(&ids, dims)
+    }
+
+    /// The static path (§6.2 via clarification F.9): the normalised first `dims` values of
+    /// `mean_t r_t + b` over cached per-token rows. `ids` valid and non-empty.
+    fn embed_static(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
+        let mut p = vec![0f32; dims];
+        self.static_project_prefix(ids, &mut p);
+        normalize_checked_owned(p)
     }
 
     /// [`Model::embed`] for many texts; element `i` equals `embed(texts[i], dims)` exactly, but
@@ -68,6 +96,11 @@ impl Model {
     pub fn embed_batch(&self, texts: &[&str], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.check_dims(dims)?;
         let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
+        if self.static_rows.is_some() {
+            // New tokens of the whole batch are projected together, then each text is a sum.
+            self.fill_static_rows(ids.iter().flatten().copied());
+            return ids.iter().map(|s| self.embed_static(s, dims)).collect();
+        }
         let seqs: Vec<&[u32]> = ids.iter().map(|v| v.as_slice()).collect();
         let od = self.output_dim();
         let projected = self.project_batch(&seqs)?;
@@ -85,6 +118,10 @@ impl Model {
     /// [`EmbedError::NonFinite`].
     pub fn embed_ids(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
         self.check_dims(dims)?;
+        if self.static_rows.is_some() {
+            self.check_ids(ids)?;
+            return self.embed_static(ids, dims);
+        }
         let p = self.project_batch(&[ids])?;
         normalize_checked(&p[..dims])
     }
@@ -104,14 +141,8 @@ impl Model {
     /// # Errors
     /// [`EmbedError::TokenIdOutOfRange`], [`EmbedError::EmptyInput`].
     pub fn project_batch(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
-        let vocab_size = self.header.vocab_size;
         for s in seqs {
-            if s.is_empty() {
-                return Err(EmbedError::EmptyInput);
-            }
-            if let Some(&id) = s.iter().find(|&&id| id >= vocab_size) {
-                return Err(EmbedError::TokenIdOutOfRange { id, vocab_size });
-            }
+            self.check_ids(s)?;
         }
         let od = self.output_dim();
         let mut out = vec![0f32; seqs.len() * od];
@@ -130,37 +161,28 @@ impl Model {
         Ok(out)
     }
 
+    /// `Ok` if `ids` is non-empty and every id is `< vocab_size`.
+    fn check_ids(&self, ids: &[u32]) -> Result<(), EmbedError> {
+        let vocab_size = self.header.vocab_size;
+        if ids.is_empty() {
+            return Err(EmbedError::EmptyInput);
+        }
+        if let Some(&id) = ids.iter().find(|&&id| id >= vocab_size) {
+            return Err(EmbedError::TokenIdOutOfRange { id, vocab_size });
+        }
+        Ok(())
+    }
+
     /// Forward for a group of valid sequences; writes `seqs.len() × output_dim` projections.
     fn forward_group(&self, seqs: &[&[u32]], out: &mut [f32]) {
         let d = self.header.d_model as usize;
-        if self.layers.is_empty() {
-            // Static model (§6.2): lookup → final LN → running sum per sequence, one row at a
-            // time (the same additions in the same order as the general path, no big buffers).
-            let mut pooled = vec![0f32; seqs.len() * d];
-            let mut row = vec![0f32; d];
-            let mut ln = vec![0f32; d];
-            for (s, p) in seqs.iter().zip(pooled.chunks_exact_mut(d)) {
-                for (t, &id) in s.iter().enumerate() {
-                    self.embeddings.row_into(id as usize, d, &mut row);
-                    layer_norm_row(
-                        &row,
-                        Some((&self.final_ln_weight, &self.final_ln_bias)),
-                        &mut ln,
-                    );
-                    if t == 0 {
-                        p.copy_from_slice(&ln);
-                    } else {
-                        for (pi, &v) in p.iter_mut().zip(&ln) {
-                            *pi += v;
-                        }
-                    }
-                }
-                let n = s.len() as f32;
-                for pi in p.iter_mut() {
-                    *pi /= n;
-                }
+        let od = self.output_dim();
+        if self.static_rows.is_some() {
+            // Static model (§6.2): the mean of cached per-token projected rows plus the bias
+            // (clarification F.9), per sequence.
+            for (s, o) in seqs.iter().zip(out.chunks_exact_mut(od)) {
+                self.static_project_prefix(s, o);
             }
-            self.project_pooled(&pooled, seqs.len(), out);
             return;
         }
         let total: usize = seqs.iter().map(|s| s.len()).sum();

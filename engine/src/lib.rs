@@ -30,6 +30,7 @@ mod model;
 pub mod ops;
 pub mod quant;
 pub mod rng;
+mod static_rows;
 pub mod tokenizer;
 pub mod writer;
 

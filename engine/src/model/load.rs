@@ -96,6 +96,9 @@ impl Model {
         // --- assemble
         let valid_dims = header.valid_dims();
         let tokenizer = Tokenizer::new(vocab, tok_cfg);
+        let static_rows = layers
+            .is_empty()
+            .then(|| crate::static_rows::StaticRows::new(header.vocab_size as usize));
         Ok(Model {
             sections: table,
             file_len: file_len as u64,
@@ -109,6 +112,7 @@ impl Model {
             projection_weight,
             projection_bias,
             valid_dims,
+            static_rows,
             header,
         })
     }

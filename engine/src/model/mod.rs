@@ -41,6 +41,9 @@ pub struct Model {
     /// `[output_dim]`.
     pub(crate) projection_bias: Vec<f32>,
     pub(crate) valid_dims: Vec<usize>,
+    /// Static models only: the per-token projected rows, filled on first use
+    /// (`static_rows.rs`).
+    pub(crate) static_rows: Option<crate::static_rows::StaticRows>,
 }
 
 /// The token-embedding table, kept in its file encoding; rows are dequantised on lookup.
