@@ -3,7 +3,8 @@
 # it: installed with pip into a fresh venv, with no Rust toolchain on PATH and a fresh HOME, then
 # pytest (python/tests) against the CLI's results.
 #
-#   python/test.sh        # from anywhere; scripts/test.sh runs it after `cargo test`
+#   python/test.sh             # from anywhere
+#   python/test.sh --browser   # then 6. (what scripts/test.sh runs after `cargo test`)
 #
 # 1. the widget's wasm (js/build.sh: `lightembed site` embeds it; a second run takes ~1 s),
 # 2. the build venv target/py-build-venv with the pinned maturin (python/requirements-build.txt;
@@ -14,8 +15,12 @@
 #    built here),
 # 5. a fresh venv in a temporary folder: the wheel + python/requirements-test.txt, PATH without
 #    ~/.cargo/bin, HOME a new empty folder (pip's cache: target/py-pip-cache, kept between runs),
-#    then pytest python/tests from outside the repository (so `import lightembed` is the wheel's).
+#    then pytest python/tests from outside the repository (so `import lightembed` is the wheel's),
+# 6. with --browser: python/test-sphinx-site.sh in that venv (a Sphinx site with lightembed.sphinx
+#    built and searched in headless Chromium; needs Chromium and playwright-core).
 set -euo pipefail
+browser=0
+[[ "${1:-}" == "--browser" ]] && browser=1
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
@@ -69,3 +74,8 @@ fi
 log "pytest python/tests (CLI: $LIGHTEMBED_CLI)"
 (cd "$tmp" && "${user_env[@]}" "$tmp/venv/bin/python" -m pytest "$root/python/tests" -q -rfEs -p no:cacheprovider)
 log "wheel: $(basename "$wheel"), $(stat -c %s "$wheel") bytes"
+
+# 6. A Sphinx site in Chromium, built with the venv above.
+if [[ $browser -eq 1 ]]; then
+  LIGHTEMBED_VENV="$tmp/venv" bash "$root/python/test-sphinx-site.sh"
+fi

@@ -40,6 +40,18 @@ GENERATED_PAGES = ("search.html", "genindex.html", "genindex-*.html", "py-modind
 
 _TEMPLATES = pathlib.Path(__file__).with_name("sphinx_templates")
 
+#: In the sidebar the results are listed below the box, in flow, not dropped down over the page:
+#: themes clip their sidebar (alabaster's has ``overflow-y: auto``), which cut a drop-down off at
+#: the sidebar's end. The sidebar's list and link rules (bullets, indents, dotted underlines) are
+#: kept off the results; these selectors outweigh the themes' ``div.sphinxsidebar ul ul`` and
+#: ``div.sphinxsidebar a``, which come later in the page.
+_SIDEBAR_CSS = (
+    "div.lightembed-searchbox lightembed-search ul.lightembed-results { position: static; margin: 0; }"
+    " div.lightembed-searchbox lightembed-search ul.lightembed-sections"
+    " { list-style: none; margin: .2rem 0 0; padding: 0 0 0 .8rem; }"
+    " div.lightembed-searchbox lightembed-search a { border-bottom: 0; }"
+)
+
 
 def _config_inited(app: Any, config: Any) -> None:
     # Our searchbox.html comes before the theme's (templates_path is searched first).
@@ -55,6 +67,7 @@ def _page_context(app: Any, pagename: str, templatename: str, context: Dict[str,
     context["metatags"] = context.get("metatags", "") + (
         f'\n<link rel="stylesheet" href="{html.escape(css)}">'
         f'\n<script type="module" src="{html.escape(js)}"></script>'
+        f"\n<style>{_SIDEBAR_CSS}</style>"
     )
     context["lightembed_placeholder"] = app.config.lightembed_placeholder
     context["lightembed_replace_search"] = app.config.lightembed_replace_search
