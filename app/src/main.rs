@@ -1,5 +1,5 @@
 //! The lightembed app's UI: a Leptos CSR page that talks to the worker (`src/bin/worker.rs`)
-//! through [`lightembed_app::protocol`] messages. The UI never runs the engine; it shows state.
+//! through [`lightembed_app::shared::protocol`] messages. The UI never runs the engine; it shows state.
 //!
 //! Test hooks (`data-testid`): `lang-select`, `model-select`, `model-status`, `download-progress`,
 //! `load-corpus`, `index-progress`, `doc-count`, `embed-count`, `query`, `result` (with
@@ -10,11 +10,7 @@
 //! Without WebAssembly SIMD, index.html shows `no-simd` and the UI is not mounted.
 
 #[cfg(target_arch = "wasm32")]
-#[path = "page/conn.rs"]
-mod conn;
-#[cfg(target_arch = "wasm32")]
-#[path = "page/ui/mod.rs"]
-mod ui;
+mod page;
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -26,7 +22,7 @@ fn main() {
     if no_simd {
         return;
     }
-    leptos::mount::mount_to_body(ui::App);
+    leptos::mount::mount_to_body(page::ui::App);
 }
 
 /// Natively there is no UI: the app runs in the browser.

@@ -3,8 +3,8 @@
 #![cfg(target_arch = "wasm32")]
 
 mod common;
-#[path = "common/storage_cases.rs"]
-mod storage_cases;
+
+use common::storage_cases;
 
 use wasm_bindgen_test::*;
 

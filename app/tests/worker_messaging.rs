@@ -8,8 +8,8 @@
 mod common;
 
 use common::{blob_url, passages, sha_hex, unique_db, with_major, with_model_id, Events, MODEL};
-use lightembed_app::chunk::Format;
-use lightembed_app::protocol::{Event, Request, SearchMode, StorageKind};
+use lightembed_app::shared::protocol::{Event, Request, SearchMode, StorageKind};
+use lightembed_app::worker::chunk::Format;
 use lightembed_app::worker::WorkerApp;
 use wasm_bindgen_test::*;
 
@@ -151,7 +151,7 @@ async fn load_index_search_reload_mismatch_reindex() {
     assert!(hits[0].score > 0.999);
 
     // Persisting happens after IndexDone; give the transaction a moment.
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
 
     // 4. "Reload": a fresh worker state on the same database → model from the cache, index
     //    restored, no embedding.
@@ -185,7 +185,7 @@ async fn load_index_search_reload_mismatch_reindex() {
         |e| matches!(e, Event::Index { state } if state.count == 40 - 13),
     )
     .await;
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
 
     // 6. A model with the next major version: the spec §8 message; re-index rebuilds from storage.
     ev.clear();
@@ -463,7 +463,7 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
         unreachable!()
     };
     assert!(long >= 3, "{long} passages");
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
 
     ev.clear();
     send(&app, doc("# Notes\n\nShort now.\n".into()));
@@ -472,7 +472,7 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
         |e| matches!(e, Event::Index { state } if state.count == 1 && state.docs[0].passages == 1),
     )
     .await;
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
 
     // "Reload": a fresh worker state on the same database.
     ev.clear();
@@ -481,9 +481,12 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
     let state = ev.index_state("restored", |state| state.restored).await;
     assert_eq!(state.count, 1);
     assert_eq!(state.docs[0].doc_id, "user/notes.md");
-    let storage =
-        lightembed_app::storage::Storage::open(&db, lightembed_app::storage::DB_VERSION, || {})
-            .await;
+    let storage = lightembed_app::worker::storage::Storage::open(
+        &db,
+        lightembed_app::worker::storage::DB_VERSION,
+        || {},
+    )
+    .await;
     let stored = storage.all_passages().await.unwrap();
     assert_eq!(
         stored.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
@@ -567,7 +570,7 @@ async fn a_drop_of_many_files_is_saved_whole() {
     .await;
     ev.clear();
     let docs: Vec<_> = (0..120)
-        .map(|i| lightembed_app::protocol::DocumentInput {
+        .map(|i| lightembed_app::shared::protocol::DocumentInput {
             name: format!("note-{i:03}.txt"),
             content: format!("Note {i} is about the garden bed number {i} and its roses."),
             format: Format::from_name("note.txt"),
@@ -578,7 +581,7 @@ async fn a_drop_of_many_files_is_saved_whole() {
         .index_state("120 documents", |state| state.docs.len() == 120)
         .await;
     let count = state.count;
-    lightembed_app::web::sleep_ms(500).await;
+    lightembed_app::shared::web::sleep_ms(500).await;
     assert!(
         !ev.all().iter().any(|e| matches!(e, Event::Error { .. })),
         "{:?}",
@@ -662,7 +665,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     send(
         &app,
         Request::IndexDocuments {
-            docs: vec![lightembed_app::protocol::DocumentInput {
+            docs: vec![lightembed_app::shared::protocol::DocumentInput {
                 name: "during.txt".into(),
                 content: "A note dropped during the switch.".into(),
                 format: Format::from_name("during.txt"),
@@ -670,7 +673,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
             dims: None,
         },
     );
-    lightembed_app::web::sleep_ms(10).await;
+    lightembed_app::shared::web::sleep_ms(10).await;
     send(&app, load_in(&en_url, &en, Some("en")));
     let state = ev
         .index_state("English restored", |state| state.restored)
@@ -759,7 +762,7 @@ async fn delete_all_while_indexing_leaves_nothing_behind() {
     };
     assert!(cancelled);
     assert_eq!(done, 0, "nothing of the cleared job is kept");
-    lightembed_app::web::sleep_ms(500).await;
+    lightembed_app::shared::web::sleep_ms(500).await;
     lightembed_app::worker::set_sink(None);
 
     // "Reload": a fresh worker state on the same database.
@@ -768,7 +771,7 @@ async fn delete_all_while_indexing_leaves_nothing_behind() {
     send(&app2, load(&url, MODEL));
     ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
         .await;
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
     let count = ev.all().iter().rev().find_map(|e| match e {
         Event::Index { state } => Some(state.count),
         _ => None,
@@ -776,7 +779,7 @@ async fn delete_all_while_indexing_leaves_nothing_behind() {
     assert_eq!(count.unwrap_or(0), 0, "no index restored");
     ev.clear();
     send(&app2, Request::Reindex { dims: None });
-    lightembed_app::web::sleep_ms(1000).await;
+    lightembed_app::shared::web::sleep_ms(1000).await;
     let brought_back = ev.all().iter().any(|e| {
         matches!(e, Event::Index { state } if state.count > 0)
             || matches!(e, Event::IndexDone { done, .. } if *done > 0)
@@ -823,7 +826,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
             hits.into_iter().map(|h| h.id).collect::<Vec<_>>()
         }
     };
-    let doc_ids = |state: &lightembed_app::protocol::IndexState| -> Vec<String> {
+    let doc_ids = |state: &lightembed_app::shared::protocol::IndexState| -> Vec<String> {
         state.docs.iter().map(|d| d.doc_id.clone()).collect()
     };
 
@@ -852,7 +855,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
         )
     })
     .await;
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
 
     // Türkçe: its own database — an empty index, no §8 mismatch with the English one.
     ev.clear();
@@ -866,7 +869,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
         ev.all()
     );
     let tr_ps: Vec<_> = (0..3)
-        .map(|i| lightembed_app::protocol::Passage {
+        .map(|i| lightembed_app::shared::protocol::Passage {
             id: format!("belge{i}#{i}"),
             doc_id: format!("belge{i}"),
             title: format!("Belge {i}"),
@@ -900,14 +903,14 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
         Vec::<String>::new()
     );
     assert_eq!(keyword_hits(&ev, &app, 2, "reference").await.len(), 3);
-    lightembed_app::web::sleep_ms(300).await;
+    lightembed_app::shared::web::sleep_ms(300).await;
 
     // A switch to English while Turkish passages are being indexed: the English index is as it
     // was; the Turkish job stops and keeps what it had done (as a cancel does) in the Turkish
     // database, saved before the switch.
     ev.clear();
     let many: Vec<_> = (0..20_000)
-        .map(|i| lightembed_app::protocol::Passage {
+        .map(|i| lightembed_app::shared::protocol::Passage {
             id: format!("uzun#{i}"),
             doc_id: "uzun".into(),
             title: "Uzun".into(),
@@ -971,7 +974,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     let mut got = doc_ids(&state);
     got.sort();
     assert_eq!(got, ["belge0", "belge1", "belge2", "uzun"]);
-    lightembed_app::web::sleep_ms(500).await;
+    lightembed_app::shared::web::sleep_ms(500).await;
     assert!(
         !ev.all()
             .iter()

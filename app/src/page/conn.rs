@@ -6,8 +6,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lightembed_app::protocol::{Event, Request};
-use lightembed_app::web::now_ms;
+use lightembed_app::shared::protocol::{Event, Request};
+use lightembed_app::shared::web::now_ms;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
@@ -107,7 +107,7 @@ fn spawn() {
                 h(ConnEvent::Worker(Event::Error {
                     message: format!(
                         "The worker could not be started: {}",
-                        lightembed_app::web::js_error(&e)
+                        lightembed_app::shared::web::js_error(&e)
                     ),
                 }));
             }

@@ -51,12 +51,12 @@ pub fn doc_id_of(passage_id: &str) -> &str {
 /// One document of [`Request::IndexDocuments`]: what [`Request::IndexDocument`] carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocumentInput {
-    /// File name: the document id is made from it ([`crate::chunk::user_doc_id`]).
+    /// File name: the document id is made from it ([`crate::worker::chunk::user_doc_id`]).
     pub name: String,
     /// The document's text.
     pub content: String,
     /// How `content` is read (from the file name).
-    pub format: crate::chunk::Format,
+    pub format: crate::worker::chunk::Format,
 }
 
 /// A request from the UI to the worker.
@@ -74,23 +74,23 @@ pub enum Request {
         sha256: Option<String>,
         /// Do not use IndexedDB at all (test hook `?nostore`): everything stays in memory.
         no_store: bool,
-        /// Open the database at this schema version instead of [`crate::storage::DB_VERSION`]
+        /// Open the database at this schema version instead of [`crate::worker::storage::DB_VERSION`]
         /// (test hook `?dbversion=N`: a newer deployment in another tab).
         #[serde(default)]
         db_version: Option<u32>,
-        /// The language (`en`, `tr`, [`crate::lang`]) whose index this model serves: each
+        /// The language (`en`, `tr`, [`crate::shared::lang`]) whose index this model serves: each
         /// language's index, passages and cached models live in their own database
-        /// ([`crate::lang::db_name`]; `None` and `en`: the app's original one). A load for
+        /// ([`crate::shared::lang::db_name`]; `None` and `en`: the app's original one). A load for
         /// another language than the last one closes that database (what the session kept in
         /// memory for it is dropped) and opens this language's.
         #[serde(default)]
         lang: Option<String>,
         /// Engines that may embed for an indexing job, the indexing worker included (`?workers=N`;
-        /// `None`: one per core, at most 1 + [`crate::pool::MAX_HELPERS`]). `1`: no helpers.
+        /// `None`: one per core, at most 1 + [`crate::worker::pool::MAX_HELPERS`]). `1`: no helpers.
         #[serde(default)]
         workers: Option<usize>,
     },
-    /// Fetch the bundled corpus (JSON lines of [`crate::chunk::CorpusRecord`], written by
+    /// Fetch the bundled corpus (JSON lines of [`crate::worker::chunk::CorpusRecord`], written by
     /// `lightembed passages`) and index it.
     IndexCorpus {
         /// URL of the `.jsonl` file.
@@ -101,17 +101,17 @@ pub enum Request {
         dims: Option<usize>,
     },
     /// Index a user document (a dropped file, pasted text): the worker cuts it into passages with
-    /// the loaded model ([`crate::chunk::document_passages`], the CLI's pipeline), deletes the
+    /// the loaded model ([`crate::worker::chunk::document_passages`], the CLI's pipeline), deletes the
     /// document's passages that the new version no longer has (an edited, shorter file), then
     /// embeds and indexes the new ones.
     IndexDocument {
         /// File name (or the title of pasted text): the document id is made from it
-        /// ([`crate::chunk::user_doc_id`]).
+        /// ([`crate::worker::chunk::user_doc_id`]).
         name: String,
         /// The document's text.
         content: String,
         /// How `content` is read (from the file name; plain text for pasted text).
-        format: crate::chunk::Format,
+        format: crate::worker::chunk::Format,
         /// Index dims if a new index is created.
         dims: Option<usize>,
     },
@@ -556,14 +556,14 @@ mod tests {
             Request::IndexDocument {
                 name: "notes.md".into(),
                 content: "# Notes\n\nText.".into(),
-                format: crate::chunk::Format::Markdown,
+                format: crate::worker::chunk::Format::Markdown,
                 dims: None,
             },
             Request::IndexDocuments {
                 docs: vec![DocumentInput {
                     name: "a.txt".into(),
                     content: "A.".into(),
-                    format: crate::chunk::Format::Text,
+                    format: crate::worker::chunk::Format::Text,
                 }],
                 dims: Some(64),
             },

@@ -5,7 +5,7 @@
 //! (`scripts/make_corpus.sh`), one [`CorpusRecord`] per line.
 //!
 //! Ids: `{doc_id}#{local}`, where `local` is the CLI id without its page URL (`anchor:N`, or `N`
-//! for a section without an anchor), so [`crate::protocol::doc_id_of`] gives the document back.
+//! for a section without an anchor), so [`crate::shared::protocol::doc_id_of`] gives the document back.
 
 use std::collections::HashSet;
 
@@ -13,9 +13,9 @@ use lightembed::Model;
 use lightembed_ingest::{page_passages, Sizer};
 use serde::Deserialize;
 
-use crate::protocol::Passage;
+use crate::shared::protocol::Passage;
 
-/// The format of a user document (sent with [`crate::protocol::Request::IndexDocument`]): the
+/// The format of a user document (sent with [`crate::shared::protocol::Request::IndexDocument`]): the
 /// pipeline's own type, chosen from a file name as the CLI chooses it ([`Format::from_name`]).
 pub use lightembed_ingest::Format;
 
@@ -181,7 +181,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::protocol::doc_id_of;
+    use crate::shared::protocol::doc_id_of;
 
     fn model() -> Model {
         let bytes = std::fs::read(concat!(
@@ -302,16 +302,16 @@ mod tests {
             CORPUS_DOC_PREFIX
         );
         assert_eq!(
-            corpus_doc_prefix(crate::lang::TURKISH.corpus_url),
+            corpus_doc_prefix(crate::shared::lang::TURKISH.corpus_url),
             "libreoffice-help-tr/"
         );
         assert_eq!(corpus_doc_prefix("https://x.invalid/a/b.jsonl?v=2#x"), "b/");
         assert_eq!(corpus_doc_prefix("plain"), "plain/");
-        let prefixes: HashSet<String> = crate::lang::LANGUAGES
+        let prefixes: HashSet<String> = crate::shared::lang::LANGUAGES
             .iter()
             .map(|l| corpus_doc_prefix(l.corpus_url))
             .collect();
-        assert_eq!(prefixes.len(), crate::lang::LANGUAGES.len());
+        assert_eq!(prefixes.len(), crate::shared::lang::LANGUAGES.len());
         let r = CorpusRecord {
             id: "autotext.html#hd_id3155521:1".into(),
             page: "autotext.html".into(),
@@ -349,7 +349,7 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         assert!(records.len() >= 200, "{}", records.len());
-        let prefix = corpus_doc_prefix(crate::lang::TURKISH.corpus_url);
+        let prefix = corpus_doc_prefix(crate::shared::lang::TURKISH.corpus_url);
         let mut ids = HashSet::new();
         let mut turkish = 0;
         for r in &records {

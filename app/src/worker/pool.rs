@@ -26,8 +26,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker};
 
-use crate::protocol::Event;
-use crate::worker_state::{embed_texts, load_model};
+use crate::shared::protocol::Event;
+use crate::worker::state::{embed_texts, load_model};
 
 /// Helpers beyond this many do not pay for their memory (a model and an engine each).
 pub const MAX_HELPERS: usize = 3;

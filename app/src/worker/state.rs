@@ -5,8 +5,8 @@
 use lightembed::Model;
 use lightembed_index::{Document, Index, IndexError, ModelIdentity, Params, SearchOptions};
 
-use crate::pca::Pca;
-use crate::protocol::{
+use crate::shared::pca::Pca;
+use crate::shared::protocol::{
     doc_id_of, DocSummary, IndexState, ModelInfo, Passage, Point, SearchMode, ShownHit, TokenOut,
 };
 
@@ -822,7 +822,7 @@ mod tests {
     /// restored on reload — and leaves other documents alone.
     #[test]
     fn a_shorter_new_version_of_a_document_drops_its_old_passages() {
-        use crate::chunk::{document_passages, Format};
+        use crate::worker::chunk::{document_passages, Format};
         let bytes = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../public/models/lightembed-en-static.bin"

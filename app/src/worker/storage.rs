@@ -11,7 +11,7 @@
 //! Passages and the index are written in **one** transaction, so a reload never sees an index
 //! without its passages or the other way round.
 //!
-//! Each language of the app has its own database of this shape ([`crate::lang::db_name`]:
+//! Each language of the app has its own database of this shape ([`crate::shared::lang::db_name`]:
 //! `DB_NAME` for English, `DB_NAME-tr` for Turkish); the worker has one open at a time.
 //!
 //! When IndexedDB is missing, blocked by another tab, or refuses to open, [`Storage::open`]
@@ -24,8 +24,8 @@ use idb::{Database, Factory, ObjectStoreParams, TransactionMode};
 use js_sys::{Object, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::protocol::Passage;
-use crate::web::{js_error, sleep_ms};
+use crate::shared::protocol::Passage;
+use crate::shared::web::{js_error, sleep_ms};
 
 /// IndexedDB database name used by the app.
 pub const DB_NAME: &str = "lightembed";

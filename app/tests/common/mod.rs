@@ -1,11 +1,13 @@
 //! Helpers shared by the browser tests (kept in `common/mod.rs` so it is not a test target).
 #![allow(dead_code)]
 
+pub mod storage_cases;
+
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use lightembed_app::protocol::{Event, IndexState, Passage};
-use lightembed_app::web::{now_ms, sleep_ms};
+use lightembed_app::shared::protocol::{Event, IndexState, Passage};
+use lightembed_app::shared::web::{now_ms, sleep_ms};
 use wasm_bindgen::JsValue;
 
 /// A valid static fixture model (fp32, uncased) from the reference packer.

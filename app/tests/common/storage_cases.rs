@@ -4,7 +4,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use lightembed_app::storage::{Storage, DB_VERSION};
+use lightembed_app::worker::storage::{Storage, DB_VERSION};
 
 use crate::common::{passages, unique_db};
 

@@ -16,7 +16,7 @@ pub(super) fn decode_file(
 ) -> Result<(String, Option<String>), String> {
     use lightembed_ingest::{self as ingest, Charset};
     use web_sys::TextDecoder;
-    let js_err = |e: wasm_bindgen::JsValue| lightembed_app::web::js_error(&e);
+    let js_err = |e: wasm_bindgen::JsValue| lightembed_app::shared::web::js_error(&e);
     let raw = bytes.to_vec();
     if ingest::looks_binary(&raw) {
         return Err("a binary file (a NUL byte in its first 8 KiB); not added".into());
@@ -75,7 +75,7 @@ fn decode_as(
                 let warning = format!("not valid {}; undecodable bytes replaced", d.encoding());
                 (text, Some(warning))
             })
-            .map_err(|e| lightembed_app::web::js_error(&e)),
+            .map_err(|e| lightembed_app::shared::web::js_error(&e)),
     })
 }
 
@@ -110,7 +110,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
         let name = title.get_untracked();
         let name = if name.trim().is_empty() {
             let time = js_sys::Date::new_0().to_locale_time_string("en-GB");
-            lightembed_app::chunk::pasted_name(&body, &time.as_string().unwrap_or_default())
+            lightembed_app::worker::chunk::pasted_name(&body, &time.as_string().unwrap_or_default())
         } else {
             name
         };
@@ -150,7 +150,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                 // The bytes, read by their charset as the CLI reads files.
                 let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
                     .await
-                    .map_err(|e| lightembed_app::web::js_error(&e))
+                    .map_err(|e| lightembed_app::shared::web::js_error(&e))
                     .and_then(|buf| decode_file(&js_sys::Uint8Array::new(&buf), format));
                 match read {
                     Ok((content, warning)) => {

@@ -4,7 +4,7 @@
 //! All state is in signals updated from worker events ([`handle`]); user actions send
 //! [`Request`]s.
 //!
-//! The language (English / Türkçe, [`lightembed_app::lang`]) decides which models are listed
+//! The language (English / Türkçe, [`lightembed_app::shared::lang`]) decides which models are listed
 //! (by their `model_id`), which bundled corpus "load corpus" indexes, and which IndexedDB database
 //! holds the index (each language its own: switching never mixes the corpora, and switching back
 //! restores the other index without embedding).
@@ -13,16 +13,16 @@ use std::time::Duration;
 
 use leptos::ev;
 use leptos::prelude::*;
-use lightembed_app::chunk::Format;
-use lightembed_app::lang::{self, Language, ENGLISH, LANG_KEY};
-use lightembed_app::protocol::{
+use lightembed_app::shared::lang::{self, Language, ENGLISH, LANG_KEY};
+use lightembed_app::shared::protocol::{
     DocSummary, DocumentInput, Event, IndexState, ModelInfo, Point, Request, SearchMode, ShownHit,
     StorageKind, TokenOut,
 };
-use lightembed_app::web::{fetch_text, now_ms, query_param};
+use lightembed_app::shared::web::{fetch_text, now_ms, query_param};
+use lightembed_app::worker::chunk::Format;
 use wasm_bindgen::JsCast;
 
-use crate::conn::{self, ConnEvent};
+use super::conn::{self, ConnEvent};
 
 mod banners;
 mod documents;
@@ -38,7 +38,7 @@ use search::SearchPanel;
 
 // The bundled corpora (written by `lightembed passages`, `scripts/make_corpus.sh` and
 // `scripts/make_corpus_tr.sh`; copied by trunk) are each language's `corpus_url`
-// ([`lightembed_app::lang::LANGUAGES`]).
+// ([`lightembed_app::shared::lang::LANGUAGES`]).
 /// The model list (written at build time by `scripts/models_manifest.py`).
 const MODELS_MANIFEST: &str = "models/manifest.json";
 /// Fallback when the manifest is missing.

@@ -72,7 +72,7 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 <For each=move || st.search.results.get() key=result_key let:h>
                     <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
                         <div class="title">
-                            {match lightembed_app::protocol::safe_href(&h.url) {
+                            {match lightembed_app::shared::protocol::safe_href(&h.url) {
                                 None => view! { <bdi>{h.title.clone()}</bdi> }.into_any(),
                                 Some(url) => view! { <a href=url.to_string() target="_blank" rel="noopener"><bdi>{h.title.clone()}</bdi></a> }.into_any(),
                             }}

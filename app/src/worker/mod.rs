@@ -8,6 +8,11 @@
 //! model (or language) switch never writes into the next model's index or database, even when its
 //! job would only start after the switch.
 
+pub mod chunk;
+pub mod pool;
+pub mod state;
+pub mod storage;
+
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -16,15 +21,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::chunk::{corpus_doc_prefix, document_passages, user_doc_id, CorpusRecord};
-use crate::pool::{self, Pool};
-use crate::protocol::{Event, Passage, Request, SearchMode, StorageKind};
-use crate::storage::{Storage, DB_NAME};
-use crate::web::{fetch_bytes, fetch_text, head_validator, now_ms, sleep_ms, yield_now};
-use crate::worker_state::{load_model, AttachError, WorkerError, WorkerState};
+use self::chunk::{corpus_doc_prefix, document_passages, user_doc_id, CorpusRecord};
+use self::pool::Pool;
+use self::state::{load_model, AttachError, WorkerError, WorkerState};
+use self::storage::{Storage, DB_NAME};
+use crate::shared::protocol::{Event, Passage, Request, SearchMode, StorageKind};
+use crate::shared::web::{fetch_bytes, fetch_text, head_validator, now_ms, sleep_ms, yield_now};
 
 /// Passages per batch without helpers: one forward pass, so progress and cancel stay prompt.
-const BATCH: usize = crate::worker_state::FORWARD_BATCH;
+const BATCH: usize = crate::worker::state::FORWARD_BATCH;
 /// Passages per batch handed to a helper worker (and embedded by the indexing worker itself when
 /// it has helpers): large enough that a message's cost vanishes, small enough to balance.
 const POOL_BATCH: usize = 16;
@@ -106,7 +111,7 @@ pub struct WorkerApp {
     db_name: String,
     state: RefCell<WorkerState>,
     storage: RefCell<Option<Rc<Storage>>>,
-    /// The database `storage` was opened for ([`crate::lang::db_name`]).
+    /// The database `storage` was opened for ([`crate::shared::lang::db_name`]).
     storage_name: RefCell<String>,
     /// Bumped by every model load; jobs compare it to stop when superseded.
     generation: Cell<u64>,
@@ -207,7 +212,7 @@ impl WorkerApp {
                 dims,
             } => {
                 // One document is a drop of one: the same queue, cancel and generation rules.
-                let docs = vec![crate::protocol::DocumentInput {
+                let docs = vec![crate::shared::protocol::DocumentInput {
                     name,
                     content,
                     format,
@@ -342,7 +347,7 @@ impl WorkerApp {
             .unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
     }
 
-    /// Opens the storage of language `lang` ([`crate::lang::db_name`]) unless it is open. Another
+    /// Opens the storage of language `lang` ([`crate::shared::lang::db_name`]) unless it is open. Another
     /// language's database is closed first, and what this session kept in memory for it (its
     /// passages, a memory-only index) is dropped: it must not be re-indexed into this language.
     async fn open_storage(
@@ -351,7 +356,7 @@ impl WorkerApp {
         db_version: Option<u32>,
         lang: Option<&str>,
     ) {
-        let name = crate::lang::db_name(&self.db_name, lang);
+        let name = crate::shared::lang::db_name(&self.db_name, lang);
         if self.storage.borrow().is_some() {
             if *self.storage_name.borrow() == name {
                 return;
@@ -364,12 +369,10 @@ impl WorkerApp {
         }
         *self.storage_name.borrow_mut() = name.clone();
         let s = if no_store {
-            Storage::memory(
-                "IndexedDB is disabled (?nostore).",
-            )
+            Storage::memory("IndexedDB is disabled (?nostore).")
         } else {
             let me = Rc::downgrade(self);
-            let version = db_version.unwrap_or(crate::storage::DB_VERSION);
+            let version = db_version.unwrap_or(crate::worker::storage::DB_VERSION);
             let opened = name.clone();
             Storage::open(&name, version, move || {
                 // (Only while this database is still the one in use.)
@@ -377,7 +380,7 @@ impl WorkerApp {
                     .upgrade()
                     .filter(|me| *me.storage_name.borrow() == opened)
                 {
-                    let s = Storage::memory(crate::storage::NEWER_IN_OTHER_TAB);
+                    let s = Storage::memory(crate::worker::storage::NEWER_IN_OTHER_TAB);
                     post(&storage_event(&s));
                     *me.storage.borrow_mut() = Some(Rc::new(s));
                 }
@@ -614,7 +617,7 @@ impl WorkerApp {
     }
 
     /// Fetches a bundled corpus and indexes its first `limit` passages (those not indexed yet),
-    /// as documents `{corpus file stem}/{page}` ([`crate::chunk::corpus_doc_prefix`]).
+    /// as documents `{corpus file stem}/{page}` ([`crate::worker::chunk::corpus_doc_prefix`]).
     async fn index_corpus(
         self: Rc<Self>,
         url: String,
@@ -703,7 +706,7 @@ impl WorkerApp {
         self: Rc<Self>,
         name: String,
         content: String,
-        format: crate::chunk::Format,
+        format: crate::worker::chunk::Format,
         dims: Option<usize>,
         generation: u64,
     ) {
