@@ -1,0 +1,163 @@
+//! Messages in and out: [`start`] installs the handler, [`WorkerApp::handle_json`] parses a
+//! [`Request`] and [`WorkerApp::dispatch`] hands it to its concern; [`post`] sends [`Event`]s
+//! (or to a test's [`Sink`]).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+use super::pool;
+use super::storage::DB_NAME;
+use super::WorkerApp;
+use crate::shared::protocol::{DocumentInput, Event, Request};
+
+/// Where events go instead of `postMessage` (tests).
+pub type Sink = Rc<dyn Fn(&Event)>;
+
+thread_local! {
+    static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+}
+
+/// Routes events to `sink` instead of `postMessage` (`None`: back to `postMessage`). Lets the
+/// browser tests drive a [`WorkerApp`] on the page's thread and read what it would post.
+pub fn set_sink(sink: Option<Sink>) {
+    SINK.with(|s| *s.borrow_mut() = sink);
+}
+
+/// Posts an event to the UI (as JSON text).
+pub fn post(event: &Event) {
+    if let Some(sink) = SINK.with(|s| s.borrow().clone()) {
+        // Round-trip through JSON like the real channel does.
+        let json = event.to_json();
+        sink(&Event::from_json(&json).expect("events round-trip"));
+        return;
+    }
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let _ = scope.post_message(&JsValue::from_str(&event.to_json()));
+}
+
+/// Installs the panic hook and the message handler, then says hello. Called once by the
+/// `worker` binary's `main`.
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info.to_string();
+        web_sys::console::error_1(&JsValue::from_str(&format!(
+            "lightembed worker panicked: {message}"
+        )));
+        post(&Event::Panic { message });
+    }));
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let app = WorkerApp::new(DB_NAME);
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        let data = ev.data();
+        if pool::helper_kind(&data).is_some() {
+            // This worker is an indexing helper of another one (`pool`).
+            return pool::handle_helper_message(&data);
+        }
+        let Some(text) = data.as_string() else {
+            post(&Event::Error {
+                message: "worker received a non-text message".into(),
+            });
+            return;
+        };
+        WorkerApp::handle_json(&app, &text);
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    post(&Event::Hello);
+}
+
+impl WorkerApp {
+    /// Handles one message (JSON text of a [`Request`]); results are [`post`]ed.
+    pub fn handle_json(this: &Rc<WorkerApp>, text: &str) {
+        match Request::from_json(text) {
+            Ok(req) => WorkerApp::dispatch(this, req),
+            Err(message) => post(&Event::Error { message }),
+        }
+    }
+
+    /// Hands a request to its concern: model load ([`super::model_load`]), the document queue
+    /// ([`super::queue`]), indexing jobs ([`super::index_job`]), deletion ([`super::persist`]),
+    /// queries ([`super::queries`]). Long requests run as tasks; the job rules are
+    /// [`super::jobs::JobState`]'s.
+    fn dispatch(this: &Rc<WorkerApp>, req: Request) {
+        let me = this.clone();
+        match req {
+            Request::LoadModel {
+                url,
+                sha256,
+                no_store,
+                db_version,
+                lang,
+                workers,
+            } => {
+                let dropped = me.jobs.borrow_mut().model_switch();
+                me.max_workers.set(workers);
+                me.report_dropped("Another model was loaded", dropped);
+                me.stop_pool();
+                *me.model_source.borrow_mut() = None;
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.load_model(url, sha256, no_store, db_version, lang).await
+                });
+            }
+            Request::IndexCorpus { url, limit, dims } => {
+                let generation = me.jobs.borrow().generation();
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.index_corpus(url, limit, dims, generation).await
+                });
+            }
+            Request::IndexDocument {
+                name,
+                content,
+                format,
+                dims,
+            } => {
+                // One document is a drop of one: the same queue, cancel and generation rules.
+                let docs = vec![DocumentInput {
+                    name,
+                    content,
+                    format,
+                }];
+                WorkerApp::dispatch(this, Request::IndexDocuments { docs, dims });
+            }
+            Request::IndexDocuments { docs, dims } => {
+                let ticket = me.jobs.borrow_mut().enqueue(docs.len());
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.index_documents(docs, dims, ticket).await
+                });
+            }
+            Request::IndexPassages { passages, dims } => {
+                let generation = me.jobs.borrow().generation();
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.index_job(passages, dims, false, None, generation).await
+                });
+            }
+            Request::Reindex { dims } => {
+                let generation = me.jobs.borrow().generation();
+                wasm_bindgen_futures::spawn_local(
+                    async move { me.reindex(dims, generation).await },
+                );
+            }
+            Request::Cancel => {
+                let dropped = me.jobs.borrow_mut().cancel();
+                me.report_dropped("Cancelled", dropped);
+                // A helper's forward pass cannot be interrupted: stop the helpers themselves.
+                me.stop_pool();
+            }
+            Request::Search { id, query, k, mode } => me.search(id, &query, k, mode),
+            Request::DeleteDoc { doc_id } => {
+                wasm_bindgen_futures::spawn_local(async move { me.delete_doc(doc_id).await });
+            }
+            Request::ClearIndex => {
+                wasm_bindgen_futures::spawn_local(async move { me.clear_index().await });
+            }
+            Request::Cosine { a, b, dims } => me.cosine(&a, &b, dims),
+            Request::Tokenize { text } => me.tokenize(&text),
+            Request::Project { query, max_points } => me.project(query.as_deref(), max_points),
+            Request::Crash => panic!("crash requested by the UI (test hook)"),
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Storage: the open database (or memory), finished jobs' writes saved with the index they
+//! belong to, a failed write degrading to memory, and the two requests that delete (one
+//! document, everything).
+
+use std::rc::Rc;
+
+use super::dispatch::post;
+use super::storage::Storage;
+use super::WorkerApp;
+use crate::shared::protocol::{Event, StorageKind};
+use crate::shared::web::now_ms;
+
+impl WorkerApp {
+    /// The open storage (memory until a model load has opened its database).
+    pub(super) fn storage(&self) -> Rc<Storage> {
+        self.storage
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| Rc::new(Storage::memory("storage not opened yet")))
+    }
+
+    /// A write failed: switch to memory-only and say so.
+    fn degrade(&self, reason: String) {
+        // The reason only: the banner says once what follows from it (working in memory).
+        let message = format!("Saving to IndexedDB failed ({reason}).");
+        let s = Storage::memory(message);
+        post(&storage_event(&s));
+        *self.storage.borrow_mut() = Some(Rc::new(s));
+    }
+
+    /// Posts the index state (count, dims, documents).
+    pub(super) fn post_index_state(&self) {
+        self.jobs.borrow_mut().index_event_posted(now_ms());
+        post(&Event::Index {
+            state: self.state.borrow().state(),
+        });
+    }
+
+    /// Saves the pending writes with the index as it is now, in one transaction (nothing when
+    /// nothing is pending).
+    pub(super) async fn flush(&self) {
+        if self.retired.borrow().is_some() {
+            // A model load is under way: what is pending belongs to the index it took out of
+            // the state, and that load saves it with that index (here the state has none).
+            return;
+        }
+        self.flush_with(|| self.state.borrow().index_bytes()).await;
+    }
+
+    /// [`WorkerApp::flush`] with the bytes of the index the writes belong to (`index_bytes` is
+    /// only called when something is pending).
+    pub(super) async fn flush_with(&self, index: impl FnOnce() -> Option<Vec<u8>>) {
+        let Some(writes) = self.jobs.borrow_mut().take_writes(now_ms()) else {
+            return;
+        };
+        let bytes = index();
+        let storage = self.storage();
+        if storage.is_persistent() {
+            if let Err(e) = storage
+                .save(&writes.put, &writes.delete, bytes.as_deref())
+                .await
+            {
+                self.degrade(e);
+                *self.mem_index.borrow_mut() = bytes;
+            }
+        } else {
+            *self.mem_index.borrow_mut() = bytes;
+        }
+    }
+
+    /// Deletes one document (refused while a job runs) and saves the deletion.
+    pub(super) async fn delete_doc(self: Rc<Self>, doc_id: String) {
+        let deleted = self
+            .jobs
+            .borrow_mut()
+            .delete_one(|| self.state.borrow_mut().delete_doc(&doc_id));
+        let Ok(ids) = deleted else {
+            post(&Event::Error {
+                message: "Wait for indexing to finish (or cancel it) before deleting.".into(),
+            });
+            return;
+        };
+        {
+            let mut session = self.session_passages.borrow_mut();
+            for id in &ids {
+                session.remove(id);
+            }
+        }
+        self.post_index_state();
+        self.flush().await;
+    }
+
+    /// "Delete all": stops the running job (it keeps nothing), drops the waiting documents and
+    /// the unsaved writes, empties the index and clears the database.
+    pub(super) async fn clear_index(self: Rc<Self>) {
+        let dropped = self.jobs.borrow_mut().clear_all();
+        self.report_dropped("Deleted all", dropped);
+        self.state.borrow_mut().drop_index();
+        self.session_passages.borrow_mut().clear();
+        *self.mem_index.borrow_mut() = None;
+        self.post_index_state();
+        if let Err(e) = self.storage().clear_index().await {
+            post(&Event::Error {
+                message: format!("Clearing IndexedDB failed: {e}"),
+            });
+        }
+    }
+}
+
+/// The [`Event::Storage`] that describes `s`.
+pub(super) fn storage_event(s: &Storage) -> Event {
+    if s.is_persistent() {
+        Event::Storage {
+            kind: StorageKind::Persistent,
+            message: None,
+        }
+    } else {
+        Event::Storage {
+            kind: StorageKind::MemoryOnly,
+            message: s.unavailable_reason().map(str::to_string),
+        }
+    }
+}
