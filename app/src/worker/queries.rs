@@ -6,6 +6,8 @@ use crate::shared::protocol::{Event, SearchMode};
 use crate::shared::web::now_ms;
 
 impl WorkerApp {
+    /// Posts the `k` best passages for `query` in `mode` (the query embedded first, except in
+    /// keyword mode), with the time each part took.
     pub(super) fn search(&self, id: u64, query: &str, k: usize, mode: SearchMode) {
         let state = self.state.borrow();
         let t0 = now_ms();
@@ -38,6 +40,7 @@ impl WorkerApp {
         }
     }
 
+    /// Posts the cosine similarity of texts `a` and `b` at `dims`.
     pub(super) fn cosine(&self, a: &str, b: &str, dims: Option<usize>) {
         match self.state.borrow().cosine(a, b, dims) {
             Ok((value, dims)) => post(&Event::Cosine { value, dims }),
@@ -47,6 +50,7 @@ impl WorkerApp {
         }
     }
 
+    /// Posts the tokens of `text`.
     pub(super) fn tokenize(&self, text: &str) {
         match self.state.borrow().tokenize(text) {
             Ok(tokens) => post(&Event::Tokens { tokens }),
@@ -56,6 +60,7 @@ impl WorkerApp {
         }
     }
 
+    /// Posts the 2-D projection of up to `max_points` passages, with `query` among them.
     pub(super) fn project(&self, query: Option<&str>, max_points: usize) {
         match self.state.borrow().project(query, max_points) {
             Ok((points, query, explained)) => post(&Event::Projection {
