@@ -57,6 +57,11 @@ fn normalize_checked_owned(mut p: Vec<f32>) -> Result<Vec<f32>, EmbedError> {
     }
 }
 
+thread_local! {
+    /// [`Model::embed`]'s token ids on the static path (no allocation per call once grown).
+    static STATIC_IDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Upper bound on token rows processed together by the batched forward pass (bounds scratch
 /// memory; results do not depend on it).
 const MAX_BATCH_TOKENS: usize = 4096;
@@ -71,18 +76,23 @@ impl Model {
     /// [`EmbedError::NonFinite`] if the forward pass overflows.
     pub fn embed(&self, text: &str, dims: usize) -> Result<Vec<f32>, EmbedError> {
         self.check_dims(dims)?;
-        let ids = self.tokenize(text);
         if self.static_rows.is_some() {
-            // Tokenizer ids are < vocab_size (checked at load) and never empty.
-            return self.embed_static(&ids, dims);
+            // Tokenizer ids are < vocab_size (checked at load) and never empty. The id buffer is
+            // the thread's own, reused across calls.
+            return STATIC_IDS.with_borrow_mut(|ids| {
+                self.tokenizer.encode_into(text, ids);
+                self.embed_static(ids, dims)
+            });
         }
+        let ids = self.tokenize(text);
         self.embed_ids(&ids, dims)
     }
 
     /// The static path (§6.2 via clarification F.9): the normalised first `dims` values of
     /// `mean_t r_t + b` over cached per-token rows. `ids` valid and non-empty.
     fn embed_static(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
-        let mut p = vec![0f32; dims];
+        let mut p = Vec::with_capacity(dims);
+        p.resize(dims, 0f32);
         self.static_project_prefix(ids, &mut p);
         normalize_checked_owned(p)
     }
@@ -95,12 +105,12 @@ impl Model {
     /// text's forward pass overflows.
     pub fn embed_batch(&self, texts: &[&str], dims: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.check_dims(dims)?;
-        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
         if self.static_rows.is_some() {
-            // New tokens of the whole batch are projected together, then each text is a sum.
-            self.fill_static_rows(ids.iter().flatten().copied());
-            return ids.iter().map(|s| self.embed_static(s, dims)).collect();
+            // One text at a time through the thread's id buffer: a static text is a sum of
+            // cached rows, so grouping texts gains nothing (measured: slower, bench/m2v.sh).
+            return texts.iter().map(|t| self.embed(t, dims)).collect();
         }
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
         let seqs: Vec<&[u32]> = ids.iter().map(|v| v.as_slice()).collect();
         let od = self.output_dim();
         let projected = self.project_batch(&seqs)?;

@@ -64,6 +64,7 @@ impl Model {
 
     /// The projected row `W·LN(e_id)` (`output_dim` floats, no bias) of a static model,
     /// computed on first use. `id` must be `< vocab_size`; the model must be static.
+    #[inline]
     pub(crate) fn static_row(&self, id: u32) -> &[f32] {
         let cache = self
             .static_rows
@@ -83,11 +84,7 @@ impl Model {
     /// Writes the first `p.len()` values of `mean_t r_t + b` for the ids `ids` (valid, non-empty)
     /// of a static model into `p`: rows added in token order, then one division and the bias.
     pub(crate) fn static_project_prefix(&self, ids: &[u32], p: &mut [f32]) {
-        let n = p.len();
-        p.copy_from_slice(&self.static_row(ids[0])[..n]);
-        for &id in &ids[1..] {
-            add_prefix(p, &self.static_row(id)[..n]);
-        }
+        sum_rows(self, ids, p);
         let count = ids.len() as f32;
         for (pi, &bj) in p.iter_mut().zip(&self.projection_bias) {
             *pi = *pi / count + bj;
@@ -154,13 +151,27 @@ impl Model {
 }
 
 crate::kernels::multiversion! {
-    /// `acc[i] += row[i]` (same length).
-    fn add_prefix(acc: &mut [f32], row: &[f32]) => add_prefix_impl
+    /// `p = Σ_t r_t[..p.len()]` over `ids` (non-empty, valid), added in token order.
+    fn sum_rows(model: &Model, ids: &[u32], p: &mut [f32]) => sum_rows_impl
 }
 
+/// Four rows per pass over `p` (fewer loads and stores of the running sum), each element still
+/// `(((p + r₁) + r₂) + r₃) + r₄`: the same additions in the same order as one row at a time.
 #[inline(always)]
-fn add_prefix_impl(acc: &mut [f32], row: &[f32]) {
-    for (a, &r) in acc.iter_mut().zip(row) {
-        *a += r;
+fn sum_rows_impl(model: &Model, ids: &[u32], p: &mut [f32]) {
+    let n = p.len();
+    p.copy_from_slice(&model.static_row(ids[0])[..n]);
+    let mut quads = ids[1..].chunks_exact(4);
+    for q in &mut quads {
+        let (a, b) = (&model.static_row(q[0])[..n], &model.static_row(q[1])[..n]);
+        let (c, d) = (&model.static_row(q[2])[..n], &model.static_row(q[3])[..n]);
+        for ((((pi, &ai), &bi), &ci), &di) in p.iter_mut().zip(a).zip(b).zip(c).zip(d) {
+            *pi = (((*pi + ai) + bi) + ci) + di;
+        }
+    }
+    for &id in quads.remainder() {
+        for (pi, &r) in p.iter_mut().zip(&model.static_row(id)[..n]) {
+            *pi += r;
+        }
     }
 }

@@ -210,7 +210,7 @@ impl Tokenizer {
 
     /// The id of token string `token`, if it is in the vocabulary.
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.word_start.get(&self.vocab, token)
+        self.word_start.get(token)
     }
 
     /// The configuration this tokenizer was built with.
@@ -246,6 +246,79 @@ impl Tokenizer {
     /// Calls `f(word, word_len_in_chars)` for each pre-tokenized word of `text`, in order, until
     /// it breaks.
     fn for_each_word(&self, text: &str, f: impl FnMut(&str, usize) -> ControlFlow<()>) {
+        if text.is_ascii() {
+            self.for_each_ascii_word(text, f);
+        } else {
+            self.for_each_word_general(text, f);
+        }
+    }
+
+    /// [`Self::for_each_word`] for ASCII text, byte by byte with one table lookup each: the same
+    /// words as the character pipeline (steps 1–5), which it is tested against on every ASCII
+    /// byte. ASCII has no Chinese characters and no accents; lowercasing is
+    /// `to_ascii_lowercase`. A word is a slice of `text` unless it holds an upper-case letter
+    /// (lowercased) or a dropped control character (joined), then it is built in a buffer.
+    #[allow(unused_assignments)] // the last `emit!` resets state nobody reads again
+    fn for_each_ascii_word(&self, text: &str, mut f: impl FnMut(&str, usize) -> ControlFlow<()>) {
+        let bytes = text.as_bytes();
+        let lower = self.config.do_lower_case;
+        let mut buf = String::new();
+        // The current word: bytes[start..i], copied into `buf` once `copied`.
+        let (mut start, mut copied) = (0usize, false);
+        let mut i = 0;
+        macro_rules! emit {
+            ($end:expr) => {
+                if copied {
+                    if !buf.is_empty() && f(&buf, buf.len()).is_break() {
+                        return;
+                    }
+                    buf.clear();
+                    copied = false;
+                } else if $end > start && f(&text[start..$end], $end - start).is_break() {
+                    return;
+                }
+            };
+        }
+        while i < bytes.len() {
+            let b = bytes[i];
+            match ASCII_CLASS[b as usize] {
+                AsciiClass::Word if !(lower && b.is_ascii_uppercase()) => {
+                    if copied {
+                        buf.push(b as char);
+                    }
+                }
+                AsciiClass::Word => {
+                    if !copied {
+                        buf.push_str(&text[start..i]);
+                        copied = true;
+                    }
+                    buf.push(b.to_ascii_lowercase() as char);
+                }
+                AsciiClass::Drop => {
+                    if !copied {
+                        buf.push_str(&text[start..i]);
+                        copied = true;
+                    }
+                }
+                AsciiClass::Space => {
+                    emit!(i);
+                    start = i + 1;
+                }
+                AsciiClass::Punct => {
+                    emit!(i);
+                    if f(&text[i..i + 1], 1).is_break() {
+                        return;
+                    }
+                    start = i + 1;
+                }
+            }
+            i += 1;
+        }
+        emit!(bytes.len());
+    }
+
+    /// [`Self::for_each_word`] through the character pipeline (any text).
+    fn for_each_word_general(&self, text: &str, f: impl FnMut(&str, usize) -> ControlFlow<()>) {
         let mut words = WordSplitter {
             word: String::new(),
             n_chars: 0,
@@ -276,7 +349,7 @@ impl Tokenizer {
             let mut end = floor_char_boundary(word, start.saturating_add(max_bytes));
             let mut found = None;
             while end > start {
-                if let Some(id) = map.get(&self.vocab, &word[start..end]) {
+                if let Some(id) = map.get(&word[start..end]) {
                     found = Some(id);
                     break;
                 }
@@ -296,6 +369,36 @@ impl Tokenizer {
         }
     }
 }
+
+/// What the normaliser and pre-tokenizer (steps 1–5) do with an ASCII byte.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum AsciiClass {
+    /// Part of a word.
+    Word,
+    /// Removed by cleaning (control characters, NUL).
+    Drop,
+    /// Ends a word (whitespace).
+    Space,
+    /// A word of its own.
+    Punct,
+}
+
+/// [`AsciiClass`] of every ASCII byte, as `chars::clean` and the pre-tokenizer's whitespace and
+/// punctuation rules classify it (a test checks every entry against them).
+const ASCII_CLASS: [AsciiClass; 128] = {
+    let mut t = [AsciiClass::Word; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'\t' | b'\n' | b'\r' | b' ' => AsciiClass::Space,
+            0..=0x1F | 0x7F => AsciiClass::Drop,
+            b'!'..=b'/' | b':'..=b'@' | b'['..=b'`' | b'{'..=b'~' => AsciiClass::Punct,
+            _ => AsciiClass::Word,
+        };
+        b += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {
@@ -619,6 +722,76 @@ mod tests {
             let ids = t.encode(text);
             assert!(ids.len() <= 16 && ids[0] == 2 && *ids.last().unwrap() == 3);
             t2.encode(text);
+        }
+    }
+
+    /// Every word (and char count) `f` sees, stopping after `limit` words.
+    fn words_of(t: &Tokenizer, text: &str, limit: usize, ascii: bool) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        let f = |w: &str, n: usize| {
+            out.push((w.to_string(), n));
+            if out.len() == limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        if ascii {
+            t.for_each_ascii_word(text, f);
+        } else {
+            t.for_each_word_general(text, f);
+        }
+        out
+    }
+
+    #[test]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn ascii_fast_path_equals_the_character_pipeline() {
+        // Every ASCII byte alone, between letters, and doubled; then seeded random ASCII strings
+        // (biased towards letters, so words are long enough to split), cased and uncased, with
+        // and without an early stop.
+        let mut texts: Vec<String> = (0u8..128)
+            .flat_map(|b| {
+                let c = b as char;
+                [format!("{c}"), format!("Ab{c}cD"), format!("{c}{c}x{c}")]
+            })
+            .collect();
+        let mut rng = crate::rng::SplitMix64::new(35);
+        for _ in 0..2000 {
+            let len = (rng.next_u64() % 40) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    let r = rng.next_u64();
+                    if r % 4 == 0 {
+                        (r % 128) as u8 as char
+                    } else {
+                        (b"abcdefghijklmnopqrstuvwxyzUNAFF !,."[(r >> 8) as usize % 35]) as char
+                    }
+                })
+                .collect();
+            texts.push(text);
+        }
+        for lower in [true, false] {
+            let t = tokenizer(lower, 512);
+            for text in &texts {
+                for limit in [usize::MAX, 2] {
+                    assert_eq!(
+                        words_of(&t, text, limit, true),
+                        words_of(&t, text, limit, false),
+                        "{text:?}, lower {lower}, limit {limit}"
+                    );
+                }
+            }
+        }
+        // The table agrees with the rules it stands for.
+        for b in 0u8..128 {
+            let want = match chars::clean(b as char) {
+                None => AsciiClass::Drop,
+                Some(c) if c.is_whitespace() => AsciiClass::Space,
+                Some(c) if chars::is_punctuation(c) => AsciiClass::Punct,
+                Some(_) => AsciiClass::Word,
+            };
+            assert_eq!(ASCII_CLASS[b as usize], want, "byte {b:#04x}");
         }
     }
 }
