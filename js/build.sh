@@ -33,8 +33,9 @@ fi
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 # Two builds of the crate: the browser one (bundler + web targets; the web build is what a site's
 # visitors download, so it carries no site-build code) and the Node one with feature `build`
-# (`lightembed site` and the Node API: the bundle writer, globset). Each is copied aside when it
-# changed, so the wasm-bindgen steps below can tell what is new.
+# (`lightembed site` and the Node API: the bundle writer, globset) and `gunzip` (its classes read a
+# bundle's gzip-compressed files as they are; in a browser DecompressionStream does it). Each is
+# copied aside when it changed, so the wasm-bindgen steps below can tell what is new.
 tdir="$(dirname "$wasm")"
 variant() {  # variant NAME [cargo args…]
   local name="$1"; shift
@@ -42,7 +43,7 @@ variant() {  # variant NAME [cargo args…]
   if ! cmp -s "$wasm" "$tdir/$lib.$name.wasm"; then cp "$wasm" "$tdir/$lib.$name.wasm"; fi
 }
 variant browser
-variant node --features build
+variant node --features build,gunzip
 
 # The modules must contain SIMD128 instructions. Checked with whichever disassembler is at hand
 # (wasm-tools, wabt's wasm-objdump, binaryen's wasm-dis from scripts/app-tools.sh); without one

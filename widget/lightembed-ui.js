@@ -5,7 +5,8 @@
 //   <lightembed-search placeholder="Search the docs"></lightembed-search>
 //
 // Nothing is fetched until the visitor focuses the box. Then a worker loads the model and the
-// index written by `lightembed site` (verified, cached across pages and visits) and answers each
+// index written by `lightembed site` (verified, cached across pages and visits; its binary files
+// come gzip-compressed from any host and the worker decompresses them) and answers each
 // query with hybrid (BM25 + vector) ranking. Results are grouped by page, with the page's
 // matching sections under it; the query's words are marked — as text nodes in <mark>, never as
 // HTML. Keyboard: ↓ ↑ move through the pages, Enter follows the selected (or first) result, Esc

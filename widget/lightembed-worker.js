@@ -10,12 +10,17 @@
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
 // query the term shards of its words, then the text chunks of the results shown (for excerpts).
 // Files are fetched by content-hashed names (the manifest lists the core; fragments live in a
-// folder named by the core's build id) and kept in the Cache API, so a second page or a later
+// folder named by the core's build id) and kept in the Cache API as downloaded, so a second page or a later
 // visit downloads nothing already seen; the model is verified on every load
 // (`Model.fromBytes`: its trailing SHA-256 against its contents + every load rule), and that
 // SHA-256 must be the one the manifest lists. Works on plain-http origins too (no
 // `crypto.subtle` needed; without the Cache API files are fetched on each page). Document text is
 // only ever passed on as text.
+// Bundle version 3 stores the core, shards, chunks, model and wasm gzip-compressed (so a host that
+// does not compress still sends few bytes); they are decompressed here with the browser's
+// DecompressionStream, told from raw files (version 2, or `--no-gzip`) by the gzip magic. A host
+// that compresses them again (Content-Encoding: gzip) is undone by the browser before this code
+// sees the bytes, so the manifest's sizes are what a download delivers either way.
 // The glue is imported with the wasm's hashed name as a version (`?v=`, given by the page from
 // the manifest), so a browser never pairs an old cached glue with a new wasm.
 const version = new URL(self.location.href).searchParams.get('v') || '';
@@ -62,6 +67,24 @@ async function fetchCached(url, what, { size = 0, quiet = false } = {}) {
   return { bytes, fromCache, keep };
 }
 
+// `bytes` decompressed when they are gzip (magic 1f 8b), else as they are. A damaged stream is
+// an error naming `file`.
+async function plain(bytes, file) {
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  if (typeof DecompressionStream !== 'function') {
+    throw new Error(`${file} is gzip-compressed and this browser has no DecompressionStream`);
+  }
+  try {
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  } catch (err) {
+    throw new Error(`${file} is damaged (gzip: ${err && err.message ? err.message : err})`);
+  }
+}
+
+// The bundle versions this worker reads: 2 (raw files) and 3 (gzip-compressed binary files).
+const BUNDLE_VERSIONS = [2, 3];
+
 async function start(manifestUrl, given) {
   const t0 = performance.now();
   let manifest = given;
@@ -70,8 +93,8 @@ async function start(manifestUrl, given) {
     if (!r.ok) throw new Error(`${manifestUrl}: HTTP ${r.status}`);
     manifest = await r.json();
   }
-  if (manifest.bundle_version !== 2) {
-    throw new Error(`bundle version ${manifest.bundle_version} is not 2: re-run \`lightembed site\``);
+  if (!BUNDLE_VERSIONS.includes(manifest.bundle_version)) {
+    throw new Error(`bundle version ${manifest.bundle_version} is not one this widget reads (${BUNDLE_VERSIONS.join(' or ')}): re-run \`lightembed site\``);
   }
   const base = new URL('.', new URL(manifestUrl, self.location.href));
   cache = self.caches ? await self.caches.open(CACHE).catch(() => null) : null;
@@ -88,11 +111,20 @@ async function start(manifestUrl, given) {
   }
   const wasm = await glue;
   ({ Model, SiteIndex } = wasm);
-  await wasm.default({ module_or_path: new URL(manifest.files.wasm, base) });
+  // The engine's wasm, fetched here (not by the glue) so a gzip-compressed one is decompressed.
+  const wasmUrl = new URL(manifest.files.wasm, base).href;
+  const w = await fetchCached(wasmUrl, 'engine', { quiet: true });
+  try {
+    await wasm.default({ module_or_path: await plain(w.bytes, manifest.files.wasm) });
+  } catch (err) {
+    if (cache) await cache.delete(wasmUrl);
+    throw new Error(`engine: ${err.message}`);
+  }
+  await w.keep();
   const modelUrl = new URL(manifest.files.model, base).href;
   const m = await fetchCached(modelUrl, 'model', { size: manifest.model.bytes });
   try {
-    model = Model.fromBytes(m.bytes);
+    model = Model.fromBytes(await plain(m.bytes, manifest.files.model));
     if (model.sha256 !== manifest.model.sha256) {
       throw new Error(`SHA-256 ${model.sha256} is not the ${manifest.model.sha256} the manifest lists`);
     }
@@ -104,7 +136,7 @@ async function start(manifestUrl, given) {
   const coreUrl = new URL(manifest.files.core, base).href;
   const ix = await fetchCached(coreUrl, 'index', { size: manifest.index.bytes });
   try {
-    index = SiteIndex.fromCore(ix.bytes);
+    index = SiteIndex.fromCore(await plain(ix.bytes, manifest.files.core));
     index.checkCompatible(model);
   } catch (err) {
     if (cache) await cache.delete(coreUrl);
@@ -144,7 +176,8 @@ function ensure(kind, n) {
         throw new FragmentError(kind, n, err.status === 404 || err.status === 410 ? 'missing' : 'unreachable', err);
       }
       try {
-        if (kind === 't') index.addShard(got.bytes); else index.addChunk(got.bytes);
+        const bytes = await plain(got.bytes, `${kind}${n}.bin`);
+        if (kind === 't') index.addShard(bytes); else index.addChunk(bytes);
       } catch (err) {
         if (got.fromCache && cache) cache.delete(url).catch(() => {});
         throw new FragmentError(kind, n, 'damaged', err);

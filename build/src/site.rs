@@ -8,11 +8,20 @@
 //! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see [`Prepared`]) |
 //! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
 //! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards and text chunks, fetched as a query needs them |
-//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, counts |
+//! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, byte sizes, counts |
 //!
-//! `<hash>` is the first 16 hex digits of the file's SHA-256 and `<build>` the first 16 of the
-//! core's build id (which covers every shard and chunk), so a widget caches these files forever
-//! and a rebuilt site changes their names.
+//! `<hash>` is the first 16 hex digits of the file's SHA-256 (of its bytes as stored) and
+//! `<build>` the first 16 of the core's build id (which covers every shard and chunk), so a widget
+//! caches these files forever and a rebuilt site changes their names.
+//!
+//! **Pre-compressed** (bundle version 3, the default): the core, the term shards, the text chunks,
+//! the model and the wasm are stored gzip-compressed ([`lightembed_index::gzip`]: deterministic
+//! bytes), so a host that does not compress still sends few bytes; a host that compresses again
+//! (`Content-Encoding: gzip`) is undone by the browser, and the widget gunzips what remains.
+//! Readers tell the two forms apart by the gzip magic `1f 8b`; [`SiteOptions::gzip`] `false`
+//! (`--no-gzip`) writes them raw. The manifest's `bytes` are the files' sizes as stored (what a
+//! visitor downloads from a plain host); `"compression"` says `"gzip"` or `"none"`. The scripts,
+//! the CSS and the manifest stay plain text: the browser loads the first two itself.
 
 use lightembed::Model;
 use lightembed_index::fragments::{self, Fragments};
@@ -44,8 +53,12 @@ pub const SITE_DIMS: usize = 128;
 /// its most frequent pieces first — so common words of a query keep their own token.
 pub const KEEP_COMMON: u32 = 5000;
 
+/// The `bundle_version` in `manifest.json`: 3 since files may be gzip-compressed (version 2, all
+/// raw, is still read).
+pub const BUNDLE_VERSION: u32 = 3;
+
 /// Options of a site build (the flags of `lightembed site`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SiteOptions {
     /// Index dims (a Matryoshka prefix); `None`: [`default_dims`].
     pub dims: Option<usize>,
@@ -53,6 +66,20 @@ pub struct SiteOptions {
     pub full_model: bool,
     /// CSS selector of the pages' content element (`--root-selector`).
     pub root_selector: Option<String>,
+    /// Store the core, shards, chunks, model and wasm gzip-compressed (default `true`;
+    /// `--no-gzip` writes them raw).
+    pub gzip: bool,
+}
+
+impl Default for SiteOptions {
+    fn default() -> Self {
+        SiteOptions {
+            dims: None,
+            full_model: false,
+            root_selector: None,
+            gzip: true,
+        }
+    }
 }
 
 /// [`SITE_DIMS`] when `model` has that Matryoshka prefix, else its output_dim.
@@ -72,6 +99,7 @@ pub struct SiteBuilder {
     model: Model,
     dims: usize,
     full_model: bool,
+    gzip: bool,
     reader: PageReader,
     passages: Vec<Passage>,
     /// Pages that gave passages.
@@ -103,6 +131,7 @@ impl SiteBuilder {
             model,
             dims,
             full_model: opts.full_model,
+            gzip: opts.gzip,
             reader,
             passages: Vec::new(),
             documents: 0,
@@ -205,6 +234,7 @@ impl SiteBuilder {
             passages: self.passages,
             documents: self.documents,
             site_model_note: note,
+            gzip: self.gzip,
         })
     }
 }
@@ -256,6 +286,7 @@ pub struct Prepared {
     passages: Vec<Passage>,
     documents: usize,
     site_model_note: Option<String>,
+    gzip: bool,
 }
 
 impl Prepared {
@@ -354,11 +385,11 @@ impl Prepared {
             Ok(f) => f,
             Err(e) => fail!("splitting the index: {e}"),
         };
+        let stored = Stored::new(fragments, &self.model_bytes, wasm, self.gzip);
         let files = bundle_files(
-            &fragments,
-            &self.model_bytes,
+            &stored,
             &self.model.sha256_hex(),
-            (wasm, wasm_js),
+            wasm_js,
             b.manifest(),
             self.passages.len(),
             self.documents,
@@ -367,16 +398,17 @@ impl Prepared {
             files,
             pages: self.documents,
             passages: self.passages.len(),
-            core_bytes: fragments.core.len(),
+            core_bytes: stored.core.len(),
             shards: (
-                fragments.shards.len(),
-                fragments.shards.iter().map(Vec::len).sum(),
+                stored.shards.len(),
+                stored.shards.iter().map(Vec::len).sum(),
             ),
             chunks: (
-                fragments.chunks.len(),
-                fragments.chunks.iter().map(Vec::len).sum(),
+                stored.chunks.len(),
+                stored.chunks.iter().map(Vec::len).sum(),
             ),
-            model_bytes: self.model_bytes.len(),
+            model_bytes: stored.model.len(),
+            gzip: self.gzip,
         })
     }
 }
@@ -390,14 +422,16 @@ pub struct Bundle {
     pub pages: usize,
     /// Passages indexed.
     pub passages: usize,
-    /// Bytes of the index core.
+    /// Bytes of the index core (as stored: gzip-compressed when [`Bundle::gzip`]).
     pub core_bytes: usize,
-    /// Term shards: count, bytes.
+    /// Term shards: count, bytes (as stored).
     pub shards: (usize, usize),
-    /// Text chunks: count, bytes.
+    /// Text chunks: count, bytes (as stored).
     pub chunks: (usize, usize),
-    /// Bytes of the model shipped.
+    /// Bytes of the model shipped (as stored).
     pub model_bytes: usize,
+    /// The core, shards, chunks, model and wasm are stored gzip-compressed.
+    pub gzip: bool,
 }
 
 impl Bundle {
@@ -406,7 +440,7 @@ impl Bundle {
     pub fn summary(&self, dir: &str, seconds: f64) -> String {
         format!(
             "indexed {} → {} in {:.1} s; wrote {} (index core {} bytes, {} {} bytes, {} {} bytes; \
-             model {} bytes)\n\
+             model {} bytes{})\n\
              add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
              <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
              <lightembed-search></lightembed-search>",
@@ -420,52 +454,92 @@ impl Bundle {
             crate::count(self.chunks.0, "text chunk"),
             self.chunks.1,
             self.model_bytes,
+            if self.gzip { "; gzip-compressed" } else { "" },
         )
     }
 }
 
+/// The bundle's binary files as they are written: gzip-compressed when `gzip`, else raw.
+struct Stored {
+    core: Vec<u8>,
+    shards: Vec<Vec<u8>>,
+    chunks: Vec<Vec<u8>>,
+    model: Vec<u8>,
+    wasm: Vec<u8>,
+    /// The core's build id (hex; names the fragments' folder).
+    build: String,
+    gzip: bool,
+}
+
+impl Stored {
+    fn new(f: Fragments, model: &[u8], wasm: &[u8], gzip: bool) -> Stored {
+        let build = f.build_id();
+        let enc = |b: Vec<u8>| {
+            if gzip {
+                lightembed_index::gzip::compress(&b)
+            } else {
+                b
+            }
+        };
+        Stored {
+            core: enc(f.core),
+            shards: f.shards.into_iter().map(enc).collect(),
+            chunks: f.chunks.into_iter().map(enc).collect(),
+            model: enc(model.to_vec()),
+            wasm: enc(wasm.to_vec()),
+            build,
+            gzip,
+        }
+    }
+}
+
 fn bundle_files(
-    fragments: &Fragments,
-    model_bytes: &[u8],
+    stored: &Stored,
     model_sha: &str,
-    (wasm, wasm_js): (&[u8], &str),
+    wasm_js: &str,
     m: &lightembed_index::Manifest,
     passages: usize,
     pages: usize,
 ) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    // File names carry the first 16 hex digits of the file's SHA-256. The manifest's model
-    // SHA-256 is the model's own (its trailer, as `lightembed inspect` shows it): the widget checks
-    // the loaded model against it without hashing the file again.
-    let core_sha = sha256_hex(&fragments.core);
-    let build = fragments.build_id();
+    // File names carry the first 16 hex digits of the file's SHA-256 (of the bytes as stored).
+    // The manifest's model SHA-256 is the model's own (its trailer, as `lightembed inspect` shows
+    // it): the widget checks the loaded model against it without hashing the file again.
+    let core_sha = sha256_hex(&stored.core);
     let core_file = format!("core.{}.bin", &core_sha[..16]);
-    let frag_dir = format!("f/{}/", &build[..16]);
-    let model_file = format!("model.{}.bin", &sha256_hex(model_bytes)[..16]);
-    let wasm_file = format!("lightembed_wasm_bg.{}.wasm", &sha256_hex(wasm)[..16]);
-    files.push((core_file.clone(), fragments.core.clone()));
-    for (n, s) in fragments.shards.iter().enumerate() {
+    let frag_dir = format!("f/{}/", &stored.build[..16]);
+    let model_file = format!("model.{}.bin", &sha256_hex(&stored.model)[..16]);
+    let wasm_file = format!(
+        "lightembed_wasm_bg.{}.wasm",
+        &sha256_hex(&stored.wasm)[..16]
+    );
+    files.push((core_file.clone(), stored.core.clone()));
+    for (n, s) in stored.shards.iter().enumerate() {
         files.push((format!("{frag_dir}t{n}.bin"), s.clone()));
     }
-    for (n, c) in fragments.chunks.iter().enumerate() {
+    for (n, c) in stored.chunks.iter().enumerate() {
         files.push((format!("{frag_dir}c{n}.bin"), c.clone()));
     }
-    files.push((model_file.clone(), model_bytes.to_vec()));
-    files.push((wasm_file.clone(), wasm.to_vec()));
+    files.push((model_file.clone(), stored.model.clone()));
+    files.push((wasm_file.clone(), stored.wasm.clone()));
     files.push(("lightembed_wasm.js".into(), wasm_js.as_bytes().to_vec()));
     files.push(("lightembed-worker.js".into(), WORKER_JS.as_bytes().to_vec()));
     files.push(("lightembed-ui.js".into(), UI_JS.as_bytes().to_vec()));
     files.push(("lightembed-ui.css".into(), UI_CSS.as_bytes().to_vec()));
+    // `bytes`: the files' sizes as stored, which is what a visitor downloads (progress counts
+    // against them).
     let manifest = json!({
-        "bundle_version": 2,
+        "bundle_version": BUNDLE_VERSION,
         "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
+        "compression": if stored.gzip { "gzip" } else { "none" },
         "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file},
         "model": {"id": m.model_id, "version": m.model_version.to_string(),
-                  "sha256": model_sha, "bytes": model_bytes.len()},
-        "index": {"sha256": core_sha, "bytes": fragments.core.len(),
+                  "sha256": model_sha, "bytes": stored.model.len()},
+        "index": {"sha256": core_sha, "bytes": stored.core.len(),
                   "fragments_version": fragments::FRAGMENTS_VERSION,
-                  "shards": fragments.shards.len(), "chunks": fragments.chunks.len(),
+                  "shards": stored.shards.len(), "chunks": stored.chunks.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
+        "wasm": {"bytes": stored.wasm.len()},
     });
     files.push((
         "manifest.json".into(),
@@ -479,6 +553,97 @@ mod tests {
     use super::*;
 
     const MODEL: &[u8] = include_bytes!("../../tests/fixtures/models/static_fp32_uncased.bin");
+
+    fn bundle(gzip: bool) -> Bundle {
+        let opts = SiteOptions {
+            gzip,
+            ..SiteOptions::default()
+        };
+        let mut b = SiteBuilder::new(MODEL.to_vec(), "m", &opts).unwrap();
+        b.add_html(
+            "a.html",
+            b"<title>Garden</title><h2 id=\"w\">Watering</h2><p>Water the roses at dawn.</p>",
+        );
+        b.add_record("/r", "Soil", "Compost keeps the soil loose and rich.")
+            .unwrap();
+        let p = b.prepare(1, 0).unwrap();
+        let v = p.embed_range(0..p.passages().len()).unwrap();
+        p.assemble(
+            &v,
+            b"\0asm\x01\0\0\0 a stand-in for the widget's wasm",
+            "glue",
+        )
+        .unwrap()
+    }
+
+    fn manifest(b: &Bundle) -> serde_json::Value {
+        let (name, bytes) = b.files.last().unwrap();
+        assert_eq!(name, "manifest.json");
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    /// By default the core, shards, chunks, model and wasm are stored gzip-compressed
+    /// (deterministic bytes), the manifest says so and its sizes are the stored files'; they
+    /// decompress to exactly what `gzip: false` stores raw, and the text files stay plain.
+    #[test]
+    fn binary_files_are_stored_gzip_by_default() {
+        assert!(SiteOptions::default().gzip);
+        let z = bundle(true);
+        let raw = bundle(false);
+        assert_eq!(z.files, bundle(true).files, "deterministic");
+        let (mz, mr) = (manifest(&z), manifest(&raw));
+        assert_eq!(mz["bundle_version"], BUNDLE_VERSION);
+        assert_eq!(mz["compression"], "gzip");
+        assert_eq!(mr["compression"], "none");
+        let file = |b: &Bundle, name: &str| -> Vec<u8> {
+            b.files.iter().find(|(n, _)| n == name).unwrap().1.clone()
+        };
+        let binary = |n: &str| n.ends_with(".bin") || n.ends_with(".wasm");
+        let names = |b: &Bundle| -> Vec<String> {
+            b.files
+                .iter()
+                .filter(|(n, _)| binary(n))
+                .map(|(n, _)| n.clone())
+                .collect()
+        };
+        assert_eq!(names(&z).len(), names(&raw).len());
+        assert!(names(&z).len() >= 5, "{:?}", names(&z));
+        for (nz, nr) in names(&z).iter().zip(names(&raw)) {
+            let (bz, br) = (file(&z, nz), file(&raw, &nr));
+            assert_eq!(&bz[..10], &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255], "{nz}");
+            assert!(!lightembed_index::gzip::is_gzip(&br), "{nr}");
+            let back = lightembed_index::gzip::decompress_if_gzip(&bz).unwrap();
+            assert_eq!(back.as_ref(), &br[..], "{nz} decompresses to {nr}");
+            // the name carries the hash of the stored bytes
+            if let Some(h) = nz
+                .strip_suffix(".bin")
+                .and_then(|n| n.strip_prefix("core."))
+            {
+                assert_eq!(h, &sha256_hex(&bz)[..16]);
+            }
+        }
+        for key in ["core", "model", "wasm"] {
+            let name = mz["files"][key].as_str().unwrap();
+            let size = file(&z, name).len();
+            let section = if key == "core" { "index" } else { key };
+            assert_eq!(mz[section]["bytes"], size, "{key}");
+            let raw_size = file(&raw, mr["files"][key].as_str().unwrap()).len();
+            if key == "model" {
+                assert!(size < raw_size, "{key}: {size} of {raw_size} bytes");
+            }
+        }
+        assert_eq!(z.core_bytes, mz["index"]["bytes"]);
+        assert!(z.summary("d", 0.0).contains("; gzip-compressed)"));
+        assert!(!raw.summary("d", 0.0).contains("gzip"));
+        for text in [
+            "lightembed-ui.js",
+            "lightembed-ui.css",
+            "lightembed-worker.js",
+            "lightembed_wasm.js",
+        ] {
+            assert_eq!(file(&z, text), file(&raw, text), "{text}");
+        }
+    }
 
     /// The fragments' display title rule (`fragments::section_title`) is ingestion's: a bundle's
     /// hits are titled as `lightembed index` titles the same passages.

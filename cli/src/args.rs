@@ -258,6 +258,13 @@ pub struct SiteCommand {
     /// skipped anyway.
     #[arg(long, value_name = "CSS")]
     pub root_selector: Option<String>,
+    /// Write the index core, term shards, text chunks, model and wasm raw. By default they are
+    /// stored gzip-compressed (about half the bytes; the widget and `lightembed search` read
+    /// both), so a host that does not compress `.bin`/`.wasm` files still sends few bytes, and
+    /// one that does sends about 1 % more (the browser undoes its compression first). Raw files
+    /// are for inspecting them, or for readers older than bundle version 3.
+    #[arg(long)]
+    pub no_gzip: bool,
 }
 
 /// The arguments of `lightembed search` (see [`Command::Search`]).

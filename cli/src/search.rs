@@ -46,8 +46,10 @@ pub struct SearchArgs {
 }
 
 /// A `lightembed site` bundle folder (`…/lightembed`, holding `manifest.json` with a `core`),
-/// loaded whole: the core, every term shard and text chunk; and the bundle's model file.
-fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf)>> {
+/// loaded whole: the core, every term shard and text chunk; and the bundle's model (path and
+/// bytes). Files stored gzip-compressed (bundle version 3) are decompressed; raw ones (version 2,
+/// or `--no-gzip`) read as they are.
+fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>> {
     let manifest_path = dir.join("manifest.json");
     if !dir.is_dir() || !manifest_path.is_file() {
         return Ok(None);
@@ -57,6 +59,7 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf)>> {
             .with_context(|| format!("cannot read {}", manifest_path.display()))?,
     )
     .with_context(|| format!("{}: not valid JSON", manifest_path.display()))?;
+    check_bundle_version(&manifest_path, &m["bundle_version"])?;
     let file = |key: &str| -> Result<PathBuf> {
         let name = m["files"][key].as_str().ok_or_else(|| {
             anyhow!(
@@ -66,15 +69,14 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf)>> {
         })?;
         Ok(dir.join(name))
     };
-    let read = |p: &Path| std::fs::read(p).with_context(|| format!("cannot read {}", p.display()));
     let core = file("core")?;
-    let mut index = FragmentedIndex::from_core(&read(&core)?)
+    let mut index = FragmentedIndex::from_core(&read_bundle_file(&core)?)
         .map_err(|e| anyhow!("{}: {e}", core.display()))?;
     let frags = file("fragments")?;
     for (kind, n) in [("t", index.shard_count()), ("c", index.chunk_count())] {
         for i in 0..n {
             let p = frags.join(format!("{kind}{i}.bin"));
-            let bytes = read(&p)?;
+            let bytes = read_bundle_file(&p)?;
             let added = if kind == "t" {
                 index.add_shard(&bytes)
             } else {
@@ -83,13 +85,57 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf)>> {
             added.map_err(|e| anyhow!("{}: {e}", p.display()))?;
         }
     }
-    Ok(Some((index, file("model")?)))
+    let model = file("model")?;
+    let model_bytes = read_bundle_file(&model)?;
+    Ok(Some((index, model, model_bytes)))
+}
+
+/// The bundle versions this reader takes: 2 (files raw) and 3 (files may be gzip-compressed).
+const BUNDLE_VERSIONS: std::ops::RangeInclusive<u64> =
+    2..=lightembed_build::site::BUNDLE_VERSION as u64;
+
+/// Refuses a bundle of a version this lightembed does not read, saying which side to update.
+fn check_bundle_version(manifest: &Path, v: &serde_json::Value) -> Result<()> {
+    match v.as_u64() {
+        Some(v) if BUNDLE_VERSIONS.contains(&v) => Ok(()),
+        Some(v) if v > *BUNDLE_VERSIONS.end() => bail!(
+            "{}: bundle version {v} is newer than this lightembed reads (versions {} to {}): update lightembed",
+            manifest.display(),
+            BUNDLE_VERSIONS.start(),
+            BUNDLE_VERSIONS.end()
+        ),
+        Some(v) => bail!(
+            "{}: bundle version {v} is older than this lightembed reads (versions {} to {}): re-run `lightembed site`",
+            manifest.display(),
+            BUNDLE_VERSIONS.start(),
+            BUNDLE_VERSIONS.end()
+        ),
+        None => bail!(
+            "{}: no bundle_version (not a manifest written by `lightembed site`?)",
+            manifest.display()
+        ),
+    }
+}
+
+/// A bundle file's bytes, gunzipped when stored gzip-compressed; a damaged stream is named with
+/// its path.
+fn read_bundle_file(p: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+    match lightembed_index::gzip::decompress_if_gzip(&bytes) {
+        Ok(std::borrow::Cow::Borrowed(_)) => Ok(bytes),
+        Ok(std::borrow::Cow::Owned(raw)) => Ok(raw),
+        Err(e) => bail!("{}: {e}; re-run `lightembed site`", p.display()),
+    }
 }
 
 /// Runs `lightembed search`: see the command's `--help`.
 pub fn search(a: SearchArgs) -> Result<u8> {
-    if let Some((index, bundle_model)) = open_bundle(&a.index)? {
-        let (_, model) = crate::load(a.model.as_deref().unwrap_or(&bundle_model))?;
+    if let Some((index, model_path, model_bytes)) = open_bundle(&a.index)? {
+        let model = match &a.model {
+            Some(p) => crate::load(p)?.1,
+            None => lightembed::Model::from_bytes(&model_bytes)
+                .map_err(|e| anyhow!("{}: {e}", model_path.display()))?,
+        };
         let warnings = index
             .manifest()
             .check_compatible(&ModelIdentity::from(&model))

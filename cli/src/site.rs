@@ -52,6 +52,8 @@ pub struct SiteArgs {
     pub prune: bool,
     /// CSS selector of the pages' content element (`--root-selector`).
     pub root_selector: Option<String>,
+    /// Store the bundle's binary files gzip-compressed (`--no-gzip`: raw).
+    pub gzip: bool,
 }
 
 /// Runs `lightembed site`: see the command's `--help`.
@@ -111,6 +113,7 @@ pub fn run(a: SiteArgs) -> Result<u8> {
         dims: a.dims,
         full_model: !a.prune,
         root_selector: a.root_selector.clone(),
+        gzip: a.gzip,
     };
     let mut builder = SiteBuilder::new(model_bytes, &model_name, &opts).map_err(|e| anyhow!(e))?;
     let excludes = Excludes::site(&a.exclude, a.default_excludes).map_err(|e| anyhow!(e))?;
@@ -203,7 +206,6 @@ pub fn run(a: SiteArgs) -> Result<u8> {
     )?;
     Ok(crate::skipped_code(skipped, "inputs"))
 }
-
 
 /// Refuses to replace `bundle` (`SITE/lightembed/`, which a run replaces whole) unless it is
 /// missing, empty, or a bundle this command wrote (a `manifest.json` with `bundle_version`): a

@@ -24,6 +24,20 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A bundle's binary file, which `lightembed site` stores gzip-compressed by default: checked to
+/// be gzip, decompressed.
+fn read_gz(p: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(p).unwrap();
+    assert!(
+        lightembed_index::gzip::is_gzip(&bytes),
+        "{} is not gzip-compressed",
+        p.display()
+    );
+    lightembed_index::gzip::decompress_if_gzip(&bytes)
+        .unwrap()
+        .into_owned()
+}
+
 fn sha_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -70,7 +84,7 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     }
     // The index is a real one, in fragments: the core, every term shard and text chunk the
     // manifest counts (in the folder named by the core's build id), only the HTML pages.
-    let core = std::fs::read(bundle.join(manifest["files"]["core"].as_str().unwrap())).unwrap();
+    let core = read_gz(&bundle.join(manifest["files"]["core"].as_str().unwrap()));
     let mut index = lightembed_index::fragments::FragmentedIndex::from_core(&core).unwrap();
     let frags = manifest["files"]["fragments"].as_str().unwrap();
     assert_eq!(frags, format!("f/{}/", &index.build_id()[..16]));
@@ -78,12 +92,12 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     assert_eq!(manifest["index"]["chunks"], index.chunk_count());
     for n in 0..index.shard_count() {
         index
-            .add_shard(&std::fs::read(bundle.join(format!("{frags}t{n}.bin"))).unwrap())
+            .add_shard(&read_gz(&bundle.join(format!("{frags}t{n}.bin"))))
             .unwrap();
     }
     for n in 0..index.chunk_count() {
         index
-            .add_chunk(&std::fs::read(bundle.join(format!("{frags}c{n}.bin"))).unwrap())
+            .add_chunk(&read_gz(&bundle.join(format!("{frags}c{n}.bin"))))
             .unwrap();
     }
     assert_eq!(manifest["index"]["passages"], index.len());
@@ -132,8 +146,7 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let shipped = std::fs::read(root().join("public/models/lightembed-en-static.bin")).unwrap();
     let full = lightembed::Model::from_bytes(&shipped).unwrap();
-    let model_file =
-        std::fs::read(bundle.join(manifest["files"]["model"].as_str().unwrap())).unwrap();
+    let model_file = read_gz(&bundle.join(manifest["files"]["model"].as_str().unwrap()));
     assert!(
         model_file.len() * 2 < shipped.len(),
         "{} bytes",
@@ -170,8 +183,7 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     assert!(o.status.success(), "{}", stderr(&o));
     let full_manifest: Value =
         serde_json::from_slice(&std::fs::read(bundle.join("manifest.json")).unwrap()).unwrap();
-    let shipped_copy =
-        std::fs::read(bundle.join(full_manifest["files"]["model"].as_str().unwrap())).unwrap();
+    let shipped_copy = read_gz(&bundle.join(full_manifest["files"]["model"].as_str().unwrap()));
     assert!(
         shipped_copy == shipped,
         "--full-model ships the shipped model"
@@ -300,5 +312,158 @@ fn site_keeps_a_foreign_bundle_folder_and_clears_interrupted_runs() {
     assert_eq!(
         v["results"][0]["url"].as_str().unwrap(),
         "javascript%3Aalert(1).html"
+    );
+}
+
+/// `lightembed search --json` hits without the timing (`ms`).
+fn hits(bundle: &Path, query: &str) -> Value {
+    let o = run(&[
+        "search",
+        "--index",
+        bundle.to_str().unwrap(),
+        "--json",
+        "-k",
+        "5",
+        query,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let found: Value = serde_json::from_slice(&o.stdout).unwrap();
+    found["results"].clone()
+}
+
+/// The bundle's binary files are stored gzip-compressed by default (bundle version 3) and
+/// `lightembed search` reads them, as it reads a `--no-gzip` bundle (raw files) and a version-2
+/// bundle; a damaged gzip file and a bundle of an unknown version are refused, naming the file.
+#[test]
+fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site-gzip");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (zsite, rsite) = (dir.join("gz"), dir.join("raw"));
+    copy_dir(&root().join("tests/fixtures/site"), &zsite);
+    copy_dir(&root().join("tests/fixtures/site"), &rsite);
+    let o = run(&["site", "--site", zsite.to_str().unwrap(), "--quiet"]);
+    if !o.status.success() && std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_none() {
+        return; // built without js/pkg/web (see the test above)
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("; gzip-compressed)"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = run(&[
+        "site",
+        "--site",
+        rsite.to_str().unwrap(),
+        "--quiet",
+        "--no-gzip",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (zb, rb) = (zsite.join("lightembed"), rsite.join("lightembed"));
+    let manifest = |b: &Path| -> Value {
+        serde_json::from_slice(&std::fs::read(b.join("manifest.json")).unwrap()).unwrap()
+    };
+    let (zm, rm) = (manifest(&zb), manifest(&rb));
+    assert_eq!(
+        (&zm["bundle_version"], &zm["compression"]),
+        (&Value::from(3), &Value::from("gzip"))
+    );
+    assert_eq!(rm["compression"], "none");
+    // Every .bin and the .wasm: gzip in one, raw in the other, the same bytes once decompressed.
+    let mut binary = Vec::new();
+    for e in walkdir::WalkDir::new(&zb) {
+        let p = e.unwrap().into_path();
+        let rel = p.strip_prefix(&zb).unwrap().to_string_lossy().into_owned();
+        if rel.ends_with(".bin") || rel.ends_with(".wasm") {
+            binary.push(rel);
+        }
+    }
+    assert_eq!(
+        binary.len(),
+        2 + 1
+            + zm["index"]["shards"].as_u64().unwrap() as usize
+            + zm["index"]["chunks"].as_u64().unwrap() as usize
+    );
+    let raw_core = std::fs::read(rb.join(rm["files"]["core"].as_str().unwrap())).unwrap();
+    assert!(!lightembed_index::gzip::is_gzip(&raw_core));
+    assert_eq!(
+        read_gz(&zb.join(zm["files"]["core"].as_str().unwrap())),
+        raw_core
+    );
+    let raw_bytes: usize = binary
+        .iter()
+        .map(|rel| {
+            let z = read_gz(&zb.join(rel));
+            // The fragments' folder is named by the build id, the same in both bundles.
+            if rel.starts_with("f/") {
+                assert_eq!(z, std::fs::read(rb.join(rel)).unwrap(), "{rel}");
+            }
+            z.len()
+        })
+        .sum();
+    let stored: u64 = binary
+        .iter()
+        .map(|rel| std::fs::metadata(zb.join(rel)).unwrap().len())
+        .sum();
+    assert!(
+        (stored as usize) < raw_bytes * 3 / 4,
+        "{stored} bytes stored for {raw_bytes}"
+    );
+
+    // The same results from both; the raw bundle also as version 2 (what earlier releases wrote).
+    let q = "what the fixture pages say";
+    let want = hits(&zb, q);
+    assert!(want.as_array().is_some_and(|a| !a.is_empty()), "{want}");
+    assert_eq!(hits(&rb, q), want);
+    let mut v2 = rm.clone();
+    v2["bundle_version"] = 2.into();
+    v2.as_object_mut().unwrap().remove("compression");
+    std::fs::write(rb.join("manifest.json"), v2.to_string()).unwrap();
+    assert_eq!(hits(&rb, q), want);
+
+    // A version this lightembed does not know: one line saying what to do.
+    let mut v9 = zm.clone();
+    v9["bundle_version"] = 9.into();
+    std::fs::write(rb.join("manifest.json"), v9.to_string()).unwrap();
+    let o = run(&["search", "--index", rb.to_str().unwrap(), q]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: bundle version 9 is newer than this lightembed reads (versions 2 to 3): update lightembed\n",
+            rb.join("manifest.json").display()
+        )
+    );
+
+    // A damaged (truncated) gzip term shard: named, with what to do.
+    let shard = zb.join(format!(
+        "{}t0.bin",
+        zm["files"]["fragments"].as_str().unwrap()
+    ));
+    let bytes = std::fs::read(&shard).unwrap();
+    std::fs::write(&shard, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(&["search", "--index", zb.to_str().unwrap(), q]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}: damaged gzip: the data ends early (truncated); re-run `lightembed site`\n",
+            shard.display()
+        )
+    );
+    // A flipped byte in the model's compressed data: named too, never a panic.
+    std::fs::write(&shard, &bytes).unwrap();
+    let model = zb.join(zm["files"]["model"].as_str().unwrap());
+    let mut m = std::fs::read(&model).unwrap();
+    let n = m.len();
+    m[n - 6] ^= 0x55;
+    std::fs::write(&model, &m).unwrap();
+    let o = run(&["search", "--index", zb.to_str().unwrap(), q]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!("error: {}: damaged gzip: ", model.display()))
+            && err.ends_with("; re-run `lightembed site`\n"),
+        "{err}"
     );
 }

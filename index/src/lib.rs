@@ -53,6 +53,7 @@
 mod error;
 pub mod fragments;
 mod graph;
+pub mod gzip;
 mod hybrid;
 mod index;
 pub mod keywords;

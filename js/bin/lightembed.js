@@ -9,7 +9,7 @@
 const { runWasi } = require("../lib/wasi.js");
 
 const SITE_FLAGS = new Set(["--site", "--model", "--dims", "--exclude", "--root-selector"]);
-const SITE_SWITCHES = new Set(["--no-default-excludes", "-q", "--quiet", "--full-model"]);
+const SITE_SWITCHES = new Set(["--no-default-excludes", "-q", "--quiet", "--full-model", "--no-gzip"]);
 
 /** `lightembed site` options, or null when the WASI CLI should answer (help, a usage error). */
 function parseSite(args) {
@@ -28,6 +28,7 @@ function parseSite(args) {
       seen.add(a === "-q" ? "--quiet" : a);
       if (a === "--no-default-excludes") o.defaultExcludes = false;
       else if (a === "--full-model") o.fullModel = true;
+      else if (a === "--no-gzip") o.gzip = false;
       else o.quiet = true;
       continue;
     }

@@ -22,6 +22,10 @@ export interface CreateIndexOptions {
   fullModel?: boolean;
   /** CSS selector of each page's content element (`main`, `article.content`). */
   rootSelector?: string;
+  /** Store the index core, term shards, text chunks, model and wasm gzip-compressed (default
+   *  true; the widget decompresses them, so a host that does not compress sends few bytes);
+   *  false writes them raw (`--no-gzip`). */
+  gzip?: boolean;
   /** Globs (relative to the folder) that `addDirectory` leaves out; `*` stays in a folder, `**` crosses. */
   exclude?: string[];
   /** The default rules (`_sources/` folders); default true. */

@@ -45,7 +45,7 @@ function expectString(value, what) {
 /** A site index being built: see `createIndex`. */
 class SiteIndexBuilder {
   constructor(options) {
-    const o = { exclude: [], defaultExcludes: true, fullModel: false, ...options };
+    const o = { exclude: [], defaultExcludes: true, fullModel: false, gzip: true, ...options };
     if (!Array.isArray(o.exclude) || o.exclude.some((g) => typeof g !== "string")) {
       throw new LightembedError("exclude must be an array of glob strings");
     }
@@ -54,7 +54,7 @@ class SiteIndexBuilder {
     }
     const model = site.readModel(o.model);
     try {
-      this._builder = new wasm.SiteBuilder(model.bytes, model.name, o.dims, o.fullModel, o.rootSelector);
+      this._builder = new wasm.SiteBuilder(model.bytes, model.name, o.dims, o.fullModel, o.rootSelector, o.gzip !== false);
       this._pages = new wasm.SitePages(o.exclude, o.defaultExcludes);
     } catch (err) {
       throw new LightembedError(err.message);
@@ -195,7 +195,7 @@ class SiteIndexBuilder {
 /**
  * A new site index (Pagefind's `createIndex`). options: `model` (path of a `.bin`; default the
  * shipped static model), `dims`, `fullModel`, `rootSelector`, `exclude` (globs for
- * `addDirectory`), `defaultExcludes` (default true), `threads`.
+ * `addDirectory`), `defaultExcludes` (default true), `gzip` (default true), `threads`.
  */
 async function createIndex(options = {}) {
   return new SiteIndexBuilder(options);

@@ -247,13 +247,14 @@ function readSite(site, builder, pages) {
  *
  * options: `site` (folder), `model` (path of a `.bin`; default the shipped static model), `dims`,
  * `exclude` (globs), `defaultExcludes` (default true), `fullModel`, `rootSelector`, `quiet`,
+ * `gzip` (default true: the binary files stored gzip-compressed; false is `--no-gzip`),
  * `threads` (embedding threads; default the machine's cores).
  * Resolves to `{ bundle, pages, passages, skipped, summary, seconds }`; rejects with a
  * `LightembedError` carrying the native CLI's message.
  */
 async function buildSite(options) {
   const t0 = process.hrtime.bigint();
-  const o = { defaultExcludes: true, quiet: false, fullModel: false, exclude: [], ...options };
+  const o = { defaultExcludes: true, quiet: false, fullModel: false, gzip: true, exclude: [], ...options };
   const site = o.site;
   if (typeof site !== "string" || site === "") throw new LightembedError("--site: a folder is needed");
   let isDir = false;
@@ -279,7 +280,7 @@ async function buildSite(options) {
   let builder;
   let pages;
   try {
-    builder = new wasm.SiteBuilder(model.bytes, model.name, o.dims ?? undefined, o.fullModel, o.rootSelector ?? undefined);
+    builder = new wasm.SiteBuilder(model.bytes, model.name, o.dims ?? undefined, o.fullModel, o.rootSelector ?? undefined, o.gzip !== false);
     pages = new wasm.SitePages(o.exclude, o.defaultExcludes);
   } catch (err) {
     throw new LightembedError(err.message);

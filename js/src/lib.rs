@@ -138,7 +138,9 @@ impl Drop for JsModel {
 #[wasm_bindgen(js_class = Model)]
 impl JsModel {
     /// Loads a `.bin` v1 model from its bytes, checking every load rule and the trailing
-    /// SHA-256 (the bytes are copied; the array can be dropped afterwards).
+    /// SHA-256 (the bytes are copied; the array can be dropped afterwards). In Node, a bundle's
+    /// gzip-compressed `model.<hash>.bin` is taken as it is; the browser builds ask for it
+    /// decompressed (`DecompressionStream('gzip')`).
     ///
     /// @throws {Error} the load error's message, e.g. `"SHA-256 mismatch: …"`; its `rule`
     /// property names the load rule (e.g. `"hash_mismatch"`; the names of the files in
@@ -148,7 +150,7 @@ impl JsModel {
     pub fn from_bytes(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<JsModel, JsValue> {
-        let bytes = arg("Model.fromBytes", "bytes").bytes(&bytes)?;
+        let bytes = arg("Model.fromBytes", "bytes").file_bytes(&bytes)?;
         let inner = lightembed::Model::from_bytes(&bytes).map_err(|e| {
             let err = js_sys::Error::new(&e.to_string());
             // Setting a property on a fresh Error cannot fail.
@@ -403,14 +405,17 @@ pub struct JsSiteIndex {
 
 #[wasm_bindgen(js_class = SiteIndex)]
 impl JsSiteIndex {
-    /// Loads the core fragment (checksum and every field validated; the bytes are copied).
+    /// Loads the core fragment (checksum and every field validated; the bytes are copied). In
+    /// Node the bundle's files are taken as stored, gzip-compressed or not (here and in
+    /// `addShard`/`addChunk`); the browser builds ask for them decompressed
+    /// (`DecompressionStream('gzip')`, as the widget does).
     ///
-    /// @throws {Error} for a corrupted or truncated core, or one of another layout version.
+    /// @throws {Error} for a corrupted or truncated core, damaged gzip, or one of another layout version.
     #[wasm_bindgen(js_name = fromCore)]
     pub fn from_core(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<JsSiteIndex, JsValue> {
-        let bytes = arg("SiteIndex.fromCore", "bytes").bytes(&bytes)?;
+        let bytes = arg("SiteIndex.fromCore", "bytes").file_bytes(&bytes)?;
         FragmentedIndex::from_core(&bytes)
             .map(|inner| JsSiteIndex { inner })
             .map_err(js_error)
@@ -465,25 +470,25 @@ impl JsSiteIndex {
 
     /// Adds a term shard; returns its number.
     ///
-    /// @throws {Error} for a corrupted shard or one of another build.
+    /// @throws {Error} for a corrupted shard (or damaged gzip) or one of another build.
     #[wasm_bindgen(js_name = addShard)]
     pub fn add_shard(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<u32, JsValue> {
-        let bytes = arg("addShard", "bytes").bytes(&bytes)?;
+        let bytes = arg("addShard", "bytes").file_bytes(&bytes)?;
         self.inner.add_shard(&bytes).map_err(js_error)
     }
 
     /// Adds a text chunk; returns its number.
     ///
-    /// @throws {Error} for a corrupted chunk or one of another build.
+    /// @throws {Error} for a corrupted chunk (or damaged gzip) or one of another build.
     #[wasm_bindgen(js_name = addChunk)]
     pub fn add_chunk(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
     ) -> Result<u32, JsValue> {
-        let bytes = arg("addChunk", "bytes").bytes(&bytes)?;
+        let bytes = arg("addChunk", "bytes").file_bytes(&bytes)?;
         self.inner.add_chunk(&bytes).map_err(js_error)
     }
 
@@ -796,6 +801,34 @@ impl Arg<'_> {
         v.dyn_ref::<Uint8Array>()
             .map(Uint8Array::to_vec)
             .ok_or_else(|| self.refuse("a Uint8Array", &type_name(v)))
+    }
+
+    /// [`Arg::bytes`], gunzipped when they are gzip-compressed (a `lightembed site` bundle
+    /// stores its binary files so, `lightembed_index::gzip`); a damaged stream is refused as
+    /// `METHOD: damaged gzip: …`. Only with feature `gunzip` (the Node build): the browser builds
+    /// leave it to the browser's `DecompressionStream` (the widget's worker does that), which
+    /// keeps ~55 KB of inflate code out of the wasm every site visitor downloads, and refuse
+    /// gzip bytes saying so.
+    fn file_bytes(self, v: &JsValue) -> Result<Vec<u8>, JsValue> {
+        let method = self.method;
+        let bytes = self.bytes(v)?;
+        if !lightembed_index::gzip::is_gzip(&bytes) {
+            return Ok(bytes);
+        }
+        #[cfg(feature = "gunzip")]
+        {
+            lightembed_index::gzip::decompress_if_gzip(&bytes)
+                .map(std::borrow::Cow::into_owned)
+                .map_err(|e| js_error(format!("{method}: {e}")))
+        }
+        #[cfg(not(feature = "gunzip"))]
+        {
+            Err(js_error(format!(
+                "{method}: these bytes are gzip-compressed (a `lightembed site` bundle file): \
+                 decompress them first (in a browser: DecompressionStream('gzip')); the package's \
+                 Node build reads them as they are"
+            )))
+        }
     }
 
     /// An integer in `min..=max` (`max` at most `MAX_SAFE_INTEGER`).

@@ -62,7 +62,9 @@ pub struct JsSiteBuilder {
 impl JsSiteBuilder {
     /// A builder embedding with the model in `modelBytes` (`modelName` names it in errors).
     /// `dims` (default: 128 when the model has that prefix, else all), `fullModel` (ship the
-    /// whole model instead of a site model), `rootSelector` (CSS selector of the content).
+    /// whole model instead of a site model), `rootSelector` (CSS selector of the content), `gzip`
+    /// (default true: the core, shards, chunks, model and wasm stored gzip-compressed; false
+    /// writes them raw, `--no-gzip`).
     ///
     /// @throws {Error} the CLI's messages: `NAME: <load error>`, `--dims: …`, `--root-selector: …`.
     #[wasm_bindgen(constructor)]
@@ -72,11 +74,13 @@ impl JsSiteBuilder {
         dims: Option<u32>,
         full_model: Option<bool>,
         root_selector: Option<String>,
+        gzip: Option<bool>,
     ) -> Result<JsSiteBuilder, JsValue> {
         let opts = SiteOptions {
             dims: dims.map(|d| d as usize),
             full_model: full_model.unwrap_or(false),
             root_selector,
+            gzip: gzip.unwrap_or(true),
         };
         SiteBuilder::new(model_bytes, model_name, &opts)
             .map(|b| JsSiteBuilder { inner: Some(b) })

@@ -80,6 +80,27 @@ test("site: the same bundle, byte for byte, and the same report as the native CL
   const ta = tree(join(a.site, "lightembed"));
   assert.ok(Object.keys(ta).some((f) => /^core\.[0-9a-f]{16}\.bin$/.test(f)), Object.keys(ta).join(" "));
   assert.deepEqual(tree(join(b.site, "lightembed")), ta);
+  // The files compared are the gzip-compressed ones (the default): the wasm build's compressor
+  // writes the native CLI's bytes.
+  const binary = Object.keys(ta).filter((f) => /\.(bin|wasm)$/.test(f));
+  assert.ok(binary.length >= 5, binary.join(" "));
+  for (const f of binary) {
+    const head = readFileSync(join(b.site, "lightembed", f)).subarray(0, 10);
+    assert.deepEqual([...head], [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255], `${f} stored gzip-compressed, deterministic header`);
+  }
+});
+
+test("site --no-gzip: the same raw bundle as the native CLI", () => {
+  const [a, b] = both(["site", "--site", "{SITE}", "--quiet", "--no-gzip"]);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(b.code, 0, b.stderr);
+  assert.equal(b.stdout, a.stdout);
+  const ta = tree(join(a.site, "lightembed"));
+  assert.deepEqual(tree(join(b.site, "lightembed")), ta);
+  const manifest = JSON.parse(readFileSync(join(b.site, "lightembed", "manifest.json"), "utf8"));
+  assert.equal(manifest.compression, "none");
+  const core = readFileSync(join(b.site, "lightembed", manifest.files.core));
+  assert.equal(core.subarray(0, 4).toString("latin1"), "LEFI");
 });
 
 test("site with flags (--dims, --full-model, --exclude, --root-selector): the same bundle", () => {

@@ -18,7 +18,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { gunzipSync } from "node:zlib";
 
 // Through js/package.json's "exports" (the package refers to itself by name).
 import { Model, SearchIndex, SiteIndex } from "lightembed";
@@ -390,8 +391,55 @@ describe("site index (lightembed site bundle, in fragments)", () => {
     }
   });
 
+  test("the bundle's files are stored gzip-compressed and read as they are, or raw", () => {
+    assert.equal(manifest.bundle_version, 3);
+    assert.equal(manifest.compression, "gzip");
+    const isGzip = (b) => b[0] === 0x1f && b[1] === 0x8b;
+    const gzCore = read(manifest.files.core);
+    const gzShard = read(`${manifest.files.fragments}t0.bin`);
+    const gzChunk = read(`${manifest.files.fragments}c0.bin`);
+    const gzModel = read(manifest.files.model);
+    for (const b of [gzCore, gzShard, gzChunk, gzModel]) assert.ok(isGzip(b), "stored gzip-compressed");
+    assert.equal(gzCore.length, manifest.index.bytes);
+    assert.equal(gzModel.length, manifest.model.bytes);
+    // The same index and model from the decompressed bytes.
+    const raw = SiteIndex.fromCore(gunzipSync(gzCore));
+    const fromGz = SiteIndex.fromCore(gzCore);
+    const rawModel = Model.fromBytes(gunzipSync(gzModel));
+    assert.equal(rawModel.sha256, manifest.model.sha256);
+    assert.equal(siteModel.sha256, manifest.model.sha256);
+    for (const [ix, shard, chunk] of [[raw, gunzipSync(gzShard), gunzipSync(gzChunk)], [fromGz, gzShard, gzChunk]]) {
+      assert.equal(ix.addShard(shard), 0);
+      assert.equal(ix.addChunk(chunk), 0);
+      for (let n = 1; n < ix.shardCount; n++) ix.addShard(read(`${manifest.files.fragments}t${n}.bin`));
+    }
+    const q = "what the fixture pages say";
+    assert.deepEqual(fromGz.search(q, { k: 5, model: siteModel }), raw.search(q, { k: 5, model: rawModel }));
+    assert.ok(raw.search(q, { k: 5, model: rawModel }).length > 0);
+    raw.free(); fromGz.free(); rawModel.free();
+    // Damaged gzip: one clear line naming the method.
+    const cut = (b) => b.subarray(0, b.length >> 1);
+    assert.throws(() => SiteIndex.fromCore(cut(gzCore)), { message: "SiteIndex.fromCore: damaged gzip: the data ends early (truncated)" });
+    assert.throws(() => six.addShard(cut(gzShard)), { message: "addShard: damaged gzip: the data ends early (truncated)" });
+    assert.throws(() => six.addChunk(cut(gzChunk)), { message: "addChunk: damaged gzip: the data ends early (truncated)" });
+    assert.throws(() => Model.fromBytes(cut(gzModel)), { message: "Model.fromBytes: damaged gzip: the data ends early (truncated)" });
+  });
+
+  test("the browser build (the widget's wasm) asks for the files decompressed, saying so", async () => {
+    const web = join(root, "js/pkg/web/lightembed_wasm.js");
+    const w = await import(pathToFileURL(web).href);
+    await w.default({ module_or_path: readFileSync(join(root, "js/pkg/web/lightembed_wasm_bg.wasm")) });
+    const gzCore = read(manifest.files.core);
+    assert.throws(() => w.SiteIndex.fromCore(gzCore), {
+      message: "SiteIndex.fromCore: these bytes are gzip-compressed (a `lightembed site` bundle file): decompress them first (in a browser: DecompressionStream('gzip')); the package's Node build reads them as they are",
+    });
+    const ix = w.SiteIndex.fromCore(gunzipSync(gzCore));
+    assert.equal(ix.length, manifest.index.passages);
+    ix.free();
+  });
+
   test("damaged and foreign fragments are refused", () => {
-    const core = Buffer.from(read(manifest.files.core));
+    const core = Buffer.from(gunzipSync(read(manifest.files.core)));
     core[40] ^= 1;
     assert.throws(() => SiteIndex.fromCore(core), /corrupted/);
     assert.throws(() => six.addShard(read(`${manifest.files.fragments}c0.bin`)), /expected magic "LEFT"/);

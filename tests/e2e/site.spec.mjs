@@ -17,7 +17,13 @@
 //      the new build's fragments damaged: "The search index was updated — reload the page".
 //   8. 20 remove/re-add rounds of the element (new ones and the same one, as routers do): at most
 //      one live worker (window.Worker wrapped to count), and search still works.
-//   9. A host that gzips `.bin` files (Content-Length smaller than the bytes): progress ≤ 100 %.
+//   2b. The bundle's binary files are stored gzip-compressed and this host does not compress:
+//      what it sends for the model, wasm, core, shards and chunks is the compressed files (gzip
+//      magic, the manifest's sizes), and the widget decompresses them.
+//   9. A host that gzips `.bin` files (Content-Length smaller than the bytes): progress ≤ 100 %
+//      and reaching 100 % (the manifest's sizes are what a download delivers, pre-compressed
+//      files gzipped again by the host included).
+//   9b. A bundle written with `--no-gzip` (raw files): a cold visitor's widget reads it too.
 //  10. A browser without WebAssembly SIMD gets a readable message (WebAssembly.validate stubbed).
 //  11. The shortcut: `/` and Ctrl-K focus the box (its `/` hint shown until then), not while the
 //      visitor types in another field; shortcut="off" turns them off.
@@ -87,7 +93,8 @@ const server = http.createServer((req, res) => {
   if (fs.existsSync(p) && fs.statSync(p).isDirectory()) p = path.join(p, 'index.html');
   if (!fs.existsSync(p)) { res.writeHead(404).end(); return; }
   let body = fs.readFileSync(p);
-  requests.push({ path: url.pathname, bytes: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length });
+  const request = { path: url.pathname, bytes: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length, file: p };
+  requests.push(request);
   if (host.truncateFragments && /\/f\/[0-9a-f]+\/[tc]\d+\.bin$/.test(url.pathname)) body = body.subarray(0, body.length >> 1);
   const headers = { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream' };
   if (host.gzipBin && p.endsWith('.bin')) {
@@ -95,6 +102,8 @@ const server = http.createServer((req, res) => {
     headers['content-encoding'] = 'gzip';
   }
   headers['content-length'] = body.length;
+  request.sent = body.length;
+  request.head = body.subarray(0, 2);
   res.writeHead(200, headers);
   res.end(body);
 });
@@ -158,6 +167,28 @@ await step('focus → model and index verified and loaded; a question → result
   figures.coldBytes = requests.reduce((s, r) => s + r.bytes, 0);
   figures.coldGzip = requests.reduce((s, r) => s + r.gzip, 0);
   figures.coldRequests = requests.length;
+  // This host does not compress: the binary files it sent are the stored gzip files (magic 1f 8b,
+  // the manifest's sizes), smaller than what they decompress to.
+  {
+    const m = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
+    assert(m.bundle_version === 3 && m.compression === 'gzip', `manifest: version ${m.bundle_version}, compression ${m.compression}`);
+    const binary = bundleRequests().filter(heavy);
+    assert(binary.length >= 5, `${binary.length} binary files fetched`);
+    let sent = 0;
+    let raw = 0;
+    for (const r of binary) {
+      assert(r.head[0] === 0x1f && r.head[1] === 0x8b, `${r.path} was sent without its gzip compression`);
+      assert(r.sent === fs.statSync(r.file).size, `${r.path}: ${r.sent} bytes sent`);
+      sent += r.sent;
+      raw += zlib.gunzipSync(fs.readFileSync(r.file)).length;
+    }
+    for (const [key, size] of [['model', m.model.bytes], ['core', m.index.bytes], ['wasm', m.wasm.bytes]]) {
+      const r = binary.find((x) => x.path.endsWith(`/${m.files[key]}`));
+      assert(r && r.sent === size, `${key}: ${r && r.sent} bytes sent, the manifest says ${size}`);
+    }
+    assert(sent < raw * 0.7, `${sent} bytes sent for ${raw} bytes of files`);
+    figures.plainBinary = `${(sent / 1e6).toFixed(3)} MB sent for ${(raw / 1e6).toFixed(3)} MB of binary files`;
+  }
   // What the search itself fetched (the bundle), by kind: gzip -9 bytes / requests.
   const kinds = {};
   for (const r of requests.filter((r) => r.path.includes('/lightembed/'))) {
@@ -469,10 +500,35 @@ await step('a host that gzips .bin files: progress never above 100 %', async () 
     const pcts = said.flatMap((t) => [...t.matchAll(/(\d+) %/g)].map((m) => Number(m[1])));
     assert(pcts.length > 0, `progress shown: ${said.slice(0, 5)}`);
     assert(Math.max(...pcts) <= 100, `progress above 100 %: ${said.filter((t) => /(\d{4,}|[2-9]\d\d|1\d[1-9]|1[1-9]\d) %/.test(t)).slice(0, 4).join(' | ')}`);
+    // The model and the index each end at 100 %: the manifest's sizes are the bytes a download
+    // delivers (the stored gzip files, whatever the host's own compression).
+    for (const what of ['model', 'index']) {
+      assert(said.some((t) => t.includes(`(${what} 100 %)`)), `${what} progress never reached 100 %: ${said.filter((t) => t.includes(what)).slice(-2).join(' | ')}`);
+    }
     console.log(`     ${pcts.length} progress messages, last "${said.filter((t) => /%/.test(t)).pop()}"`);
   } finally {
     host.gzipBin = false;
     await p5.close();
+  }
+});
+
+await step('a bundle written with --no-gzip (raw files): a cold visitor searches it too', async () => {
+  execFileSync(bin, ['site', '--site', site, '--quiet', '--no-gzip'], { encoding: 'utf8' });
+  const m = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
+  assert(m.compression === 'none', `compression ${m.compression}`);
+  const p7 = await context.newPage();
+  try {
+    await p7.goto(`${base}ch08-01-vectors.html`);
+    await p7.evaluate(() => caches.delete('lightembed'));
+    const from = requests.length;
+    await p7.locator('[data-testid="lightembed-query"]').focus();
+    const tops = await ask(p7, 'store a list of values in a vector');
+    assert(tops.length > 0 && !(await statusOf(p7)).error, `results: ${tops.length}, status ${(await statusOf(p7)).text}`);
+    const binary = requests.slice(from).filter((r) => r.path.includes('/lightembed/') && heavy(r));
+    assert(binary.length >= 4 && binary.every((r) => !(r.head[0] === 0x1f && r.head[1] === 0x8b)), `raw files sent: ${binary.map((r) => r.path.split('/').pop())}`);
+    console.log(`     ${binary.length} raw binary files; top: ${tops[0].slice(base.length)}`);
+  } finally {
+    await p7.close();
   }
 });
 
@@ -618,6 +674,7 @@ await step('no layout shift: the element has its final height before its script 
 
 console.log(`     figures: cold visitor → first results ${figures.coldMs} ms (excerpts ${figures.coldExcerptMs} ms), ${(figures.coldBytes / 1e6).toFixed(2)} MB fetched (uncompressed), `
   + `${(figures.coldGzip / 1e6).toFixed(2)} MB gzip -9, ${figures.coldRequests} requests (the search bundle: ${(figures.bundleGzip / 1e6).toFixed(3)} MB gzip, ${figures.bundleRequests} requests: ${figures.kinds}); `
+  + `plain host (no compression): ${figures.plainBinary}; `
   + `second page ready ${figures.warmStartMs} ms; warm query p50 ${figures.warmQueryMs} ms (excerpts ${figures.warmExcerptMs} ms)`);
 if (pageErrors.length) { console.log(`FAIL page errors: ${pageErrors.slice(0, 3).join(' | ')}`); failed++; }
 await context.close();

@@ -15,5 +15,6 @@ pub fn run(c: SiteCommand) -> Result<u8> {
         quiet: c.quiet,
         prune: !c.full_model,
         root_selector: c.root_selector,
+        gzip: !c.no_gzip,
     })
 }
