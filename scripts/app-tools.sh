@@ -7,6 +7,7 @@
 #   node + npm           apt (only if missing)
 #   chromium, chromedriver  apt (only with --browser: the e2e test and the wasm browser tests)
 #   playwright-core      npm, in tests/e2e (only with --browser)
+#   hugo                 apt (only with --browser: js/test-recipes.sh runs the Hugo recipe)
 #
 # Usage: scripts/app-tools.sh [--browser]
 # Callers put target/tools/binaryen/node_modules/.bin and ~/.cargo/bin first on PATH (trunk runs
@@ -56,6 +57,10 @@ if [[ $browser -eq 1 ]]; then
   # A real site for the `lightembed site` end-to-end test (and the corpus re-cut check).
   if ! [[ -f /usr/share/doc/rust-doc/html/book/index.html ]]; then
     apt_install rust-doc
+  fi
+  # A static-site generator whose recipe (js/README.md) CI runs.
+  if ! command -v hugo >/dev/null; then
+    apt_install hugo
   fi
   have="$(node -p "require('$root/tests/e2e/node_modules/playwright-core/package.json').version" 2>/dev/null || true)"
   if [[ "$have" != "$PLAYWRIGHT_VERSION" ]]; then

@@ -3,8 +3,10 @@
 #   1. pytest for the reference, packer and fixtures (Python venv .venv),
 #   2. cargo tests of the workspace natively (golden fixtures, malformed files, tokenizer parity,
 #      kernels, index, CLI, the app's pure logic),
-#   2b. the Python package (python/test.sh: maturin builds the abi3 wheel, installed into a fresh venv
-#      without a Rust toolchain; pytest against the CLI's vectors, index bytes and rankings),
+#   2b. the Python package (python/test.sh --browser: maturin builds the abi3 wheel, installed into a
+#      fresh venv without a Rust toolchain; pytest against the CLI's vectors, index bytes and
+#      rankings; then, in that venv, a Sphinx site with lightembed.sphinx built and searched in
+#      Chromium: python/test-sphinx-site.sh),
 #   3. the engine's, ingestion's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
 #      engine's again with relaxed SIMD (the app's second worker),
 #   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web, and the CLI for
@@ -22,7 +24,11 @@
 #      with the bundle written by the installed npm package (js/test-packed.sh; the bundle equals
 #      the native CLI's, which that script checks first),
 #   8. an Astro Starlight site with the lightembed plugin (js/test-starlight.sh: astro and
-#      @astrojs/starlight from npm, the packed lightembed, `astro build`, search in Chromium).
+#      @astrojs/starlight from npm, the packed lightembed, `astro build`, search in Chromium),
+#   9. js/README.md's Hugo recipe (js/test-recipes.sh: Debian's hugo, the packed lightembed,
+#      `hugo && npx lightembed site --site public`, search in Chromium).
+#  Steps 2b and 7–9 keep a screenshot of their results in target/e2e/ (sphinx-, site-,
+#  starlight-, hugo-results.png).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -50,8 +56,8 @@ step "cargo test (native)"
 # lightembed-python is a PyO3 extension module (no test binaries): python/test.sh below tests it.
 LIGHTEMBED_REQUIRE_WIDGET=1 cargo test --workspace --exclude lightembed-bench-index --exclude lightembed-python
 
-step "Python package (python/: maturin wheel in a fresh venv, pytest)"
-python/test.sh
+step "Python package (python/: maturin wheel in a fresh venv, pytest; a Sphinx site in Chromium)"
+python/test.sh --browser
 
 step "cargo test (wasm32 + simd128, under Node)"
 cargo test -p lightembed -p lightembed-ingest -p lightembed-index --target wasm32-unknown-unknown
@@ -76,6 +82,9 @@ bash js/test-packed.sh
 
 step "Astro Starlight with the lightembed plugin (npm: astro + @astrojs/starlight, a real astro build, Chromium)"
 bash js/test-starlight.sh
+
+step "the Hugo recipe of js/README.md (Debian's hugo, the packed lightembed, Chromium)"
+bash js/test-recipes.sh
 
 disk; du -sh target 2>/dev/null | awk '{print "target/: " $1}'
 step "all tests passed in $((SECONDS - t0)) s"
