@@ -78,6 +78,32 @@ pub fn decompress_if_gzip(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The same bytes on every target (this test also runs in wasm32 under Node): the npm
+    /// package's site build must write the native CLI's bundle.
+    #[test]
+    fn same_bytes_on_every_target() {
+        let mut text = Vec::new();
+        let mut x: u32 = 1;
+        for i in 0..40_000u32 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let word = ["shard ", "chunk ", "core ", "model ", "wasm "][(x >> 16) as usize % 5];
+            text.extend_from_slice(word.as_bytes());
+            text.push((i % 251) as u8);
+        }
+        let z = compress(&text);
+        use sha2::Digest;
+        let hex = lightembed::format::to_hex(&sha2::Sha256::digest(&z));
+        assert_eq!(
+            (z.len(), hex.as_str()),
+            (
+                59386,
+                "034eb48fa917c7bdcaa92952c92a61e74b706e13acc43856d521d5f63cd934a3"
+            )
+        );
+    }
 
     #[test]
     fn round_trip_and_deterministic_header() {
