@@ -93,21 +93,22 @@ impl Model {
 
     /// Fills the static path's cache for every id in `ids` (any order, repeats allowed, all
     /// `< vocab_size`) with batched projections, so a bulk caller pays one pass over the
-    /// projection matrix per [`ROW_BATCH`] new tokens. Rows already there are kept. A no-op for
+    /// projection matrix per 8 new tokens (`matmul_nt_portable`'s row blocks). Rows already there are kept. A no-op for
     /// transformer models.
     pub(crate) fn fill_static_rows(&self, ids: impl IntoIterator<Item = u32>) {
         let Some(cache) = &self.static_rows else {
             return;
         };
-        let mut missing: Vec<u32> = ids
-            .into_iter()
-            .filter(|&id| cache.rows[id as usize].get().is_none())
+        let mut ids = ids.into_iter();
+        // The common case (everything cached) allocates nothing.
+        let Some(first) = ids.find(|&id| cache.rows[id as usize].get().is_none()) else {
+            return;
+        };
+        let mut missing: Vec<u32> = std::iter::once(first)
+            .chain(ids.filter(|&id| cache.rows[id as usize].get().is_none()))
             .collect();
         missing.sort_unstable();
         missing.dedup();
-        if missing.is_empty() {
-            return;
-        }
         let d = self.header.d_model as usize;
         let od = self.output_dim();
         let mut row = vec![0f32; d];

@@ -368,6 +368,36 @@ fn portable_matmul_is_bit_identical_across_targets() {
             }
         }
     }
+    // Every backend and every row count (the kernels block rows by 8 and take outputs four at
+    // a time): each output still equals the reference bit for bit.
+    for rows in [1, 2, 4, 5, 9, 17] {
+        let a: Vec<f32> = (0..rows * k)
+            .map(|i| a[i % (m * k)] * (1.0 + i as f32 / 1e4))
+            .collect();
+        for backend in [Backend::Scalar, Backend::detect()] {
+            let mut got = vec![f32::NAN; rows * n];
+            kernels::matmul_nt_portable_with(backend, &a, rows, k, &b, n, &mut got);
+            let mut one = vec![f32::NAN; n];
+            for i in 0..rows {
+                kernels::matmul_nt_portable_with(
+                    Backend::Scalar,
+                    &a[i * k..(i + 1) * k],
+                    1,
+                    k,
+                    &b,
+                    n,
+                    &mut one,
+                );
+                for j in 0..n {
+                    assert_eq!(
+                        got[i * n + j].to_bits(),
+                        one[j].to_bits(),
+                        "{backend:?}, {rows} rows, out[{i}][{j}]"
+                    );
+                }
+            }
+        }
+    }
     let mut fast = vec![0f32; m * n];
     kernels::matmul_nt(&a, m, k, &b, n, &mut fast);
     for (x, y) in out.iter().zip(&fast) {

@@ -277,6 +277,7 @@ fn rss(which: &str, path: &str, sentences_path: &str) {
             for t in &texts {
                 sink += model.embed(t, od).unwrap()[0];
             }
+            let cached_before = model.static_rows_cached();
             println!(
                 "lightembed: peak RSS {:.1} MiB after {} sentences ({} rows cached, {:.1} MB)",
                 mib(vm_hwm_kib()),
@@ -284,11 +285,15 @@ fn rss(which: &str, path: &str, sentences_path: &str) {
                 model.static_rows_cached(),
                 (model.static_rows_cached() * od * 4) as f64 / 1e6
             );
+            let t = Instant::now();
             model.prepare_static_rows();
+            let fill = t.elapsed().as_secs_f64();
             println!(
-                "lightembed: peak RSS {:.1} MiB after a full-vocabulary fill ({} rows){}",
+                "lightembed: peak RSS {:.1} MiB after a full-vocabulary fill ({} rows, {:.2} s, {:.1} µs per new row){}",
                 mib(vm_hwm_kib()),
                 model.static_rows_cached(),
+                fill,
+                fill * 1e6 / (model.static_rows_cached() - cached_before) as f64,
                 if sink.is_nan() { " nan" } else { "" }
             );
         }

@@ -251,3 +251,112 @@ pub unsafe fn matmul_nt(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out:
         j += nt;
     }
 }
+
+/// [`super::matmul_nt_portable`] with AVX2: the same operations per output (8 lanes, a multiply
+/// then an add, never an FMA; the fixed reduction of the 8 partial sums; the tail in order), so
+/// the same bits as the portable code, but four dot products at a time (independent
+/// accumulators: one dot's chain of additions bounds a lone accumulator) and the rows of `a` in
+/// blocks of 8 per pass over `b`.
+///
+/// # Safety
+/// AVX2 must be available; the buffers are checked by the caller.
+#[target_feature(enable = "avx2")]
+pub unsafe fn matmul_nt_portable(
+    a: &[f32],
+    m: usize,
+    k: usize,
+    b: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
+    const ROW_BLOCK: usize = 8;
+    let full = k - k % 8;
+    let finish = |s: __m256, ar: &[f32], br: &[f32]| -> f32 {
+        let mut r = [0f32; 8];
+        _mm256_storeu_ps(r.as_mut_ptr(), s);
+        let mut acc = ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7]));
+        for (&x, &y) in ar[full..k].iter().zip(&br[full..k]) {
+            acc += x * y;
+        }
+        acc
+    };
+    // Outputs are taken four at a time in (column, row) order within a block of rows: four
+    // rows against one row of `b`, or one row of `a` against four rows of `b`.
+    let mut pending = [(0usize, 0usize); 4];
+    let mut np = 0;
+    let flush4 = |pending: &[(usize, usize); 4], out: &mut [f32]| {
+        let ar = |t: usize| &a[pending[t].0 * k..pending[t].0 * k + k];
+        let br = |t: usize| &b[pending[t].1 * k..pending[t].1 * k + k];
+        let (a0, a1, a2, a3) = (
+            ar(0).as_ptr(),
+            ar(1).as_ptr(),
+            ar(2).as_ptr(),
+            ar(3).as_ptr(),
+        );
+        let (b0, b1, b2, b3) = (
+            br(0).as_ptr(),
+            br(1).as_ptr(),
+            br(2).as_ptr(),
+            br(3).as_ptr(),
+        );
+        let (mut s0, mut s1, mut s2, mut s3) = (
+            _mm256_setzero_ps(),
+            _mm256_setzero_ps(),
+            _mm256_setzero_ps(),
+            _mm256_setzero_ps(),
+        );
+        let mut c = 0;
+        while c < full {
+            s0 = _mm256_add_ps(
+                s0,
+                _mm256_mul_ps(_mm256_loadu_ps(a0.add(c)), _mm256_loadu_ps(b0.add(c))),
+            );
+            s1 = _mm256_add_ps(
+                s1,
+                _mm256_mul_ps(_mm256_loadu_ps(a1.add(c)), _mm256_loadu_ps(b1.add(c))),
+            );
+            s2 = _mm256_add_ps(
+                s2,
+                _mm256_mul_ps(_mm256_loadu_ps(a2.add(c)), _mm256_loadu_ps(b2.add(c))),
+            );
+            s3 = _mm256_add_ps(
+                s3,
+                _mm256_mul_ps(_mm256_loadu_ps(a3.add(c)), _mm256_loadu_ps(b3.add(c))),
+            );
+            c += 8;
+        }
+        for (t, s) in [s0, s1, s2, s3].into_iter().enumerate() {
+            out[pending[t].0 * n + pending[t].1] = finish(s, ar(t), br(t));
+        }
+    };
+    for i0 in (0..m).step_by(ROW_BLOCK) {
+        let i1 = (i0 + ROW_BLOCK).min(m);
+        for j in 0..n {
+            for i in i0..i1 {
+                pending[np] = (i, j);
+                np += 1;
+                if np == 4 {
+                    flush4(&pending, out);
+                    np = 0;
+                }
+            }
+        }
+        for &(i, j) in &pending[..np] {
+            let (ar, br) = (&a[i * k..i * k + k], &b[j * k..j * k + k]);
+            let mut s = _mm256_setzero_ps();
+            let mut c = 0;
+            while c < full {
+                s = _mm256_add_ps(
+                    s,
+                    _mm256_mul_ps(
+                        _mm256_loadu_ps(ar.as_ptr().add(c)),
+                        _mm256_loadu_ps(br.as_ptr().add(c)),
+                    ),
+                );
+                c += 8;
+            }
+            out[i * n + j] = finish(s, ar, br);
+        }
+        np = 0;
+    }
+}

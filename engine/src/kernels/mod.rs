@@ -385,6 +385,30 @@ pub fn matmul_nt_portable(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, ou
         a.len() >= m * k && b.len() >= n * k && out.len() >= m * n,
         "matmul_nt_portable: buffer too small"
     );
+    matmul_nt_portable_with(Backend::detect(), a, m, k, b, n, out)
+}
+
+/// [`matmul_nt_portable`] on a given backend (every backend gives the same bits; tests compare
+/// them). A backend this machine lacks falls back to the portable code.
+pub fn matmul_nt_portable_with(
+    backend: Backend,
+    a: &[f32],
+    m: usize,
+    k: usize,
+    b: &[f32],
+    n: usize,
+    out: &mut [f32],
+) {
+    assert!(
+        a.len() >= m * k && b.len() >= n * k && out.len() >= m * n,
+        "matmul_nt_portable: buffer too small"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if backend == Backend::Avx2 && avx2::is_available() {
+        // SAFETY: AVX2 was detected; the sizes were checked above.
+        return unsafe { avx2::matmul_nt_portable(a, m, k, b, n, out) };
+    }
+    let _ = backend;
     matmul_nt_portable_dispatch(a, m, k, b, n, out)
 }
 
@@ -405,12 +429,19 @@ fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
     acc
 }
 
+/// Rows of `a` per pass over `b` in the portable fallback of [`matmul_nt_portable`].
+const PORTABLE_ROW_BLOCK: usize = 8;
+
 #[inline(always)]
 fn matmul_nt_portable_impl(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
-    for i in 0..m {
-        let ar = &a[i * k..(i + 1) * k];
-        for (j, o) in out[i * n..(i + 1) * n].iter_mut().enumerate() {
-            *o = dot_portable(ar, &b[j * k..(j + 1) * k]);
+    // Each output is one `dot_portable` whatever the blocking: the bits do not depend on `m`.
+    for i0 in (0..m).step_by(PORTABLE_ROW_BLOCK) {
+        let i1 = (i0 + PORTABLE_ROW_BLOCK).min(m);
+        for j in 0..n {
+            let br = &b[j * k..(j + 1) * k];
+            for i in i0..i1 {
+                out[i * n + j] = dot_portable(&a[i * k..(i + 1) * k], br);
+            }
         }
     }
 }
