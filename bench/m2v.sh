@@ -6,7 +6,7 @@
 #   2. peak RSS of each engine alone after embedding the sentences (and ours after a
 #      full-vocabulary fill of its row cache);
 #   3. the CLIs end to end on the same file (`lightembed embed` vs `model2vec-rs encode`), wall
-#      time and peak RSS, median of 5 (both use every core, as users run them).
+#      time and peak RSS, medians of 7 interleaved runs (both use every core, as users run them).
 # Sentences: 10,000 real English sentences from Debian's python3.11-doc
 # (bench/make_sentences.py 10000). Needs network access to crates.io once (model2vec-rs).
 #
@@ -40,19 +40,20 @@ echo "## peak memory, each engine alone"
 TOKENIZERS_PARALLELISM=false "$bench" rss ours "$model" "$sentences"
 TOKENIZERS_PARALLELISM=false "$bench" rss m2v "$table" "$sentences"
 
-echo "## CLIs end to end ($(nproc) cores), median of 5"
-# Runs "$@" 5 times under GNU time; prints the median "SECONDS PEAK_MIB".
-median5() {
-  for _ in 1 2 3 4 5; do
-    /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null
-    awk '{printf "%.3f %.1f\n", $1, $2/1024}' "$work/time"
-  done | sort -n | sed -n 3p
-}
-read -r ours_s ours_m < <(median5 sh -c "'$cli' embed --model '$model' '$sentences' > '$work/ours.jsonl'")
-read -r m2v_s m2v_m < <(median5 "$m2v_cli" encode "$sentences" "$table" -o "$work/m2v.json")
+echo "## CLIs end to end ($(nproc) cores), 7 runs each, interleaved, medians"
+# GNU time's "SECONDS PEAK_KIB" of one run of "$@" (output to a file, as a user would keep it).
+run_once() { /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null; cat "$work/time"; }
+: > "$work/ours.times"; : > "$work/m2v.times"
+for _ in 1 2 3 4 5 6 7; do
+  run_once sh -c "'$cli' embed --model '$model' '$sentences' > '$work/ours.jsonl'" >> "$work/ours.times"
+  run_once "$m2v_cli" encode "$sentences" "$table" -o "$work/m2v.json" >> "$work/m2v.times"
+done
+med() { sort -n -k"$2" "$1" | sed -n 4p | awk -v c="$2" '{print (c == 1) ? $1 : $2 / 1024}'; }
+ours_s=$(med "$work/ours.times" 1); ours_m=$(med "$work/ours.times" 2)
+m2v_s=$(med "$work/m2v.times" 1); m2v_m=$(med "$work/m2v.times" 2)
 echo "| CLI | wall s | peak RSS MiB |"
 echo "|---|---:|---:|"
-echo "| lightembed embed | $ours_s | $ours_m |"
-echo "| model2vec-rs encode | $m2v_s | $m2v_m |"
+printf '| lightembed embed | %s | %.1f |\n' "$ours_s" "$ours_m"
+printf '| model2vec-rs encode | %s | %.1f |\n' "$m2v_s" "$m2v_m"
 awk -v a="$ours_s" -v b="$m2v_s" -v c="$ours_m" -v d="$m2v_m" \
   'BEGIN{printf "time ratio lightembed / model2vec-rs %.3f; memory ratio %.3f\n", a/b, c/d}'

@@ -64,7 +64,7 @@ where
     };
     let mut reader = BufReader::with_capacity(READ_BUFFER, source);
     let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut batch: Vec<Item> = Vec::with_capacity(BATCH);
     let mut summary = Summary::default();
     let mut line_no = 0usize;
@@ -213,12 +213,16 @@ where
                 continue;
             }
         };
-        let line = match item.id {
-            Some(id) => format!("{{\"id\":{id},{fields}}}\n"),
-            None => format!("{{{fields}}}\n"),
-        };
-        out.write_all(line.as_bytes())
-            .context("cannot write to stdout")?;
+        let written = match &item.id {
+            Some(id) => out
+                .write_all(b"{\"id\":")
+                .and_then(|_| out.write_all(id.as_bytes()))
+                .and_then(|_| out.write_all(b",")),
+            None => out.write_all(b"{"),
+        }
+        .and_then(|_| out.write_all(fields.as_bytes()))
+        .and_then(|_| out.write_all(b"}\n"));
+        written.context("cannot write to stdout")?;
         summary.written += 1;
     }
     out.flush().context("cannot write to stdout")?;

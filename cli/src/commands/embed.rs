@@ -12,8 +12,12 @@ pub fn run(c: EmbedCommand) -> Result<u8> {
     m.embed("", dims).map_err(|e| anyhow::anyhow!("{e}"))?;
     let summary = crate::jsonl::run(&c.input, c.jsonl, c.skip_bad, |text| {
         let v = m.embed(text, dims).map_err(|e| anyhow::anyhow!("{e}"))?;
-        // serde_json writes f32 in its shortest round-trip form.
-        Ok(format!("\"embedding\":{}", serde_json::to_string(&v)?))
+        // serde_json writes f32 in its shortest round-trip form, straight after the key (one
+        // buffer per line, no copies).
+        let mut line = Vec::with_capacity(16 + 12 * v.len());
+        line.extend_from_slice(b"\"embedding\":");
+        serde_json::to_writer(&mut line, &v)?;
+        Ok(String::from_utf8(line)?)
     })?;
     Ok(crate::skipped_code(summary.skipped, "lines"))
 }
