@@ -72,7 +72,7 @@ pub use manifest::{
     CompatWarning, Manifest, ManifestFields, Metric, ModelIdentity, ModelVersion, MAX_DIMS,
     MAX_MODEL_ID_LEN,
 };
-pub use searcher::{Found, Searcher};
+pub use searcher::{Found, InBundle, Searcher};
 
 /// The index layout version this crate reads and writes (spec §8 `index_version`). Bumped on any
 /// change to [`layout`]; an index with another version is rejected with

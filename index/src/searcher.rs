@@ -1,9 +1,10 @@
 //! One search interface over both index kinds: an [`Index`] (`lightembed index`, the app) and a
-//! [`FragmentedIndex`] (a `lightembed site` bundle), with one hit shape, so front ends (the CLI's
-//! `search`, the npm package) rank and show results from either the same way.
+//! [`FragmentedIndex`] (a `lightembed site` bundle), with one hit shape, [`Found`], so front ends
+//! (the CLI's `search`, the npm package's `SearchIndex` and `SiteIndex`, the Python package) rank
+//! and show results from either the same way.
 
-use crate::fragments::FragmentedIndex;
-use crate::{Index, IndexError, Mode, SearchOptions};
+use crate::fragments::{FragmentHit, FragmentedIndex};
+use crate::{Hit, Index, IndexError, Mode, SearchOptions};
 
 /// One result of [`Searcher::find`], whichever index it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +21,55 @@ pub struct Found {
     /// The passage text stored for excerpts (empty for a fragment whose text chunk is not
     /// loaded).
     pub text: String,
+    /// Where a [`FragmentedIndex`] hit lies in its bundle; `None` for an [`Index`] hit.
+    pub fragment: Option<InBundle>,
+}
+
+/// What a [`FragmentedIndex`] hit adds to a [`Found`]: where its text is (a front end fetches
+/// that chunk for the excerpt) and its title's two parts (to group results by page).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InBundle {
+    /// The passage number, `0..len()`.
+    pub passage: u32,
+    /// The text chunk holding the passage's text ([`FragmentedIndex::chunk_of`]).
+    pub chunk: u32,
+    /// The title of the passage's page.
+    pub page_title: String,
+    /// The passage's section heading (empty before the page's first heading).
+    pub heading: String,
+}
+
+impl From<Hit> for Found {
+    fn from(h: Hit) -> Found {
+        Found {
+            id: h.id,
+            title: h.payload.title,
+            url: h.payload.url,
+            score: h.score,
+            text: h.payload.snippet,
+            fragment: None,
+        }
+    }
+}
+
+impl FragmentedIndex {
+    /// `h` as a [`Found`]: its id made from its URL and passage number, its text if loaded.
+    fn found(&self, h: FragmentHit) -> Found {
+        Found {
+            id: format!("{}:{}", h.url, h.passage),
+            text: self.text(h.passage).unwrap_or_default().to_string(),
+            title: h.title,
+            url: h.url,
+            score: h.score,
+            fragment: Some(InBundle {
+                // A hit's passage is in range, so it has a chunk.
+                chunk: self.chunk_of(h.passage).unwrap_or(0),
+                passage: h.passage,
+                page_title: h.page_title,
+                heading: h.heading,
+            }),
+        }
+    }
 }
 
 /// What a front end needs of an index to search it.
@@ -58,64 +108,34 @@ pub trait Searcher {
     }
 }
 
-impl Searcher for Index {
-    fn dims(&self) -> usize {
-        Index::dims(self)
-    }
-    fn len(&self) -> usize {
-        Index::len(self)
-    }
-    fn keyword_stemming(&self) -> bool {
-        Index::keyword_stemming(self)
-    }
-    fn find(
-        &self,
-        vector: Option<&[f32]>,
-        query: &str,
-        k: usize,
-        opts: &SearchOptions,
-    ) -> Result<Vec<Found>, IndexError> {
-        Ok(self
-            .query(vector, query, k, opts)?
-            .into_iter()
-            .map(|h| Found {
-                id: h.id,
-                title: h.payload.title,
-                url: h.payload.url,
-                score: h.score,
-                text: h.payload.snippet,
-            })
-            .collect())
-    }
+/// [`Searcher`] for an index kind whose inherent `dims`, `len`, `keyword_stemming` and `query`
+/// it is; `$found(&index, hit)` makes each of the kind's own hits a [`Found`] (the only part
+/// that differs between the kinds).
+macro_rules! searcher {
+    ($kind:ty, $found:expr) => {
+        impl Searcher for $kind {
+            fn dims(&self) -> usize {
+                <$kind>::dims(self)
+            }
+            fn len(&self) -> usize {
+                <$kind>::len(self)
+            }
+            fn keyword_stemming(&self) -> bool {
+                <$kind>::keyword_stemming(self)
+            }
+            fn find(
+                &self,
+                vector: Option<&[f32]>,
+                query: &str,
+                k: usize,
+                opts: &SearchOptions,
+            ) -> Result<Vec<Found>, IndexError> {
+                let hits = self.query(vector, query, k, opts)?;
+                Ok(hits.into_iter().map(|h| $found(self, h)).collect())
+            }
+        }
+    };
 }
 
-impl Searcher for FragmentedIndex {
-    fn dims(&self) -> usize {
-        FragmentedIndex::dims(self)
-    }
-    fn len(&self) -> usize {
-        FragmentedIndex::len(self)
-    }
-    fn keyword_stemming(&self) -> bool {
-        FragmentedIndex::keyword_stemming(self)
-    }
-    fn find(
-        &self,
-        vector: Option<&[f32]>,
-        query: &str,
-        k: usize,
-        opts: &SearchOptions,
-    ) -> Result<Vec<Found>, IndexError> {
-        Ok(self
-            .query(vector, query, k, opts)?
-            .into_iter()
-            .map(|h| Found {
-                id: format!("{}:{}", h.url, h.passage),
-                text: self.text(h.passage).unwrap_or_default().to_string(),
-                title: h.title,
-                url: h.url,
-                score: h.score,
-            })
-            .collect())
-    }
-}
+searcher!(Index, |_: &Index, h: Hit| Found::from(h));
+searcher!(FragmentedIndex, FragmentedIndex::found);

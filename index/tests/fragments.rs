@@ -636,3 +636,61 @@ fn ranks_do_not_depend_on_k() {
         }
     }
 }
+
+/// Both index kinds give one hit shape (`Found`) for the same passage: the same title, URL,
+/// keyword score and text; an `Index` hit keeps its id and has no bundle place, a fragment's id
+/// is `URL:N` and its place names the passage, its text chunk and the title's two parts.
+#[test]
+fn both_kinds_find_a_passage_in_one_shape() {
+    use lightembed_index::fragments::section_title;
+    use lightembed_index::{InBundle, Searcher};
+    let ix = build(120);
+    let fx = load_all(&ix);
+    let ids = live_ids(&ix);
+    let opts = SearchOptions {
+        mode: Mode::Keyword,
+        ..SearchOptions::default()
+    };
+    let mut compared = 0;
+    for q in ["borrow", "ownership of a vector", "cafe READ_TO_STRING"] {
+        let want = Searcher::find(&ix, None, q, 10, &opts).unwrap();
+        let got = Searcher::find(&fx, None, q, 10, &opts).unwrap();
+        assert_eq!(got.len(), want.len(), "{q}");
+        assert!(!got.is_empty(), "{q}");
+        for (g, w) in got.iter().zip(&want) {
+            let place = g.fragment.as_ref().expect("a fragment hit has its place");
+            let p = place.passage;
+            assert_eq!(ids[p as usize], w.id, "{q}");
+            assert_eq!(g.id, format!("{}:{p}", w.url));
+            assert_eq!((&g.title, &g.url, g.score), (&w.title, &w.url, w.score));
+            assert_eq!(g.text, w.text);
+            assert!(!g.text.is_empty());
+            // `split` keeps an index's title as the page title, with no heading.
+            let (page_title, heading) = (w.title.clone(), String::new());
+            assert_eq!(section_title(&page_title, &heading), g.title);
+            let chunk = fx.chunk_of(p).unwrap();
+            let expected = InBundle {
+                passage: p,
+                chunk,
+                page_title,
+                heading,
+            };
+            assert_eq!(place, &expected);
+            assert_eq!(w.fragment, None);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "{compared} hits compared");
+    // A fragment whose chunk is not loaded is found with an empty text, the rest as before.
+    let f = split(&ix, &small()).unwrap();
+    let mut bare = FragmentedIndex::from_core(&f.core).unwrap();
+    for s in &f.shards {
+        bare.add_shard(s).unwrap();
+    }
+    let loaded = Searcher::find(&fx, None, "borrow", 5, &opts).unwrap();
+    let unloaded = Searcher::find(&bare, None, "borrow", 5, &opts).unwrap();
+    for (u, l) in unloaded.iter().zip(&loaded) {
+        assert_eq!(u.text, "");
+        assert_eq!((&u.id, &u.fragment), (&l.id, &l.fragment));
+    }
+}
