@@ -7,8 +7,9 @@
 //! this file adds is the JS shape of things:
 //! - errors are thrown as JS `Error`s carrying the crates' messages (a model load error also
 //!   carries `rule`, the stable name of the load rule, as `LoadError::rule` gives it);
-//! - search hits are plain objects, their `highlights` converted from the Rust byte ranges to
-//!   UTF-16 code-unit offsets (JS string indices) into `snippet`;
+//! - search hits are plain objects, made by one function (`js_hit`) from the index crate's one hit
+//!   shape (`lightembed_index::Found`) for both classes, their `highlights` converted from the
+//!   Rust byte ranges to UTF-16 code-unit offsets (JS string indices) into `snippet`;
 //! - the query of a search is embedded by calling `options.model.embed(query, index.dims)` back
 //!   through JS, so a `Model` is borrowed, never moved out of its JS object.
 //!
@@ -22,7 +23,7 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use lightembed_index::fragments::FragmentedIndex;
 use lightembed_index::snippet::excerpt;
-use lightembed_index::{Index, Mode, ModelIdentity, SearchOptions as RankOptions};
+use lightembed_index::{Found, Index, Mode, ModelIdentity, SearchOptions as RankOptions, Searcher};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -290,7 +291,7 @@ impl JsSearchIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
     ) -> Result<bool, JsValue> {
         let query = arg("keywordMatches", "query").string(&query)?;
-        lightembed_index::Searcher::keyword_matches(&self.inner, &query).map_err(js_error)
+        Searcher::keyword_matches(&self.inner, &query).map_err(js_error)
     }
 
     /// Checks that `model` is the model this index was built for (spec §8: same `model_id`,
@@ -354,42 +355,10 @@ impl JsSearchIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         options: Option<SearchOptions>,
     ) -> Result<SearchHits, JsValue> {
-        let query = arg("search", "query").string(&query)?;
-        let o = Options::parse(options.map(JsValue::from), self.inner.dims())?;
-        if query.trim().is_empty() {
-            return Ok(Array::new().unchecked_into());
-        }
-        let vector = o.vector_for(&query, self.inner.dims())?;
-        let rank = RankOptions {
-            mode: o.mode,
-            ..RankOptions::default()
-        };
         // A k past the number of slots (deleted ones included) ranks exactly as that number does
         // (every slot is a candidate either way); the cap keeps the allocations sized by k small.
-        let k = o.k.min(self.inner.len() + self.inner.deleted_count());
-        let hits = self
-            .inner
-            .query(vector.as_deref(), &query, k, &rank)
-            .map_err(js_error)?;
-        let stem = self.inner.keyword_stemming();
-        let out = Array::new();
-        for h in hits {
-            let e = excerpt(&h.payload.snippet, &query, stem, o.excerpt_chars);
-            let highlights = js_highlights(&e);
-            let hit = Object::new();
-            for (key, value) in [
-                ("id", JsValue::from(h.id)),
-                ("title", h.payload.title.into()),
-                ("url", h.payload.url.into()),
-                ("score", f64::from(h.score).into()),
-                ("snippet", e.text.into()),
-                ("highlights", highlights.into()),
-            ] {
-                Reflect::set(&hit, &key.into(), &value)?;
-            }
-            out.push(&hit);
-        }
-        Ok(out.unchecked_into())
+        let slots = self.inner.len() + self.inner.deleted_count();
+        search(&self.inner, slots, query, options).map(JsCast::unchecked_into)
     }
 }
 
@@ -503,7 +472,7 @@ impl JsSiteIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
     ) -> Result<bool, JsValue> {
         let query = arg("keywordMatches", "query").string(&query)?;
-        lightembed_index::Searcher::keyword_matches(&self.inner, &query).map_err(js_error)
+        Searcher::keyword_matches(&self.inner, &query).map_err(js_error)
     }
 
     /// Whether the text of `passage` (`0 .. length - 1`) is here (its chunk was added).
@@ -528,40 +497,7 @@ impl JsSiteIndex {
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
         options: Option<SearchOptions>,
     ) -> Result<SiteHits, JsValue> {
-        let query = arg("search", "query").string(&query)?;
-        let o = Options::parse(options.map(JsValue::from), self.inner.dims())?;
-        if query.trim().is_empty() {
-            return Ok(Array::new().unchecked_into());
-        }
-        let vector = o.vector_for(&query, self.inner.dims())?;
-        let rank = RankOptions {
-            mode: o.mode,
-            ..RankOptions::default()
-        };
-        // As in `SearchIndex::search`: past the number of passages, k changes nothing.
-        let k = o.k.min(self.inner.len());
-        let hits = self
-            .inner
-            .query(vector.as_deref(), &query, k, &rank)
-            .map_err(js_error)?;
-        let out = Array::new();
-        for h in hits {
-            let hit = Object::new();
-            let chunk = self.inner.chunk_of(h.passage).unwrap_or(0);
-            for (key, value) in [
-                ("passage", JsValue::from(h.passage)),
-                ("chunk", chunk.into()),
-                ("title", h.title.into()),
-                ("pageTitle", h.page_title.into()),
-                ("heading", h.heading.into()),
-                ("url", h.url.into()),
-                ("score", f64::from(h.score).into()),
-            ] {
-                Reflect::set(&hit, &key.into(), &value)?;
-            }
-            out.push(&hit);
-        }
-        Ok(out.unchecked_into())
+        search(&self.inner, self.inner.len(), query, options).map(JsCast::unchecked_into)
     }
 
     /// The excerpt of `passage` (at most `chars` characters, default 240; 0 = all) holding the
@@ -585,12 +521,89 @@ impl JsSiteIndex {
             )));
         };
         let e = excerpt(text, &query, self.inner.keyword_stemming(), chars);
-        let highlights = js_highlights(&e);
-        let out = Object::new();
-        Reflect::set(&out, &"snippet".into(), &e.text.into())?;
-        Reflect::set(&out, &"highlights".into(), &highlights.into())?;
-        Ok(out.unchecked_into())
+        js_object(excerpt_fields(e)).map(JsCast::unchecked_into)
     }
+}
+
+/// `search` of both classes: `query` and `options` checked, the query embedded as the options say,
+/// the best hits found by `index` (`k` capped at `slots`: past the passages it can return, k
+/// changes nothing) and each made a JS object by [`js_hit`].
+fn search(
+    index: &dyn Searcher,
+    slots: usize,
+    query: JsValue,
+    options: Option<SearchOptions>,
+) -> Result<Array, JsValue> {
+    let query = arg("search", "query").string(&query)?;
+    let o = Options::parse(options.map(JsValue::from), index.dims())?;
+    if query.trim().is_empty() {
+        return Ok(Array::new());
+    }
+    let vector = o.vector_for(&query, index.dims())?;
+    let rank = RankOptions {
+        mode: o.mode,
+        ..RankOptions::default()
+    };
+    let hits = index
+        .find(vector.as_deref(), &query, o.k.min(slots), &rank)
+        .map_err(js_error)?;
+    let stem = index.keyword_stemming();
+    hits.into_iter()
+        .map(|f| js_hit(f, &query, stem, o.excerpt_chars))
+        .collect()
+}
+
+/// The one conversion of a hit to JS: a `SiteHit` for a fragment's hit (its place in the bundle
+/// and its title's parts; no text: the excerpt comes later, from its chunk), else a `SearchHit`
+/// with an excerpt of `excerpt_chars` showing the words of `query`. The keys are set in the
+/// order the TypeScript interfaces list them.
+fn js_hit(f: Found, query: &str, stem: bool, excerpt_chars: usize) -> Result<JsValue, JsValue> {
+    let score = JsValue::from(f64::from(f.score));
+    let fields: Vec<(&str, JsValue)> = match f.fragment {
+        Some(at) => vec![
+            ("passage", at.passage.into()),
+            ("chunk", at.chunk.into()),
+            ("title", f.title.into()),
+            ("pageTitle", at.page_title.into()),
+            ("heading", at.heading.into()),
+            ("url", f.url.into()),
+            ("score", score),
+        ],
+        None => {
+            let e = excerpt(&f.text, query, stem, excerpt_chars);
+            let mut fields = vec![
+                ("id", f.id.into()),
+                ("title", f.title.into()),
+                ("url", f.url.into()),
+                ("score", score),
+            ];
+            fields.extend(excerpt_fields(e));
+            fields
+        }
+    };
+    js_object(fields)
+}
+
+/// An excerpt as the fields `snippet` and `highlights` (an array of `[start, end]` UTF-16
+/// offsets into `snippet`).
+fn excerpt_fields(e: lightembed_index::snippet::Excerpt) -> [(&'static str, JsValue); 2] {
+    let highlights: Array = utf16_ranges(&e.text, &e.highlights)
+        .into_iter()
+        .map(|(a, b)| JsValue::from(Array::of2(&a.into(), &b.into())))
+        .collect();
+    [
+        ("snippet", e.text.into()),
+        ("highlights", highlights.into()),
+    ]
+}
+
+/// A plain JS object with `fields`, set in order.
+fn js_object<'a>(fields: impl IntoIterator<Item = (&'a str, JsValue)>) -> Result<JsValue, JsValue> {
+    let out = Object::new();
+    for (key, value) in fields {
+        Reflect::set(&out, &key.into(), &value)?;
+    }
+    Ok(out.into())
 }
 
 /// `SearchOptions` read from JS, checked, defaults applied.
@@ -985,14 +998,6 @@ fn quoted(s: &str) -> String {
         .ok()
         .and_then(|q| q.as_string())
         .unwrap_or_else(|| format!("{s:?}"))
-}
-
-/// An excerpt's highlights as a JS array of `[start, end]` UTF-16 offsets into its text.
-fn js_highlights(e: &lightembed_index::snippet::Excerpt) -> Array {
-    utf16_ranges(&e.text, &e.highlights)
-        .into_iter()
-        .map(|(a, b)| JsValue::from(Array::of2(&a.into(), &b.into())))
-        .collect()
 }
 
 /// Byte ranges of `text` (on `char` boundaries) as UTF-16 code-unit offsets, the indices of a JS

@@ -15,7 +15,7 @@ import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -389,6 +389,40 @@ describe("site index (lightembed site bundle, in fragments)", () => {
         }
       }
     }
+  });
+
+  test("both index kinds' hits of a passage: each kind's documented keys, the same title, URL, score and text", () => {
+    // The bundle's one page (the site's only HTML page) indexed alone by `lightembed index`:
+    // both indexes then hold the same three passages, and keyword scores are the same BM25.
+    const page = join(tmp, "page-only");
+    mkdirSync(page);
+    copyFileSync(join(site, "index.html"), join(page, "index.html"));
+    cli(["index", "--quiet", "--model", modelPath, "--out", join(tmp, "page-index"), page]);
+    const ix = SearchIndex.fromBytes(readFileSync(join(tmp, "page-index/index.bin")));
+    const q = "water the garden";
+    for (const n of six.missingShards(q)) six.addShard(read(`${manifest.files.fragments}t${n}.bin`));
+    const stored = ix.search(q, { mode: "keyword", k: 5, excerptChars: 0 });
+    const fragment = six.search(q, { mode: "keyword", k: 5 });
+    assert.equal(stored.length, 3);
+    assert.equal(fragment.length, 3);
+    for (const [i, h] of stored.entries()) {
+      const f = fragment[i];
+      assert.deepEqual(Object.keys(h), ["id", "title", "url", "score", "snippet", "highlights"]);
+      assert.deepEqual(Object.keys(f), ["passage", "chunk", "title", "pageTitle", "heading", "url", "score"]);
+      assert.deepEqual([f.title, f.url, f.score], [h.title, h.url, h.score], `hit ${i}`);
+      assert.equal(f.pageTitle, "Garden Handbook");
+      // The display title's rule (`fragments::section_title`): the page title alone when the
+      // heading is empty or starts it.
+      const alone = !f.heading || f.pageTitle.startsWith(f.heading);
+      assert.equal(f.title, alone ? f.pageTitle : `${f.heading} — ${f.pageTitle}`);
+      six.addChunk(read(`${manifest.files.fragments}c${f.chunk}.bin`));
+      assert.deepEqual(six.excerpt(f.passage, q, 0), { snippet: h.snippet, highlights: h.highlights });
+    }
+    assert.deepEqual(
+      fragment.map((f) => [f.url, f.heading]),
+      [["index.html#watering", "Watering"], ["index.html#pests", "Pests"], ["index.html#garden-handbook", "Garden Handbook"]],
+    );
+    ix.free();
   });
 
   test("the bundle's files are stored gzip-compressed and read as they are, or raw", () => {
