@@ -24,7 +24,7 @@ use lightembed_cli::index_dir::{
     self, SidecarDoc, SidecarParams, SidecarSeconds, INDEX_FILE, SIDECAR_FILE,
 };
 use lightembed_index::snippet::excerpt;
-use lightembed_index::{ModelIdentity, SearchOptions, MAX_EF};
+use lightembed_index::{ModelIdentity, SearchOptions, Searcher, MAX_EF};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -870,15 +870,13 @@ impl PyIndex {
                             .map_err(|e| format!("query: {e}"))?,
                     ),
                 };
-                index
-                    .query(vector.as_deref(), query, k, &opts)
-                    .map_err(|e| e.to_string())
+                Searcher::find(index, vector.as_deref(), query, k, &opts).map_err(|e| e.to_string())
             })
             .map_err(LightembedError::new_err)?;
         let stem = self.inner.keyword_stemming();
         let out = PyList::empty(py);
         for (i, h) in hits.into_iter().enumerate() {
-            let e = excerpt(&h.payload.snippet, query, stem, 0);
+            let e = excerpt(&h.text, query, stem, 0);
             let char_at = |byte: usize| e.text[..byte].chars().count();
             let highlights: Vec<(usize, usize)> = e
                 .highlights
@@ -889,8 +887,8 @@ impl PyIndex {
             d.set_item("rank", i + 1)?;
             d.set_item("score", h.score as f64)?;
             d.set_item("id", h.id)?;
-            d.set_item("title", h.payload.title)?;
-            d.set_item("url", h.payload.url)?;
+            d.set_item("title", h.title)?;
+            d.set_item("url", h.url)?;
             d.set_item("snippet", e.text)?;
             d.set_item("highlights", highlights)?;
             out.append(d)?;
