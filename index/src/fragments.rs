@@ -38,7 +38,7 @@
 //! core    "LEFI" u16 version=3 u16 flags (bit 0: English stemming)
 //!         manifest (as crate::layout; count = passages n)
 //!         varint sections S; S × (str url, str page title, str heading (empty: none));
-//!             a section's display title is [`section_title`] of the two
+//!             a section's display title is `lightembed_title::section_title` of the two
 //!         n × (varint section < S, varint |d| in keyword tokens)
 //!         dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0); n × u8 α code;
 //!         n × ⌈dims/8⌉ sign bytes
@@ -225,7 +225,8 @@ impl Builder {
 
     /// [`Builder::push`] with the passage's page title and section heading kept apart (what a
     /// front end groups results by and shows; `doc`'s title is not used for the section). The
-    /// display title of a hit is [`section_title`] of the two.
+    /// display title of a hit is [`lightembed_title::section_title`] of the two (ingestion's
+    /// rule, `lightembed_ingest::section_title`).
     ///
     /// Errors: as [`Builder::push`].
     pub fn push_section(
@@ -524,7 +525,8 @@ pub struct FragmentHit {
     /// Higher is better: the estimated cosine (vector mode), BM25 (keyword mode) or the fused
     /// score (hybrid), as in [`Index::query`].
     pub score: f32,
-    /// The passage's section title as shown: [`section_title`] of `page_title` and `heading`.
+    /// The passage's section title as shown: [`lightembed_title::section_title`] of `page_title`
+    /// and `heading` (the title ingestion gave the passage).
     pub title: String,
     /// The title of the passage's page (group results by page with it).
     pub page_title: String,
@@ -532,17 +534,6 @@ pub struct FragmentHit {
     pub heading: String,
     /// The passage's section URL.
     pub url: String,
-}
-
-/// A section's display title: `Heading — Page title`, or the page title alone when there is no
-/// heading or the page title starts with it. The rule of `lightembed_ingest`'s passage titles
-/// (the `lightembed-build` tests check that the two agree).
-pub fn section_title(page_title: &str, heading: &str) -> String {
-    if heading.is_empty() || page_title.starts_with(heading) {
-        page_title.to_string()
-    } else {
-        format!("{heading} — {page_title}")
-    }
 }
 
 /// A fragmented index being read: the core, plus whatever term shards and text chunks have been
@@ -1117,7 +1108,7 @@ impl FragmentedIndex {
                 FragmentHit {
                     passage: s.id,
                     score: s.score,
-                    title: section_title(page_title, heading),
+                    title: lightembed_title::section_title(page_title, heading),
                     page_title: page_title.to_string(),
                     heading: heading.to_string(),
                     url: url.to_string(),

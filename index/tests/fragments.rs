@@ -642,7 +642,7 @@ fn ranks_do_not_depend_on_k() {
 /// is `URL:N` and its place names the passage, its text chunk and the title's two parts.
 #[test]
 fn both_kinds_find_a_passage_in_one_shape() {
-    use lightembed_index::fragments::section_title;
+    use lightembed_title::section_title;
     use lightembed_index::{InBundle, Searcher};
     let ix = build(120);
     let fx = load_all(&ix);
@@ -693,4 +693,61 @@ fn both_kinds_find_a_passage_in_one_shape() {
         assert_eq!(u.text, "");
         assert_eq!((&u.id, &u.fragment), (&l.id, &l.fragment));
     }
+}
+
+/// A bundle's hits carry the page title and heading the builder was given, apart, and the
+/// display title made of them by the one rule (`lightembed_title::section_title`, ingestion's):
+/// `Heading — Page`, the page alone without a heading or when the page title starts with it —
+/// dashes inside a Sphinx page title are kept, never split.
+#[test]
+fn hits_are_titled_from_their_page_title_and_heading() {
+    use lightembed_index::fragments::Builder;
+    let page = "Install — Garden 1.0 documentation";
+    let sections = [
+        ("a.html", page, "", "compost intro"),
+        ("a.html#win", page, "Windows", "compost windows setup"),
+        ("a.html#i", page, "Install", "compost install again"),
+    ];
+    let mut b = Builder::new(fields(), true).unwrap();
+    for (i, (url, page_title, heading, text)) in sections.iter().enumerate() {
+        let mut v = [0.1f32; DIMS];
+        v[i] = 1.0;
+        let doc = Document::new(format!("p{i}"), "unused title", *url, *text);
+        b.push_section(doc, &v, text, page_title, heading).unwrap();
+    }
+    let f = b.finish(&small()).unwrap();
+    let mut ix = FragmentedIndex::from_core(&f.core).unwrap();
+    for s in &f.shards {
+        ix.add_shard(s).unwrap();
+    }
+    let opts = SearchOptions {
+        mode: Mode::Keyword,
+        ..SearchOptions::default()
+    };
+    let mut hits = ix.query(None, "compost", 10, &opts).unwrap();
+    hits.sort_by_key(|h| h.passage);
+    let got: Vec<(&str, &str, &str, &str)> = hits
+        .iter()
+        .map(|h| {
+            (
+                h.url.as_str(),
+                h.title.as_str(),
+                h.page_title.as_str(),
+                h.heading.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a.html", page, page, ""),
+            (
+                "a.html#win",
+                "Windows — Install — Garden 1.0 documentation",
+                page,
+                "Windows"
+            ),
+            ("a.html#i", page, page, "Install"),
+        ]
+    );
 }

@@ -15,7 +15,9 @@
 //! * [`Sizer`]: each section → passages sized in the model's own word pieces, so heading +
 //!   passage fit its `max_seq_len` window ([`split_passages_in_tokens`]);
 //! * [`page_passages`]: all of it for one page: ids `URL[#anchor]:N` numbered per URL, titles
-//!   `Heading — Page title`, the text to embed ([`embed_text`]: heading, newline, text), and
+//!   `Heading — Page title` ([`section_title`], the one title rule; [`Passage::new`] applies it
+//!   and keeps the page title and heading apart), the text to embed ([`embed_text`]: heading,
+//!   newline, text), and
 //!   passages already seen under the same heading (`seen`, e.g. a book's `print.html`) skipped;
 //!   [`page_passages_with_warning`] also returns what the caller should warn about (a page nested
 //!   deeper than [`MAX_DEPTH`]).
@@ -60,6 +62,12 @@ pub use html::{
     CHROME_CLASSES,
 };
 pub use ids::{slug, url_encode, url_path_encode, Uniquer};
+/// The display title of a passage from its page title and heading: `Heading — Page title`, or
+/// the page title alone when the heading is empty or starts the page title. Ingestion's one title
+/// rule ([`Passage::title`]); it lives in the dependency-free `lightembed-title` crate so that the
+/// search side (`lightembed_index::fragments`, which must not depend on this crate) titles a site
+/// bundle's hits by the same rule.
+pub use lightembed_title::section_title;
 pub use markdown::markdown_sections;
 pub use sizing::{split_passages_in_tokens, Sizer, PASSAGE_TOKENS};
 pub use text::text_sections;
@@ -94,14 +102,18 @@ impl Format {
     }
 }
 
-/// One passage of a page: what is embedded, indexed and shown.
+/// One passage of a page: what is embedded, indexed and shown. Made by [`Passage::new`], so its
+/// display title and embedded text follow from its page title, heading and text. With the `serde`
+/// feature it (de)serialises as an object of its fields (the browser app stores it so).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Passage {
     /// `URL:N`, or `URL#anchor:N` for a section with an anchor; N = 1, 2, … per URL (sections
     /// without an anchor share the page's URL and its numbering). Unique within a page.
     pub id: String,
-    /// What a result shows: `Heading — Page title`, or the page title alone when the section has
-    /// no heading or the page title starts with it.
+    /// What a result shows: [`section_title`] of `page_title` and `heading` (`Heading — Page
+    /// title`, or the page title alone when the section has no heading or the page title starts
+    /// with it). Never split back into its parts: `page_title` and `heading` keep them.
     pub title: String,
     /// The page title: `<title>` (else the first `<h1>`) of HTML, the first `# heading` of
     /// Markdown; the page URL when the page has none.
@@ -114,6 +126,31 @@ pub struct Passage {
     pub text: String,
     /// What is embedded: [`embed_text`] of `heading` and `text`.
     pub embed_text: String,
+}
+
+impl Passage {
+    /// A passage of page `page_title`, under `heading` (empty: none), at `url`, with `text`: its
+    /// title is [`section_title`] of the two, its embedded text [`embed_text`] of `heading` and
+    /// `text`. How every passage is made, by [`page_passages`] and by callers that cut passages
+    /// elsewhere (the browser app's bundled corpus, written by `lightembed passages`).
+    pub fn new(
+        id: impl Into<String>,
+        page_title: impl Into<String>,
+        heading: impl Into<String>,
+        url: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Passage {
+        let (page_title, heading, text) = (page_title.into(), heading.into(), text.into());
+        Passage {
+            id: id.into(),
+            title: section_title(&page_title, &heading),
+            embed_text: embed_text(&heading, &text),
+            page_title,
+            heading,
+            url: url.into(),
+            text,
+        }
+    }
 }
 
 /// The text a passage is embedded from: its section heading, a newline, the passage text (the
@@ -195,12 +232,6 @@ pub fn page_passages_with_warning(
             Some(a) => format!("{url}#{a}"),
             None => url.to_string(),
         };
-        // "Heading — Page title", unless the page title already starts with the heading.
-        let title = if section.heading.is_empty() || page_title.starts_with(&section.heading) {
-            page_title.clone()
-        } else {
-            format!("{} — {page_title}", section.heading)
-        };
         for text in sizer.passages(&section.heading, &section.blocks.join("\n\n")) {
             // Duplicates (see `page_passages`): keyed on heading and text, the embedded text
             // (passage text has no newline, so "heading\ntext" is never a bare text); every
@@ -212,15 +243,13 @@ pub fn page_passages_with_warning(
             // Passages are numbered per URL (sections without an anchor share the page's URL).
             let n = per_url.entry(section_url.clone()).or_insert(0usize);
             *n += 1;
-            out.push(Passage {
-                id: format!("{section_url}:{n}"),
-                title: title.clone(),
-                page_title: page_title.clone(),
-                heading: section.heading.clone(),
-                url: section_url.clone(),
-                embed_text: embed_text(&section.heading, &text),
+            out.push(Passage::new(
+                format!("{section_url}:{n}"),
+                page_title.as_str(),
+                section.heading.as_str(),
+                section_url.as_str(),
                 text,
-            });
+            ));
         }
     }
     (out, warning)

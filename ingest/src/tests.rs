@@ -906,3 +906,82 @@ fn long_pages_without_end_tags_are_not_deep() {
         assert_eq!(warning, None, "{}", &page[..page.len().min(200)]);
     }
 }
+
+/// `Passage::new` applies the one title rule and the embedding rule and keeps the page title
+/// and heading apart, whatever dashes they hold (a Sphinx page title `Page — Project`): the
+/// title of a passage is never the source of its parts. `page_passages` makes its passages
+/// with it.
+#[test]
+fn passages_keep_page_title_and_heading_apart_from_the_display_title() {
+    let p = Passage::new(
+        "install.html#win:1",
+        "Install — Garden 1.0 documentation",
+        "Windows — 64-bit",
+        "install.html#win",
+        "Run setup.",
+    );
+    assert_eq!(
+        p.title,
+        "Windows — 64-bit — Install — Garden 1.0 documentation"
+    );
+    assert_eq!(p.page_title, "Install — Garden 1.0 documentation");
+    assert_eq!(p.heading, "Windows — 64-bit");
+    assert_eq!(p.embed_text, "Windows — 64-bit\nRun setup.");
+    assert_eq!(
+        (p.id.as_str(), p.url.as_str()),
+        ("install.html#win:1", "install.html#win")
+    );
+    let bare = Passage::new("notes.txt:1", "notes.txt", "", "notes.txt", "a b");
+    assert_eq!(
+        (bare.title.as_str(), bare.embed_text.as_str()),
+        ("notes.txt", "a b")
+    );
+
+    let model = lightembed::Model::from_bytes(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/models/static_fp32_uncased.bin"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let sizer = Sizer::new(&model);
+    let html = "<title>Install — Garden 1.0 documentation</title><p>Intro.</p>\
+        <h2 id=\"win\">Windows</h2><p>Run setup.</p><h2 id=\"i\">Install</h2><p>Again.</p>";
+    let ps = page_passages(
+        html,
+        Format::Html,
+        "install.html",
+        &sizer,
+        &mut HashSet::new(),
+    );
+    let got: Vec<(&str, &str, &str)> = ps
+        .iter()
+        .map(|p| (p.title.as_str(), p.page_title.as_str(), p.heading.as_str()))
+        .collect();
+    let page = "Install — Garden 1.0 documentation";
+    assert_eq!(
+        got,
+        [
+            (page, page, ""),
+            (
+                "Windows — Install — Garden 1.0 documentation",
+                page,
+                "Windows"
+            ),
+            (page, page, "Install"),
+        ]
+    );
+    for p in &ps {
+        assert_eq!(
+            *p,
+            Passage::new(
+                p.id.clone(),
+                p.page_title.clone(),
+                p.heading.clone(),
+                p.url.clone(),
+                p.text.clone()
+            )
+        );
+    }
+}
