@@ -31,3 +31,8 @@ async fn memory_storage_reports_why() {
 async fn a_newer_version_closes_this_connection_and_keeps_the_data() {
     storage_cases::a_newer_version_closes_this_connection_and_keeps_the_data().await;
 }
+
+#[wasm_bindgen_test]
+async fn a_database_of_the_first_version_is_read_in_this_shape() {
+    storage_cases::a_database_of_the_first_version_is_read_in_this_shape().await;
+}

@@ -19,3 +19,8 @@ async fn models_are_cached_by_url_and_validator() {
 async fn passages_and_index_are_saved_together_and_survive_reopening() {
     storage_cases::passages_and_index_are_saved_together_and_survive_reopening().await;
 }
+
+#[wasm_bindgen_test]
+async fn a_database_of_the_first_version_is_read_in_this_shape() {
+    storage_cases::a_database_of_the_first_version_is_read_in_this_shape().await;
+}

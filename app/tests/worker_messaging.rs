@@ -7,7 +7,10 @@
 
 mod common;
 
-use common::{blob_url, passages, sha_hex, unique_db, with_major, with_model_id, Events, MODEL};
+use common::{
+    blob_url, passage, passages, sha_hex, unique_db, with_major, with_model_id, write_v1_database,
+    Events, MODEL,
+};
 use lightembed_app::shared::protocol::{Event, Request, SearchMode, StorageKind};
 use lightembed_app::worker::chunk::Format;
 use lightembed_app::worker::WorkerApp;
@@ -134,7 +137,7 @@ async fn load_index_search_reload_mismatch_reindex() {
         &app,
         Request::Search {
             id: 9,
-            query: ps[17].text.clone(),
+            query: ps[17].passage.text.clone(),
             k: 3,
             // Vector mode: the score is the cosine, 1 for the passage's own text.
             mode: SearchMode::Vector,
@@ -147,7 +150,7 @@ async fn load_index_search_reload_mismatch_reindex() {
         unreachable!()
     };
     assert_eq!(id, 9);
-    assert_eq!(hits[0].id, ps[17].id);
+    assert_eq!(hits[0].id, ps[17].id());
     assert!(hits[0].score > 0.999);
 
     // Persisting happens after IndexDone; give the transaction a moment.
@@ -489,10 +492,10 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
     .await;
     let stored = storage.all_passages().await.unwrap();
     assert_eq!(
-        stored.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+        stored.iter().map(|p| p.id()).collect::<Vec<_>>(),
         ["user/notes.md#notes:1"]
     );
-    assert_eq!(stored[0].text, "Short now.");
+    assert_eq!(stored[0].passage.text, "Short now.");
 
     send(
         &app,
@@ -629,7 +632,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     let mut tr_ps = passages(3);
     for p in &mut tr_ps {
         p.doc_id = format!("tr-{}", p.doc_id);
-        p.id = format!("tr-{}", p.id);
+        p.passage.id = format!("tr-{}", p.passage.id);
     }
     send(
         &app,
@@ -692,7 +695,7 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     let mut more = passages(3);
     for p in &mut more {
         p.doc_id = format!("more-{}", p.doc_id);
-        p.id = format!("more-{}", p.id);
+        p.passage.id = format!("more-{}", p.passage.id);
     }
     ev.clear();
     send(
@@ -835,7 +838,10 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     send(&app, load_in(&en_url, &en, Some("en")));
     ev.ready_state("English ready", |s| s.count == 0).await;
     let mut en_ps = passages(6);
-    en_ps[0].text = "Every reference is checked by the borrow checker.".into();
+    en_ps[0] = common::with_text(
+        &en_ps[0],
+        "Every reference is checked by the borrow checker.",
+    );
     ev.clear();
     send(
         &app,
@@ -869,13 +875,15 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
         ev.all()
     );
     let tr_ps: Vec<_> = (0..3)
-        .map(|i| lightembed_app::shared::protocol::Passage {
-            id: format!("belge{i}#{i}"),
-            doc_id: format!("belge{i}"),
-            title: format!("Belge {i}"),
-            heading: String::new(),
-            url: String::new(),
-            text: format!("Sayfa numaraları {i}: her reference denetlenir."),
+        .map(|i| {
+            passage(
+                &format!("belge{i}"),
+                &format!("belge{i}#{i}"),
+                &format!("Belge {i}"),
+                "",
+                "",
+                &format!("Sayfa numaraları {i}: her reference denetlenir."),
+            )
         })
         .collect();
     ev.clear();
@@ -910,13 +918,15 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     // database, saved before the switch.
     ev.clear();
     let many: Vec<_> = (0..20_000)
-        .map(|i| lightembed_app::shared::protocol::Passage {
-            id: format!("uzun#{i}"),
-            doc_id: "uzun".into(),
-            title: "Uzun".into(),
-            heading: String::new(),
-            url: String::new(),
-            text: format!("paragraf {i}"),
+        .map(|i| {
+            passage(
+                "uzun",
+                &format!("uzun#{i}"),
+                "Uzun",
+                "",
+                "",
+                &format!("paragraf {i}"),
+            )
         })
         .collect();
     send(
@@ -940,7 +950,7 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     // English stemming here: "references" finds the "reference" passage.
     assert_eq!(
         keyword_hits(&ev, &app, 3, "references").await,
-        [en_ps[0].id.clone()]
+        [en_ps[0].id().to_string()]
     );
     assert!(
         !ev.all()
@@ -1000,5 +1010,135 @@ async fn each_language_keeps_its_own_index_and_a_switch_mixes_nothing() {
     let mut got = doc_ids(&state);
     got.sort();
     assert_eq!(got, want);
+    lightembed_app::worker::set_sink(None);
+}
+
+/// Storage version 2: an index the app saved before it (payload titles `Page › Heading`, no page
+/// titles apart, passages with the page title in `title`) is never shown with those titles:
+/// loading offers a rebuild with a clear message, the re-index rebuilds it from the stored
+/// passages, results are then titled by ingestion's rule (`Heading — Page`) and the document
+/// list shows page titles kept apart (one holding `›` too), and a reload restores it as it is.
+#[wasm_bindgen_test]
+async fn an_index_saved_by_the_first_storage_version_is_rebuilt_with_ingestions_titles() {
+    use lightembed_app::worker::state::{load_model, WorkerState, OLD_APP_INDEX};
+    let ev = Events::install();
+    let db = unique_db("v1-app");
+    // The old app's index of the same model, titled its way.
+    let old_bytes = {
+        let (m, info) = load_model(MODEL, "m", None).unwrap();
+        let mut c = WorkerState::new();
+        c.set_model(m, info);
+        c.ensure_index(None).unwrap();
+        let p = passage(
+            "rust-book/a.html",
+            "rust-book/a.html#heap:1",
+            "Memory › Ownership › The Heap",
+            "",
+            "",
+            "Data lives here.",
+        );
+        let v = c.embed_passages(std::slice::from_ref(&p)).unwrap();
+        c.insert(&p, &v[0]).unwrap();
+        c.index_bytes().unwrap()
+    };
+    let v1 = [
+        r#"{"id":"rust-book/a.html#heap:1","doc_id":"rust-book/a.html","title":"Memory › Ownership","heading":"The Heap","url":"https://example.invalid/a.html#heap","text":"Data lives here."}"#,
+        r#"{"id":"user/n.txt#1","doc_id":"user/n.txt","title":"n.txt","heading":"","url":"","text":"Plain notes about soil."}"#,
+    ];
+    write_v1_database(&db, &v1, Some(&old_bytes)).await;
+    let url = blob_url(MODEL);
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    let Event::IndexMismatch {
+        message,
+        stored_passages,
+    } = ev
+        .wait("mismatch", |e| matches!(e, Event::IndexMismatch { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!((message.as_str(), stored_passages), (OLD_APP_INDEX, 2));
+    assert!(
+        !ev.all()
+            .iter()
+            .any(|e| matches!(e, Event::Index { state } if state.count > 0)),
+        "the old index is not shown"
+    );
+
+    ev.clear();
+    send(&app, Request::Reindex { dims: None });
+    ev.wait("reindexed", |e| {
+        matches!(
+            e,
+            Event::IndexDone {
+                done: 2,
+                cancelled: false,
+                ..
+            }
+        )
+    })
+    .await;
+    let docs = |state: &lightembed_app::shared::protocol::IndexState| -> Vec<(String, String)> {
+        state
+            .docs
+            .iter()
+            .map(|d| (d.doc_id.clone(), d.title.clone()))
+            .collect()
+    };
+    let want = vec![
+        (
+            "rust-book/a.html".to_string(),
+            "Memory › Ownership".to_string(),
+        ),
+        ("user/n.txt".to_string(), "n.txt".to_string()),
+    ];
+    let state = ev.index_state("rebuilt", |s| s.count == 2).await;
+    assert_eq!(docs(&state), want);
+    send(
+        &app,
+        Request::Search {
+            id: 1,
+            query: "heap".into(),
+            k: 3,
+            mode: SearchMode::Keyword,
+        },
+    );
+    let Event::Results { hits, .. } = ev
+        .wait("Results", |e| matches!(e, Event::Results { id: 1, .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(hits[0].id, "rust-book/a.html#heap:1");
+    assert_eq!(hits[0].title, "The Heap — Memory › Ownership");
+
+    // "Reload": restored as saved, no mismatch, the same titles.
+    lightembed_app::shared::web::sleep_ms(300).await;
+    ev.clear();
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    let state = ev.index_state("restored", |s| s.restored).await;
+    assert_eq!(docs(&state), want);
+    assert!(!ev
+        .all()
+        .iter()
+        .any(|e| matches!(e, Event::IndexMismatch { .. })));
+    send(
+        &app,
+        Request::Search {
+            id: 2,
+            query: "heap".into(),
+            k: 3,
+            mode: SearchMode::Keyword,
+        },
+    );
+    let Event::Results { hits, .. } = ev
+        .wait("Results", |e| matches!(e, Event::Results { id: 2, .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(hits[0].title, "The Heap — Memory › Ownership");
     lightembed_app::worker::set_sink(None);
 }

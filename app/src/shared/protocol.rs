@@ -9,37 +9,49 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One passage: the unit that is embedded, indexed and returned by search.
+/// One passage of a document: ingestion's passage ([`lightembed_ingest::Passage`]: id, display
+/// title, page title, heading, URL, text and embedded text, made by
+/// [`lightembed_ingest::Passage::new`]) and the document it belongs to. The unit that is
+/// embedded, indexed, stored (IndexedDB keeps it as JSON, [`crate::worker::storage`]) and
+/// returned by search — one shape from ingestion to storage. On the wire and in storage its
+/// fields are one flat object: `doc_id` and the ingestion passage's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Passage {
-    /// Unique id: `"{doc_id}#{anchor or chunk}"`; see [`doc_id_of`].
-    pub id: String,
     /// The document the passage belongs to (deleting a document deletes all its passages).
     pub doc_id: String,
-    /// Document title (chapter title for the bundled corpus, file name for user documents).
-    pub title: String,
-    /// Nearest heading above the passage (may equal `title`).
-    #[serde(default)]
-    pub heading: String,
-    /// Where the passage lives (URL with anchor), or empty.
-    #[serde(default)]
-    pub url: String,
-    /// The passage text (what a result's snippet shows).
-    pub text: String,
+    /// The passage as ingestion made it. Its `id` is the app's: `"{doc_id}#{anchor or chunk}"`
+    /// ([`doc_id_of`] gives the document back); its `url` is empty for a user document (it is
+    /// not served anywhere).
+    #[serde(flatten)]
+    pub passage: lightembed_ingest::Passage,
 }
 
 impl Passage {
+    /// The passage `passage` of document `doc_id`.
+    pub fn new(doc_id: impl Into<String>, passage: lightembed_ingest::Passage) -> Passage {
+        Passage {
+            doc_id: doc_id.into(),
+            passage,
+        }
+    }
+
+    /// The passage id (`"{doc_id}#{anchor or chunk}"`).
+    pub fn id(&self) -> &str {
+        &self.passage.id
+    }
+
     /// What is embedded: the heading, a newline, the text (the text alone without a heading) —
     /// exactly what `lightembed index` embeds for the same passage
     /// ([`lightembed_ingest::embed_text`]).
-    pub fn embed_text(&self) -> String {
-        lightembed_ingest::embed_text(&self.heading, &self.text)
+    pub fn embed_text(&self) -> &str {
+        &self.passage.embed_text
     }
 
-    /// What BM25 indexes: the document title, then [`Passage::embed_text`] — exactly what
+    /// What BM25 indexes: the page title, then [`Passage::embed_text`] — exactly what
     /// `lightembed index` indexes for the same passage ([`lightembed_index::keywords::keyword_text`]).
     pub fn keyword_text(&self) -> String {
-        lightembed_index::keywords::keyword_text(&self.title, &self.heading, &self.text)
+        let p = &self.passage;
+        lightembed_index::keywords::keyword_text(&p.page_title, &p.heading, &p.text)
     }
 }
 
@@ -236,7 +248,7 @@ pub struct ModelInfo {
 pub struct DocSummary {
     /// Document id (see [`Passage::doc_id`]).
     pub doc_id: String,
-    /// Title of its first passage.
+    /// Its page title (that of its first passage, kept apart from the display titles).
     pub title: String,
     /// Number of indexed passages.
     pub passages: usize,
@@ -543,14 +555,10 @@ mod tests {
                 mode: SearchMode::Keyword,
             },
             Request::IndexPassages {
-                passages: vec![Passage {
-                    id: "user/a#0".into(),
-                    doc_id: "user/a".into(),
-                    title: "A".into(),
-                    heading: String::new(),
-                    url: String::new(),
-                    text: "hello".into(),
-                }],
+                passages: vec![Passage::new(
+                    "user/a",
+                    lightembed_ingest::Passage::new("user/a#0", "A", "Intro", "", "hello"),
+                )],
                 dims: Some(64),
             },
             Request::IndexDocument {

@@ -1,7 +1,7 @@
 //! Documents → passages, in the worker (which has the model): dropped files and pasted text go
 //! through [`lightembed_ingest::page_passages`] — the pipeline `lightembed index` runs —
-//! so they are cut, sized in the model's word pieces and embedded ([`Passage::embed_text`]) exactly
-//! as the CLI does. The bundled corpus is written by `lightembed passages`
+//! so they are cut, sized in the model's word pieces, titled and embedded exactly as the CLI does:
+//! the app's [`Passage`] is the pipeline's passage and its document id. The bundled corpus is written by `lightembed passages`
 //! (`scripts/make_corpus.sh`), one [`CorpusRecord`] per line.
 //!
 //! Ids: `{doc_id}#{local}`, where `local` is the CLI id without its page URL (`anchor:N`, or `N`
@@ -90,20 +90,18 @@ fn app_id(doc_id: &str, page: &str, id: &str) -> String {
 /// it is also the title of a document that has none), `format` how `content` is read. Cut by
 /// [`lightembed_ingest::page_passages`] with `model`'s tokenizer and window, exactly as
 /// `lightembed index` cuts a file of that name (text repeated inside the document is kept once).
-/// Passages have no URL (a user document is not served anywhere); the title is the document's
-/// title and `heading` the section heading, so [`Passage::embed_text`] is the CLI's `embed_text`.
+/// The passages are the pipeline's own, each under the app's id ([`app_id`]) and without a URL
+/// (a user document is not served anywhere): titles, page titles, headings, texts and embedded
+/// texts are the CLI's.
 pub fn document_passages(name: &str, content: &str, format: Format, model: &Model) -> Vec<Passage> {
     let doc_id = user_doc_id(name);
     let sizer = Sizer::new(model);
     page_passages(content, format, name, &sizer, &mut HashSet::new())
         .into_iter()
-        .map(|p| Passage {
-            id: app_id(&doc_id, name, &p.id),
-            doc_id: doc_id.clone(),
-            title: p.page_title,
-            heading: p.heading,
-            url: String::new(),
-            text: p.text,
+        .map(|mut p| {
+            p.id = app_id(&doc_id, name, &p.id);
+            p.url = String::new();
+            Passage::new(doc_id.clone(), p)
         })
         .collect()
 }
@@ -148,17 +146,15 @@ impl CorpusRecord {
     }
 
     /// The passage of a corpus whose documents are `{prefix}{page}` ([`corpus_doc_prefix`]):
-    /// id `{prefix}{page}#{anchor:N or N}`.
+    /// id `{prefix}{page}#{anchor:N or N}`, made by [`lightembed_ingest::Passage::new`] (the
+    /// title rule and embedded text of `lightembed passages`' own passages).
     pub fn into_passage_in(self, prefix: &str) -> Passage {
         let doc_id = format!("{prefix}{}", self.page);
-        Passage {
-            id: app_id(&doc_id, &self.page, &self.id),
+        let id = app_id(&doc_id, &self.page, &self.id);
+        Passage::new(
             doc_id,
-            title: self.page_title,
-            heading: self.heading,
-            url: self.url,
-            text: self.text,
-        }
+            lightembed_ingest::Passage::new(id, self.page_title, self.heading, self.url, self.text),
+        )
     }
 }
 
@@ -241,34 +237,51 @@ mod tests {
             let doc_id = user_doc_id(name);
             let mut ids = HashSet::new();
             for (a, c) in app.iter().zip(&cli) {
-                assert_eq!(a.text, c.text);
-                assert_eq!(a.heading, c.heading);
-                assert_eq!(a.title, c.page_title);
-                assert_eq!(
-                    a.embed_text(),
-                    c.embed_text,
-                    "the app embeds what the CLI embeds"
-                );
+                // The CLI's passage itself, under the app's id and without a URL.
+                let cli_shape = lightembed_ingest::Passage {
+                    id: a.id().to_string(),
+                    url: String::new(),
+                    ..c.clone()
+                };
+                assert_eq!(a.passage, cli_shape, "the app stores what the CLI cuts");
                 assert_eq!(a.doc_id, doc_id);
-                assert_eq!(doc_id_of(&a.id), doc_id);
-                assert!(ids.insert(a.id.clone()), "unique id {}", a.id);
+                assert_eq!(doc_id_of(a.id()), doc_id);
+                assert!(ids.insert(a.id().to_string()), "unique id {}", a.id());
             }
         }
         let ps = document_passages("kitchen.html", html, Format::Html, &model);
-        let got: Vec<(&str, &str, &str)> = ps
+        let got: Vec<(&str, &str, &str, &str, &str)> = ps
             .iter()
-            .map(|p| (p.id.as_str(), p.title.as_str(), p.text.as_str()))
+            .map(|p| {
+                let i = &p.passage;
+                (
+                    p.id(),
+                    i.title.as_str(),
+                    i.page_title.as_str(),
+                    i.heading.as_str(),
+                    i.text.as_str(),
+                )
+            })
             .collect();
+        let page = "Pots - Kitchen";
         assert_eq!(
             got,
             [
-                ("user/kitchen.html#1", "Pots - Kitchen", "Loose text."),
+                ("user/kitchen.html#1", page, page, "", "Loose text."),
                 (
                     "user/kitchen.html#pots:1",
-                    "Pots - Kitchen",
+                    page,
+                    page,
+                    "Pots",
                     "Cast iron keeps heat. Don’t soak it. Name Price Skillet 24.50"
                 ),
-                ("user/kitchen.html#2", "Pots - Kitchen", "Café & crème."),
+                (
+                    "user/kitchen.html#2",
+                    "No id — Pots - Kitchen",
+                    page,
+                    "No id",
+                    "Café & crème."
+                ),
             ]
         );
         assert_eq!(
@@ -280,11 +293,17 @@ mod tests {
         assert_eq!(ps.len(), 1);
         assert_eq!(
             (
-                ps[0].id.as_str(),
+                ps[0].id(),
                 ps[0].doc_id.as_str(),
-                ps[0].title.as_str()
+                ps[0].passage.title.as_str(),
+                ps[0].passage.page_title.as_str()
             ),
-            ("user/notes--1.txt#1", "user/notes--1.txt", "notes #1.txt")
+            (
+                "user/notes--1.txt#1",
+                "user/notes--1.txt",
+                "notes #1.txt",
+                "notes #1.txt"
+            )
         );
         assert_eq!(ps[0].embed_text(), "a b c d e f");
         assert!(document_passages("empty.html", "<p> </p>", Format::Html, &model).is_empty());
@@ -322,7 +341,7 @@ mod tests {
         };
         let p = r.clone().into_passage_in("libreoffice-help-tr/");
         assert_eq!(
-            (p.id.as_str(), p.doc_id.as_str()),
+            (p.id(), p.doc_id.as_str()),
             (
                 "libreoffice-help-tr/autotext.html#hd_id3155521:1",
                 "libreoffice-help-tr/autotext.html"
@@ -380,8 +399,8 @@ mod tests {
             }
             let p = r.clone().into_passage_in(&prefix);
             assert_eq!(p.doc_id, format!("libreoffice-help-tr/{}", r.page));
-            assert_eq!(doc_id_of(&p.id), p.doc_id);
-            assert!(ids.insert(p.id.clone()), "duplicate {}", p.id);
+            assert_eq!(doc_id_of(p.id()), p.doc_id);
+            assert!(ids.insert(p.id().to_string()), "duplicate {}", p.id());
         }
         assert!(
             turkish * 10 >= records.len() * 9,
@@ -412,14 +431,14 @@ mod tests {
         let mut ids = HashSet::new();
         for r in &records {
             let p = r.clone().into_passage();
-            assert_eq!(doc_id_of(&p.id), p.doc_id);
+            assert_eq!(doc_id_of(p.id()), p.doc_id);
             assert_eq!(p.doc_id, format!("rust-book/{}", r.page));
             assert!(
-                p.url.starts_with("https://doc.rust-lang.org/book/"),
+                p.passage.url.starts_with("https://doc.rust-lang.org/book/"),
                 "{}",
-                p.url
+                p.passage.url
             );
-            assert!(ids.insert(p.id.clone()), "duplicate {}", p.id);
+            assert!(ids.insert(p.id().to_string()), "duplicate {}", p.id());
         }
         let r = records
             .iter()
@@ -427,7 +446,7 @@ mod tests {
             .unwrap()
             .clone();
         assert_eq!(
-            r.clone().into_passage().id,
+            r.clone().into_passage().id(),
             format!("rust-book/{}", r.id),
             "with an anchor, the app id is the CLI id under rust-book/"
         );

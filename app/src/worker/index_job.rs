@@ -103,7 +103,7 @@ impl WorkerApp {
             let state = self.state.borrow();
             passages
                 .into_iter()
-                .filter(|p| !state.index().is_some_and(|i| i.contains(&p.id)))
+                .filter(|p| !state.index().is_some_and(|i| i.contains(p.id())))
                 .collect()
         };
         self.index_job(fresh, dims, false, None, generation).await;
@@ -123,13 +123,13 @@ impl WorkerApp {
         let storage = self.storage();
         let mut by_id: HashMap<String, Passage> = self.session_passages.borrow().clone();
         match storage.all_passages().await {
-            Ok(ps) => by_id.extend(ps.into_iter().map(|p| (p.id.clone(), p))),
+            Ok(ps) => by_id.extend(ps.into_iter().map(|p| (p.id().to_string(), p))),
             Err(e) => post(&Event::Error {
                 message: format!("Reading stored passages failed: {e}"),
             }),
         }
         let mut passages: Vec<Passage> = by_id.into_values().collect();
-        passages.sort_by(|a, b| a.id.cmp(&b.id));
+        passages.sort_by(|a, b| a.id().cmp(b.id()));
         self.index_job(passages, dims, true, None, generation).await;
     }
 
@@ -264,7 +264,7 @@ impl WorkerApp {
                 }
                 let mut session = self.session_passages.borrow_mut();
                 for p in chunk {
-                    session.insert(p.id.clone(), p.clone());
+                    session.insert(p.id().to_string(), p.clone());
                 }
                 done += chunk.len();
                 if from_helper {
@@ -279,8 +279,10 @@ impl WorkerApp {
             if let Some(p) = &pool {
                 while next_send < batches.len() {
                     let Some(h) = p.idle() else { break };
-                    let texts: Vec<String> =
-                        batches[next_send].iter().map(Passage::embed_text).collect();
+                    let texts: Vec<String> = batches[next_send]
+                        .iter()
+                        .map(|p| p.embed_text().to_string())
+                        .collect();
                     p.send(h, next_send as u64, &texts, dims);
                     next_send += 1;
                 }

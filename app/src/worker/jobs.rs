@@ -270,7 +270,9 @@ impl JobState {
             self.pending.by_id.insert(id.clone(), None);
         }
         for p in put {
-            self.pending.by_id.insert(p.id.clone(), Some(p.clone()));
+            self.pending
+                .by_id
+                .insert(p.id().to_string(), Some(p.clone()));
         }
         self.pending.index = true;
     }
@@ -316,18 +318,14 @@ mod tests {
     use super::*;
 
     fn passage(id: &str) -> Passage {
-        Passage {
-            id: id.into(),
-            doc_id: id.split('#').next().unwrap().into(),
-            title: "Doc".into(),
-            heading: String::new(),
-            url: String::new(),
-            text: format!("text of {id}"),
-        }
+        Passage::new(
+            id.split('#').next().unwrap(),
+            lightembed_ingest::Passage::new(id, "Doc", "", "", format!("text of {id}")),
+        )
     }
 
     fn put_ids(w: &Writes) -> Vec<&str> {
-        let mut ids: Vec<&str> = w.put.iter().map(|p| p.id.as_str()).collect();
+        let mut ids: Vec<&str> = w.put.iter().map(Passage::id).collect();
         ids.sort_unstable();
         ids
     }

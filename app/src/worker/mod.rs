@@ -54,8 +54,8 @@ pub struct WorkerApp {
     jobs: RefCell<JobState>,
     /// Passages indexed in this session (for re-indexing when storage is memory-only).
     session_passages: RefCell<HashMap<String, Passage>>,
-    /// The last index bytes when storage is memory-only (restored after a model switch).
-    mem_index: RefCell<Option<Vec<u8>>>,
+    /// The last saved index when storage is memory-only (restored after a model switch).
+    mem_index: RefCell<Option<state::SavedIndex>>,
     /// The loaded model's verified bytes, SHA-256 and URL, for starting helper workers.
     model_source: RefCell<Option<ModelSource>>,
     /// Helper workers that embed for indexing jobs (started by the first job of a model).

@@ -97,7 +97,7 @@ impl WorkerApp {
         }
         let retired = self.retired.borrow_mut().take();
         if let Some(old) = retired {
-            self.flush_with(|| old.index_bytes()).await;
+            self.flush_with(|| old.saved()).await;
         }
         if !self.jobs.borrow().is_current(generation) {
             // Superseded while saving: the next load opens its own database.
@@ -237,11 +237,11 @@ impl WorkerApp {
         } else {
             self.mem_index.borrow().clone()
         };
-        let Some(bytes) = bytes else {
+        let Some(saved) = bytes else {
             self.post_index_state();
             return;
         };
-        let attached = self.state.borrow_mut().attach_index(&bytes);
+        let attached = self.state.borrow_mut().attach_index(&saved);
         match attached {
             Ok(notes) => {
                 let mut state = self.state.borrow().state();

@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use super::dispatch::post;
+use super::state::SavedIndex;
 use super::storage::Storage;
 use super::WorkerApp;
 use crate::shared::protocol::{Event, StorageKind};
@@ -44,12 +45,12 @@ impl WorkerApp {
             // the state, and that load saves it with that index (here the state has none).
             return;
         }
-        self.flush_with(|| self.state.borrow().index_bytes()).await;
+        self.flush_with(|| self.state.borrow().saved()).await;
     }
 
-    /// [`WorkerApp::flush`] with the bytes of the index the writes belong to (`index_bytes` is
+    /// [`WorkerApp::flush`] with the saved form of the index the writes belong to (`index` is
     /// only called when something is pending).
-    pub(super) async fn flush_with(&self, index: impl FnOnce() -> Option<Vec<u8>>) {
+    pub(super) async fn flush_with(&self, index: impl FnOnce() -> Option<SavedIndex>) {
         let Some(writes) = self.jobs.borrow_mut().take_writes(now_ms()) else {
             return;
         };
@@ -57,7 +58,7 @@ impl WorkerApp {
         let storage = self.storage();
         if storage.is_persistent() {
             if let Err(e) = storage
-                .save(&writes.put, &writes.delete, bytes.as_deref())
+                .save(&writes.put, &writes.delete, bytes.as_ref())
                 .await
             {
                 self.degrade(e);

@@ -2,6 +2,8 @@
 //! compatibility check, embedding, search, deletion and the playground. Pure Rust (no JS), so it
 //! is unit-tested natively; the worker shell ([`crate::worker`]) adds fetch, storage and timing.
 
+use std::collections::BTreeMap;
+
 use lightembed::Model;
 use lightembed_index::{Document, Index, IndexError, ModelIdentity, Params, SearchOptions};
 
@@ -16,6 +18,24 @@ pub const SNIPPET_CHARS: usize = 1200;
 
 /// Characters of the snippet shown under a result: the excerpt around the query's words.
 pub const EXCERPT_CHARS: usize = 240;
+
+/// Shown (with a re-index offered) for an index saved by the app before storage version 2: its
+/// results were titled `Page › Heading` and it kept no page titles apart, so it is rebuilt from
+/// the stored passages (which convert without loss) rather than read.
+pub const OLD_APP_INDEX: &str = "This index was saved by an earlier version of this app, which \
+titled results differently; re-index to rebuild it from the stored passages.";
+
+/// The index as the worker saves it (IndexedDB, or memory when storage is unavailable): the index
+/// bytes (layout v2, what `lightembed index` writes) and, apart, each passage's page title and
+/// heading ([`WorkerState::saved`]), which the index keeps only joined into a display title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedIndex {
+    /// `Index::to_bytes()`.
+    pub bytes: Vec<u8>,
+    /// JSON object: passage id → `[page title, heading]`. `None`: an index saved by the app
+    /// before storage version 2, which kept none ([`OLD_APP_INDEX`]).
+    pub sections: Option<String>,
+}
 
 /// Why a stored index could not be attached to the loaded model.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +150,8 @@ pub struct WorkerState {
     model: Option<Model>,
     info: Option<ModelInfo>,
     index: Option<Index>,
+    /// Per indexed passage id, its page title and heading (kept with the index, saved with it).
+    sections: BTreeMap<String, (String, String)>,
 }
 
 impl WorkerState {
@@ -142,7 +164,7 @@ impl WorkerState {
     pub fn set_model(&mut self, model: Model, info: ModelInfo) {
         self.model = Some(model);
         self.info = Some(info);
-        self.index = None;
+        self.drop_index();
     }
 
     /// The loaded model's info.
@@ -164,12 +186,14 @@ impl WorkerState {
         self.model.as_ref().ok_or(WorkerError::NoModel)
     }
 
-    /// Restores stored index bytes after checking their manifest against the loaded model
-    /// (spec §8). Returns the compatibility notes (minor version or file differs).
+    /// Restores a saved index after checking its manifest against the loaded model (spec §8).
+    /// Returns the compatibility notes (minor version or file differs).
     ///
     /// # Errors
-    /// [`AttachError::Mismatch`] with the spec's message, or [`AttachError::Corrupt`].
-    pub fn attach_index(&mut self, bytes: &[u8]) -> Result<Vec<String>, AttachError> {
+    /// [`AttachError::Mismatch`] with the spec's message, or [`OLD_APP_INDEX`] for an index the
+    /// app saved before storage version 2 (no page titles kept apart); [`AttachError::Corrupt`]
+    /// for damaged bytes or page titles that are not those of the index's passages.
+    pub fn attach_index(&mut self, saved: &SavedIndex) -> Result<Vec<String>, AttachError> {
         let model = self
             .model
             .as_ref()
@@ -178,9 +202,22 @@ impl WorkerState {
         // Check the manifest first: a mismatching index is not worth validating in full.
         // An index of another layout version is a mismatch (rebuild from the stored passages),
         // not damage.
+        let bytes = &saved.bytes;
         let manifest = lightembed_index::read_manifest_prefix(bytes).map_err(compat_error)?;
         manifest.check_compatible(&id).map_err(compat_error)?;
+        let Some(sections) = &saved.sections else {
+            return Err(AttachError::Mismatch(OLD_APP_INDEX.to_string()));
+        };
+        let mut sections: BTreeMap<String, (String, String)> = serde_json::from_str(sections)
+            .map_err(|e| AttachError::Corrupt(format!("page titles: {e}")))?;
         let index = Index::from_bytes(bytes).map_err(|e| AttachError::Corrupt(e.to_string()))?;
+        if let Some(d) = index.documents().find(|d| !sections.contains_key(&d.id)) {
+            return Err(AttachError::Corrupt(format!(
+                "passage {} has no page title",
+                d.id
+            )));
+        }
+        sections.retain(|id, _| index.contains(id));
         let notes = index
             .check_compatible(&id)
             .map_err(compat_error)?
@@ -188,6 +225,7 @@ impl WorkerState {
             .map(|w| w.to_string())
             .collect();
         self.index = Some(index);
+        self.sections = sections;
         Ok(notes)
     }
 
@@ -209,6 +247,7 @@ impl WorkerState {
             model.model_id(),
         ))?;
         self.index = Some(index);
+        self.sections.clear();
         Ok(())
     }
 
@@ -226,6 +265,7 @@ impl WorkerState {
     /// Drops the index (e.g. after a mismatch, until re-indexing).
     pub fn drop_index(&mut self) {
         self.index = None;
+        self.sections.clear();
     }
 
     /// The index dims, else the model's `output_dim`.
@@ -249,12 +289,14 @@ impl WorkerState {
             .as_ref()
             .ok_or(WorkerError::NoIndex("no index"))?
             .dims();
-        let owned: Vec<String> = passages.iter().map(Passage::embed_text).collect();
-        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let texts: Vec<&str> = passages.iter().map(Passage::embed_text).collect();
         Ok(embed_texts(model, &texts, dims)?)
     }
 
-    /// Inserts (or replaces) a passage with its vector.
+    /// Inserts (or replaces) a passage with its vector. The index payload is titled with the
+    /// passage's display title (ingestion's rule, `lightembed_ingest::section_title`: what
+    /// `lightembed index` stores for it); its page title and heading are kept apart beside the
+    /// index.
     ///
     /// # Errors
     /// No index, or the index refused the vector.
@@ -263,25 +305,28 @@ impl WorkerState {
             .index
             .as_mut()
             .ok_or(WorkerError::NoIndex("no index"))?;
-        if index.contains(&p.id) {
-            index.delete(&p.id);
+        let ip = &p.passage;
+        if index.contains(&ip.id) {
+            index.delete(&ip.id);
         }
-        // The document title alone when the heading is empty or starts it (the CLI's rule).
-        let title = if p.heading.is_empty() || p.title.starts_with(&p.heading) {
-            p.title.clone()
-        } else {
-            format!("{} › {}", p.title, p.heading)
-        };
-        let snippet = lightembed_index::snippet::head(&p.text, SNIPPET_CHARS);
-        // BM25 indexes the document title and what is embedded (heading + whole passage), not
-        // the cut snippet.
-        index
-            .insert_with_text(
-                Document::new(p.id.clone(), title, p.url.clone(), snippet),
-                vector,
-                &p.keyword_text(),
-            )
-            .map_err(WorkerError::from)
+        let snippet = lightembed_index::snippet::head(&ip.text, SNIPPET_CHARS);
+        // BM25 indexes the page title and what is embedded (heading + whole passage), not the
+        // cut snippet.
+        index.insert_with_text(
+            Document::new(ip.id.clone(), ip.title.clone(), ip.url.clone(), snippet),
+            vector,
+            &p.keyword_text(),
+        )?;
+        self.sections
+            .insert(ip.id.clone(), (ip.page_title.clone(), ip.heading.clone()));
+        Ok(())
+    }
+
+    /// The page title and heading of the indexed passage `id`.
+    pub fn section(&self, id: &str) -> Option<(&str, &str)> {
+        self.sections
+            .get(id)
+            .map(|(page, heading)| (page.as_str(), heading.as_str()))
     }
 
     /// Embeds `query` at the index dims.
@@ -348,6 +393,7 @@ impl WorkerState {
             .collect();
         for id in &ids {
             index.delete(id);
+            self.sections.remove(id);
         }
         ids
     }
@@ -359,7 +405,7 @@ impl WorkerState {
         let Some(index) = self.index.as_mut() else {
             return Vec::new();
         };
-        let keep: std::collections::HashSet<&str> = keep.iter().map(|p| p.id.as_str()).collect();
+        let keep: std::collections::HashSet<&str> = keep.iter().map(Passage::id).collect();
         let ids: Vec<String> = index
             .documents()
             .filter(|d| doc_id_of(&d.id) == doc_id && !keep.contains(d.id.as_str()))
@@ -367,6 +413,7 @@ impl WorkerState {
             .collect();
         for id in &ids {
             index.delete(id);
+            self.sections.remove(id);
         }
         ids
     }
@@ -385,13 +432,8 @@ impl WorkerState {
                 Some(&i) => docs[i].passages += 1,
                 None => {
                     pos.insert(doc_id.to_string(), docs.len());
-                    let title = d
-                        .payload
-                        .title
-                        .split(" › ")
-                        .next()
-                        .unwrap_or("")
-                        .to_string();
+                    // The page title, kept apart (a display title is never split back).
+                    let title = self.section(&d.id).map_or("", |(page, _)| page).to_string();
                     docs.push(DocSummary {
                         doc_id: doc_id.to_string(),
                         title,
@@ -414,6 +456,16 @@ impl WorkerState {
     /// The index bytes to persist.
     pub fn index_bytes(&self) -> Option<Vec<u8>> {
         self.index.as_ref().map(|i| i.to_bytes())
+    }
+
+    /// The index as it is saved: its bytes and its passages' page titles and headings.
+    pub fn saved(&self) -> Option<SavedIndex> {
+        let bytes = self.index_bytes()?;
+        let sections = serde_json::to_string(&self.sections).expect("strings serialise");
+        Some(SavedIndex {
+            bytes,
+            sections: Some(sections),
+        })
     }
 
     /// Cosine similarity of two texts at `dims` (default: the index dims, else `output_dim`).
@@ -548,20 +600,37 @@ mod tests {
         b
     }
 
+    /// Passage `id` of document `doc` (page `page`, under `heading`, at `url`), as ingestion
+    /// makes one.
+    fn passage(doc: &str, id: &str, page: &str, heading: &str, url: &str, text: &str) -> Passage {
+        Passage::new(
+            doc,
+            lightembed_ingest::Passage::new(id, page, heading, url, text),
+        )
+    }
+
     fn passages(n: usize) -> Vec<Passage> {
         (0..n)
-            .map(|i| Passage {
-                id: format!("doc{}#{}", i % 3, i),
-                doc_id: format!("doc{}", i % 3),
-                title: format!("Doc {}", i % 3),
-                heading: format!("H{i}"),
-                url: String::new(),
-                text: format!(
-                    "passage number {i} about hello world {}",
-                    "word ".repeat(i % 5)
-                ),
+            .map(|i| {
+                passage(
+                    &format!("doc{}", i % 3),
+                    &format!("doc{}#{}", i % 3, i),
+                    &format!("Doc {}", i % 3),
+                    &format!("H{i}"),
+                    "",
+                    &format!(
+                        "passage number {i} about hello world {}",
+                        "word ".repeat(i % 5)
+                    ),
+                )
             })
             .collect()
+    }
+
+    /// `p` with another text (and `url`), its embedded text following.
+    fn with_text(p: &Passage, text: &str, url: &str) -> Passage {
+        let i = &p.passage;
+        passage(&p.doc_id, &i.id, &i.page_title, &i.heading, url, text)
     }
 
     fn loaded(name: &str) -> WorkerState {
@@ -586,22 +655,113 @@ mod tests {
         assert_eq!(st.docs.len(), 3);
         assert_eq!(st.docs[0].passages, 4);
         // The exact embedded text of a passage (heading + text) finds it first.
-        let q = c.embed_query(&ps[5].embed_text()).unwrap();
+        let q = c.embed_query(ps[5].embed_text()).unwrap();
         let hits = c.search(Some(&q), "", 3, SearchMode::Vector).unwrap();
-        assert_eq!(hits[0].id, ps[5].id);
+        assert_eq!(hits[0].id, ps[5].id());
         assert!((hits[0].score - 1.0).abs() < 1e-4);
         // Restore from bytes into a fresh core with the same model: no embedding needed.
-        let bytes = c.index_bytes().unwrap();
+        let saved = c.saved().unwrap();
         let mut c2 = loaded("static_fp32_uncased.bin");
-        assert!(c2.attach_index(&bytes).unwrap().is_empty());
+        assert!(c2.attach_index(&saved).unwrap().is_empty());
         assert_eq!(c2.state().count, 12);
         assert_eq!(
             c2.search(Some(&q), "", 1, SearchMode::Vector).unwrap()[0].id,
-            ps[5].id
+            ps[5].id()
         );
         // Delete a document.
         assert_eq!(c2.delete_doc("doc1").len(), 4);
         assert_eq!(c2.state().count, 8);
+    }
+
+    /// One title rule (ingestion's): a result is titled `Heading — Page`, as `lightembed index`
+    /// titles the same passage, and the document list shows the page title kept apart — also
+    /// when the page title holds the separators of either rule (a Sphinx title `Page — Project`,
+    /// a `›`), and also after the index is saved and restored. An index saved by the app before
+    /// storage version 2 (no page titles apart) is a mismatch to rebuild from the stored
+    /// passages; page titles that miss a passage of the index are damage.
+    #[test]
+    fn results_are_titled_by_ingestions_rule_and_documents_by_their_page_title() {
+        let mut c = loaded("static_fp32_uncased.bin");
+        c.ensure_index(None).unwrap();
+        let page = "Install — Garden › 1.0 documentation";
+        let ps = [
+            passage("g", "g#1", page, "", "", "Garden intro."),
+            passage("g", "g#win:1", page, "Windows", "", "Run setup on windows."),
+            passage("g", "g#i:1", page, "Install", "", "Install again."),
+            passage("n", "n#1", "notes.txt", "", "", "Plain notes."),
+        ];
+        let vs = c.embed_passages(&ps).unwrap();
+        for (p, v) in ps.iter().zip(&vs) {
+            c.insert(p, v).unwrap();
+        }
+        let check = |c: &WorkerState| {
+            let docs: Vec<(String, String, usize)> = c
+                .state()
+                .docs
+                .into_iter()
+                .map(|d| (d.doc_id, d.title, d.passages))
+                .collect();
+            assert_eq!(
+                docs,
+                [
+                    ("g".to_string(), page.to_string(), 3),
+                    ("n".to_string(), "notes.txt".to_string(), 1)
+                ]
+            );
+            let hits = c.search(None, "windows", 5, SearchMode::Keyword).unwrap();
+            assert_eq!(hits[0].id, "g#win:1");
+            assert_eq!(
+                hits[0].title,
+                "Windows — Install — Garden › 1.0 documentation"
+            );
+            assert_eq!(c.section("g#win:1"), Some((page, "Windows")));
+            let titles: Vec<String> = c
+                .index()
+                .unwrap()
+                .documents()
+                .map(|d| d.payload.title.clone())
+                .collect();
+            let want: Vec<String> = ps.iter().map(|p| p.passage.title.clone()).collect();
+            assert_eq!(titles, want, "the payload title is ingestion's");
+            assert_eq!(want[1], lightembed_ingest::section_title(page, "Windows"));
+        };
+        check(&c);
+        let saved = c.saved().unwrap();
+        let mut c2 = loaded("static_fp32_uncased.bin");
+        c2.attach_index(&saved).unwrap();
+        check(&c2);
+        // Deleting a document forgets its page titles; the rest are kept.
+        c2.delete_doc("g");
+        assert_eq!(c2.section("g#win:1"), None);
+        assert_eq!(c2.section("n#1"), Some(("notes.txt", "")));
+
+        let old = SavedIndex {
+            bytes: saved.bytes.clone(),
+            sections: None,
+        };
+        let mut c3 = loaded("static_fp32_uncased.bin");
+        match c3.attach_index(&old) {
+            Err(AttachError::Mismatch(m)) => assert_eq!(m, OLD_APP_INDEX),
+            other => panic!("expected the old-app mismatch, got {other:?}"),
+        }
+        assert!(c3.index().is_none());
+        let partial = SavedIndex {
+            bytes: saved.bytes.clone(),
+            sections: Some(r#"{"g#1":["Garden",""]}"#.into()),
+        };
+        match c3.attach_index(&partial) {
+            Err(AttachError::Corrupt(m)) => assert!(m.contains("has no page title"), "{m}"),
+            other => panic!("expected damage, got {other:?}"),
+        }
+        let garbage = SavedIndex {
+            bytes: saved.bytes,
+            sections: Some("[1,2]".into()),
+        };
+        assert!(matches!(
+            c3.attach_index(&garbage),
+            Err(AttachError::Corrupt(_))
+        ));
+        assert!(c3.index().is_none());
     }
 
     #[test]
@@ -612,7 +772,7 @@ mod tests {
         let ps = passages(2);
         let vs = c.embed_passages(&ps).unwrap();
         c.insert(&ps[0], &vs[0]).unwrap();
-        let stored = c.index_bytes().unwrap();
+        let stored = c.saved().unwrap();
 
         let v = c.info().unwrap().version.clone();
         let major: u8 = v.split('.').next().unwrap().parse().unwrap();
@@ -634,8 +794,8 @@ mod tests {
         assert!(c2.index().is_none());
         // A corrupted index is reported as such.
         let mut bad = stored.clone();
-        let n = bad.len();
-        bad[n - 1] ^= 0xff;
+        let n = bad.bytes.len();
+        bad.bytes[n - 1] ^= 0xff;
         let mut c3 = loaded("static_fp32_uncased.bin");
         assert!(matches!(
             c3.attach_index(&bad),
@@ -651,10 +811,16 @@ mod tests {
         let mut c = loaded("static_fp32_uncased.bin");
         c.ensure_index(None).unwrap();
         let mut ps = passages(6);
-        ps[4].text = "Borrowing rules: a mutable reference excludes every other reference.".into();
-        ps[4].url = "book.html#refs".into();
-        ps[5].text = "More about references and borrowing in loops.".into();
-        ps[5].url = "book.html#refs".into();
+        ps[4] = with_text(
+            &ps[4],
+            "Borrowing rules: a mutable reference excludes every other reference.",
+            "book.html#refs",
+        );
+        ps[5] = with_text(
+            &ps[5],
+            "More about references and borrowing in loops.",
+            "book.html#refs",
+        );
         let vs = c.embed_passages(&ps).unwrap();
         for (p, v) in ps.iter().zip(&vs) {
             c.insert(p, v).unwrap();
@@ -664,7 +830,7 @@ mod tests {
             .unwrap();
         // Both passages of the section match; one hit per section is shown.
         assert_eq!(kw.len(), 1);
-        assert_eq!(kw[0].id, ps[4].id);
+        assert_eq!(kw[0].id, ps[4].id());
         let marks: Vec<&str> = kw[0]
             .highlights
             .iter()
@@ -675,11 +841,11 @@ mod tests {
         let hy = c
             .search(Some(&q), "mutable references", 3, SearchMode::Hybrid)
             .unwrap();
-        assert_eq!(hy[0].id, ps[4].id);
+        assert_eq!(hy[0].id, ps[4].id());
         assert!(c.search(None, "x", 3, SearchMode::Hybrid).is_err());
 
-        let mut v1 = c.index_bytes().unwrap();
-        v1[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let mut v1 = c.saved().unwrap();
+        v1.bytes[4..6].copy_from_slice(&1u16.to_le_bytes());
         let mut c2 = loaded("static_fp32_uncased.bin");
         match c2.attach_index(&v1) {
             Err(AttachError::Mismatch(msg)) => assert_eq!(
@@ -697,16 +863,19 @@ mod tests {
     #[test]
     fn keyword_stemming_is_off_for_a_model_of_another_language() {
         let plain = fixture("static_fp32_uncased.bin");
-        let mut p = passages(1).remove(0);
-        p.text = "Every reference is checked by the borrow checker.".into();
-        let turkish = Passage {
-            id: "doc9#1".into(),
-            doc_id: "doc9".into(),
-            title: "Belgeler".into(),
-            heading: String::new(),
-            url: String::new(),
-            text: "Sayfa numaraları ekleme".into(),
-        };
+        let p = with_text(
+            &passages(1)[0],
+            "Every reference is checked by the borrow checker.",
+            "",
+        );
+        let turkish = passage(
+            "doc9",
+            "doc9#1",
+            "Belgeler",
+            "",
+            "",
+            "Sayfa numaraları ekleme",
+        );
         for (id, stem) in [
             ("lightembed-en-0l", true),
             ("lightembed-tr-0l", false),
@@ -745,7 +914,7 @@ mod tests {
             let mut c2 = WorkerState::new();
             let (m, info) = load_model(&bytes, id, None).unwrap();
             c2.set_model(m, info);
-            c2.attach_index(&c.index_bytes().unwrap()).unwrap();
+            c2.attach_index(&c.saved().unwrap()).unwrap();
             assert_eq!(c2.index().unwrap().keyword_stemming(), stem, "{id}");
             // A re-index (a new index for the same model) makes the same choice.
             c2.new_index(Some(8)).unwrap();
@@ -809,11 +978,11 @@ mod tests {
         c.ensure_index(None).unwrap();
         let ps = passages(3);
         let vs = c.embed_passages(&ps).unwrap();
-        assert_eq!(ps[1].embed_text(), format!("H1\n{}", ps[1].text));
+        assert_eq!(ps[1].embed_text(), format!("H1\n{}", ps[1].passage.text));
         let model = c.model().unwrap();
-        let want = model.embed(&ps[1].embed_text(), c.dims().unwrap()).unwrap();
+        let want = model.embed(ps[1].embed_text(), c.dims().unwrap()).unwrap();
         assert_eq!(vs[1], want);
-        let text_only = model.embed(&ps[1].text, c.dims().unwrap()).unwrap();
+        let text_only = model.embed(&ps[1].passage.text, c.dims().unwrap()).unwrap();
         assert_ne!(vs[1], text_only);
     }
 
@@ -896,7 +1065,7 @@ mod tests {
         let mut c2 = WorkerState::new();
         let (m, info) = load_model(&bytes, "static", None).unwrap();
         c2.set_model(m, info);
-        c2.attach_index(&c.index_bytes().unwrap()).unwrap();
+        c2.attach_index(&c.saved().unwrap()).unwrap();
         let ids: Vec<String> = c2
             .index()
             .unwrap()

@@ -5,11 +5,21 @@
 //! | store | key | value |
 //! |---|---|---|
 //! | `models` | model URL | `{ validator: string, bytes: Uint8Array }` — the verified `.bin` |
-//! | `passages` | passage id | JSON text of a [`Passage`] (what a re-index embeds) |
+//! | `passages` | passage id | JSON text of a [`Passage`]: `doc_id` and ingestion's passage fields (what a re-index embeds) |
 //! | `index` | `"current"` | `Uint8Array`: `Index::to_bytes()` (manifest first, spec §8) |
+//! | `index` | `"sections"` | JSON text: passage id → `[page title, heading]` ([`SavedIndex::sections`]) |
 //!
-//! Passages and the index are written in **one** transaction, so a reload never sees an index
-//! without its passages or the other way round.
+//! Passages and the index (bytes and sections) are written in **one** transaction, so a reload
+//! never sees an index without its passages or the other way round.
+//!
+//! Version 2 ([`DB_VERSION`]) stores ingestion's passage shape and the index's page titles and
+//! headings apart. A database of version 1 (the app before it) is upgraded in place: its stores
+//! stay, its passages (page title in `title`, heading apart) read as this version's without loss
+//! ([`stored_passage`]), and its index, titled `Page › Heading` and without sections, is offered
+//! for a rebuild from those passages instead of being read
+//! ([`crate::worker::state::OLD_APP_INDEX`]). Opening version 2 closes a version-1 tab's
+//! connection ([`NEWER_IN_OTHER_TAB`]), and that older build cannot reopen it, so the two shapes
+//! are never written side by side.
 //!
 //! Each language of the app has its own database of this shape ([`crate::shared::lang::db_name`]:
 //! `DB_NAME` for English, `DB_NAME-tr` for Turkish); the worker has one open at a time.
@@ -26,15 +36,19 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::shared::protocol::Passage;
 use crate::shared::web::{js_error, sleep_ms};
+use crate::worker::state::SavedIndex;
 
 /// IndexedDB database name used by the app.
 pub const DB_NAME: &str = "lightembed";
-/// Schema version (bump with a migration in `on_upgrade_needed`).
-pub const DB_VERSION: u32 = 1;
+/// Schema version (bump with a migration in `on_upgrade_needed`, or a reading of the older data):
+/// 2 since passages are stored in ingestion's shape and the index keeps page titles apart (see
+/// the module's notes on version 1).
+pub const DB_VERSION: u32 = 2;
 const MODELS: &str = "models";
 const PASSAGES: &str = "passages";
 const INDEX: &str = "index";
 const INDEX_KEY: &str = "current";
+const SECTIONS_KEY: &str = "sections";
 /// How long opening may stay blocked (another tab holding an old version open) before giving up.
 const OPEN_TIMEOUT_MS: i32 = 4000;
 
@@ -257,28 +271,37 @@ impl Storage {
         commit(tx).await
     }
 
-    /// The stored index bytes, if any.
+    /// The stored index, if any: its bytes and its sections (`None` in a database written by the
+    /// app before version 2).
     ///
     /// # Errors
     /// IndexedDB errors.
-    pub async fn get_index(&self) -> Result<Option<Vec<u8>>, String> {
+    pub async fn get_index(&self) -> Result<Option<SavedIndex>, String> {
         let Ok(db) = self.db() else { return Ok(None) };
         let tx = db
             .transaction(&[INDEX], TransactionMode::ReadOnly)
             .map_err(err)?;
         let store = tx.object_store(INDEX).map_err(err)?;
-        let value = store
+        let bytes = store
             .get(JsValue::from_str(INDEX_KEY))
             .map_err(err)?
             .await
             .map_err(err)?;
-        Ok(value
+        let sections = store
+            .get(JsValue::from_str(SECTIONS_KEY))
+            .map_err(err)?
+            .await
+            .map_err(err)?;
+        Ok(bytes
             .filter(|v| v.is_instance_of::<Uint8Array>())
-            .map(|v| Uint8Array::new(&v).to_vec()))
+            .map(|v| SavedIndex {
+                bytes: Uint8Array::new(&v).to_vec(),
+                sections: sections.and_then(|s| s.as_string()),
+            }))
     }
 
     /// In one transaction: stores `put` passages, deletes the `delete` passage ids, and replaces
-    /// the index bytes (`None`: removes the stored index).
+    /// the index, bytes and sections (`None`: removes the stored index).
     ///
     /// # Errors
     /// IndexedDB errors (quota!); nothing is written then.
@@ -286,7 +309,7 @@ impl Storage {
         &self,
         put: &[Passage],
         delete: &[String],
-        index: Option<&[u8]>,
+        index: Option<&SavedIndex>,
     ) -> Result<(), String> {
         let db = self.db()?;
         let tx = db
@@ -297,7 +320,7 @@ impl Storage {
             let json = serde_json::to_string(p).map_err(|e| e.to_string())?;
             // Requests in one transaction complete in order; awaiting only the last is enough,
             // the transaction's completion covers them all.
-            ps.put(&JsValue::from_str(&json), Some(&JsValue::from_str(&p.id)))
+            ps.put(&JsValue::from_str(&json), Some(&JsValue::from_str(p.id())))
                 .map_err(err)?;
         }
         for id in delete {
@@ -305,21 +328,35 @@ impl Storage {
         }
         let ix = tx.object_store(INDEX).map_err(err)?;
         match index {
-            Some(bytes) => {
+            Some(saved) => {
                 ix.put(
-                    &Uint8Array::from(bytes).into(),
+                    &Uint8Array::from(&saved.bytes[..]).into(),
                     Some(&JsValue::from_str(INDEX_KEY)),
                 )
                 .map_err(err)?;
+                match &saved.sections {
+                    Some(json) => {
+                        ix.put(
+                            &JsValue::from_str(json),
+                            Some(&JsValue::from_str(SECTIONS_KEY)),
+                        )
+                        .map_err(err)?;
+                    }
+                    None => {
+                        ix.delete(JsValue::from_str(SECTIONS_KEY)).map_err(err)?;
+                    }
+                }
             }
             None => {
                 ix.delete(JsValue::from_str(INDEX_KEY)).map_err(err)?;
+                ix.delete(JsValue::from_str(SECTIONS_KEY)).map_err(err)?;
             }
         }
         commit(tx).await
     }
 
-    /// Every stored passage (in key order).
+    /// Every stored passage (in key order); passages stored by the app before version 2 are read
+    /// as this version's ([`stored_passage`]).
     ///
     /// # Errors
     /// IndexedDB errors or a stored record that is not a passage.
@@ -336,8 +373,7 @@ impl Storage {
             .into_iter()
             .map(|v| {
                 let s = v.as_string().ok_or("stored passage is not text")?;
-                serde_json::from_str::<Passage>(&s)
-                    .map_err(|e| format!("stored passage is damaged: {e}"))
+                stored_passage(&s)
             })
             .collect()
     }
@@ -373,11 +409,102 @@ impl Storage {
     }
 }
 
+/// A passage as the app stored it before version 2: the page title in `title`, the heading apart,
+/// no display title or embedded text.
+#[derive(serde::Deserialize)]
+struct PassageV1 {
+    id: String,
+    doc_id: String,
+    title: String,
+    #[serde(default)]
+    heading: String,
+    #[serde(default)]
+    url: String,
+    text: String,
+}
+
+/// Reads the JSON of a stored passage: this version's shape, or the shape the app stored before
+/// version 2, which becomes this version's without loss (its `title` was the page title; the
+/// display title and embedded text follow from ingestion's rules, `lightembed_ingest::Passage::new`).
+///
+/// # Errors
+/// `stored passage is damaged: …` for JSON of neither shape.
+pub fn stored_passage(json: &str) -> Result<Passage, String> {
+    serde_json::from_str::<Passage>(json).or_else(|e| {
+        let v1: PassageV1 =
+            serde_json::from_str(json).map_err(|_| format!("stored passage is damaged: {e}"))?;
+        Ok(Passage::new(
+            v1.doc_id,
+            lightembed_ingest::Passage::new(v1.id, v1.title, v1.heading, v1.url, v1.text),
+        ))
+    })
+}
+
 async fn commit(tx: idb::Transaction) -> Result<(), String> {
     match tx.await.map_err(err)? {
         idb::TransactionResult::Committed => Ok(()),
         idb::TransactionResult::Aborted => {
             Err("the IndexedDB transaction was aborted (quota or a blocked database)".into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What IndexedDB keeps of a passage is one flat JSON object, `doc_id` and ingestion's
+    /// fields, read back as it was; a passage the app stored before version 2 (page title in
+    /// `title`) reads as this version's, titled by ingestion's rule with the page title and
+    /// heading apart — a page title holding `›` or `—` included; anything else is damage.
+    #[test]
+    fn stored_passages_read_in_this_and_the_first_shape() {
+        let p = Passage::new(
+            "rust-book/ch04.html",
+            lightembed_ingest::Passage::new(
+                "rust-book/ch04.html#heap:1",
+                "Ownership › Basics — The Book",
+                "The Heap",
+                "https://doc.rust-lang.org/book/ch04.html#heap",
+                "Data lives here.",
+            ),
+        );
+        let json = serde_json::to_string(&p).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "doc_id",
+                "embed_text",
+                "heading",
+                "id",
+                "page_title",
+                "text",
+                "title",
+                "url"
+            ]
+        );
+        assert_eq!(v["title"], "The Heap — Ownership › Basics — The Book");
+        assert_eq!(stored_passage(&json).unwrap(), p);
+
+        let v1 = r#"{"id":"rust-book/ch04.html#heap:1","doc_id":"rust-book/ch04.html","title":"Ownership › Basics — The Book","heading":"The Heap","url":"https://doc.rust-lang.org/book/ch04.html#heap","text":"Data lives here."}"#;
+        assert_eq!(stored_passage(v1).unwrap(), p);
+        let bare = stored_passage(
+            r#"{"id":"user/a.txt#1","doc_id":"user/a.txt","title":"a.txt","text":"Hi."}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                bare.passage.title.as_str(),
+                bare.passage.page_title.as_str(),
+                bare.passage.heading.as_str(),
+                bare.embed_text()
+            ),
+            ("a.txt", "a.txt", "", "Hi.")
+        );
+        let e = stored_passage(r#"{"id":"x","text":"no document"}"#).unwrap_err();
+        assert!(e.starts_with("stored passage is damaged: "), "{e}");
     }
 }

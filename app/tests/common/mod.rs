@@ -56,19 +56,36 @@ pub fn with_model_id(model: &[u8], id: &str) -> Vec<u8> {
     b
 }
 
+/// Passage `id` of document `doc`: page `page`, under `heading`, at `url`, made as ingestion
+/// makes passages (`lightembed_ingest::Passage::new`: its title and embedded text follow).
+pub fn passage(doc: &str, id: &str, page: &str, heading: &str, url: &str, text: &str) -> Passage {
+    Passage::new(
+        doc,
+        lightembed_ingest::Passage::new(id, page, heading, url, text),
+    )
+}
+
+/// `p` with another text (its embedded text following).
+pub fn with_text(p: &Passage, text: &str) -> Passage {
+    let i = &p.passage;
+    passage(&p.doc_id, &i.id, &i.page_title, &i.heading, &i.url, text)
+}
+
 /// `n` passages over 3 documents.
 pub fn passages(n: usize) -> Vec<Passage> {
     (0..n)
-        .map(|i| Passage {
-            id: format!("doc{}#{i}", i % 3),
-            doc_id: format!("doc{}", i % 3),
-            title: format!("Document {}", i % 3),
-            heading: String::new(),
-            url: format!("https://example.invalid/{i}"),
-            text: format!(
-                "passage {i} the quick brown fox {} jumps over the lazy dog",
-                "hello world ".repeat(i % 7)
-            ),
+        .map(|i| {
+            passage(
+                &format!("doc{}", i % 3),
+                &format!("doc{}#{i}", i % 3),
+                &format!("Document {}", i % 3),
+                "",
+                &format!("https://example.invalid/{i}"),
+                &format!(
+                    "passage {i} the quick brown fox {} jumps over the lazy dog",
+                    "hello world ".repeat(i % 7)
+                ),
+            )
         })
         .collect()
 }
@@ -135,4 +152,46 @@ impl Events {
 /// Logs to the browser console (visible with `--nocapture`-like runner output).
 pub fn log(s: &str) {
     web_sys::console::log_1(&JsValue::from_str(s));
+}
+
+/// Writes database `name` as the app did before storage version 2 (IndexedDB version 1, the
+/// stores `models`, `passages`, `index`): `passages` as stored JSON texts (keyed by their `id`)
+/// and, when given, the index bytes under `"current"` with no sections beside them.
+pub async fn write_v1_database(name: &str, passages: &[&str], index: Option<&[u8]>) {
+    use idb::{Factory, ObjectStoreParams, TransactionMode};
+    let factory = Factory::new().unwrap();
+    let mut req = factory.open(name, Some(1)).unwrap();
+    req.on_upgrade_needed(|event| {
+        use idb::Event as _;
+        let db = event.target().unwrap().database().unwrap();
+        for store in ["models", "passages", "index"] {
+            db.create_object_store(store, ObjectStoreParams::new())
+                .unwrap();
+        }
+    });
+    let db = req.await.unwrap();
+    let tx = db
+        .transaction(&["passages", "index"], TransactionMode::ReadWrite)
+        .unwrap();
+    let ps = tx.object_store("passages").unwrap();
+    for json in passages {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let id = v["id"].as_str().unwrap();
+        ps.put(&JsValue::from_str(json), Some(&JsValue::from_str(id)))
+            .unwrap();
+    }
+    if let Some(bytes) = index {
+        tx.object_store("index")
+            .unwrap()
+            .put(
+                &js_sys::Uint8Array::from(bytes).into(),
+                Some(&JsValue::from_str("current")),
+            )
+            .unwrap();
+    }
+    assert!(matches!(
+        tx.await.unwrap(),
+        idb::TransactionResult::Committed
+    ));
+    db.close();
 }
