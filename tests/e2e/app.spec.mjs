@@ -22,7 +22,7 @@
 //   6. a corrupted model file → the `error` banner with the verification failure
 //   7. a truncated model file → the `error` banner
 //   8. a model with another major version → the spec §8 message and `reindex`; re-index works
-//   9. two tabs: a newer schema (`?dbversion=2`) in another tab makes this one close its database
+//   9. two tabs: a newer schema (`?dbversion=` the app's DB_VERSION + 1) in another tab makes this one close its database
 //      and say so; a tab holding the database open without a versionchange handler blocks the
 //      next upgrade, which gives up within 5 s saying to close it; closed, a reload keeps the data
 //  10. the same dist/ served under /sub/path/ (another origin) → ready, search, no 404
@@ -56,6 +56,10 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
+/** The app's IndexedDB schema version (app/src/worker/storage.rs `DB_VERSION`): step 9 opens the
+ *  next ones as "a newer deployment". */
+const DB_VERSION = Number(fs.readFileSync(path.join(root, 'app/src/worker/storage.rs'), 'utf8')
+  .match(/pub const DB_VERSION: u32 = (\d+);/)[1]);
 const dist = path.resolve(process.env.DIST || path.join(root, 'dist'));
 const shots = path.join(root, 'target', 'e2e');
 // The bundled corpus (`lightembed passages`, scripts/make_corpus.sh): one passage per line, in
@@ -119,7 +123,7 @@ const expectPrefix = realModel && target.heading === 'The Stack and the Heap'
 // the Turkish corpus (scripts/make_corpus_tr.sh: LibreOffice's Turkish help guides), indexed
 // whole. The question is a natural one, not the heading; its answer is LibreOffice Writer's page
 // on merging table cells, whose passages about merging show the title TR_TITLE (the page's, as
-// their headings start it; the section on splitting shows "… › Hücreleri Ayırmak").
+// their headings start it; the section on splitting shows "Hücreleri Ayırmak — …").
 const trEntry = manifest.models.find((m) => m.lang === 'tr');
 const enEntry = manifest.models.find((m) => m.lang === 'en');
 const trCorpusPath = path.join(dist, 'corpus', 'libreoffice-help-tr.jsonl');
@@ -127,8 +131,9 @@ const trLines = fs.existsSync(trCorpusPath) ? fs.readFileSync(trCorpusPath, 'utf
 const TR_QUERY = 'İki hücreyi tek bir hücrede nasıl birleştiririm?';
 const TR_PAGE = 'swriter/guide/table_cellmerge.html';
 const TR_TITLE = 'Hücreleri Birleştirmek ve Bölmek';
-/** The title the app shows for a corpus passage (app/src/worker/state.rs `WorkerState::insert`). */
-const appTitle = (r) => (!r.heading || r.page_title.startsWith(r.heading) ? r.page_title : `${r.page_title} › ${r.heading}`);
+/** The title the app shows for a corpus passage: ingestion's one rule (title/src/lib.rs
+ *  `section_title`, what `lightembed index` titles the passage): `Heading — Page`. */
+const appTitle = (r) => (!r.heading || r.page_title.startsWith(r.heading) ? r.page_title : `${r.heading} — ${r.page_title}`);
 const trTargets = trLines.map((l) => JSON.parse(l)).filter((r) => r.page === TR_PAGE && appTitle(r) === TR_TITLE);
 const isTrTarget = (h) => h.title === TR_TITLE && h.id.startsWith(`libreoffice-help-tr/${TR_PAGE}#`);
 
@@ -723,28 +728,28 @@ await step('two tabs: a newer schema in another tab closes this tab\'s database 
   const tabText = (pg, id) => pg.evaluate((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent.trim() ?? null, id);
   const ready = (pg) => pg.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('[data-testid="model-status"]')?.textContent.trim()), null, { timeout: STEP_MS });
   const docs = (pg) => pg.waitForFunction((n) => document.querySelector('[data-testid="doc-count"]')?.textContent.trim() === String(n), LIMIT, { timeout: 60_000, polling: 100 });
-  // A newer deployment (schema v2) opens in a second tab: the first closes its connection at
-  // once and says so; the second upgrades with the data.
+  // A newer deployment (schema DB_VERSION + 1) opens in a second tab: the first closes its
+  // connection at once and says so; the second upgrades with the data.
   const p2 = await context.newPage();
-  await p2.goto(`${base}/?${same}&dbversion=2`);
+  await p2.goto(`${base}/?${same}&dbversion=${DB_VERSION + 1}`);
   await ready(p2);
   await page.waitForFunction(() => /newer version of this app is open in another tab/.test(
     document.querySelector('[data-testid="storage-warning"]')?.textContent || ''), null, { timeout: 10_000 });
   assert((await tabText(page, 'storage-status')) === 'memory only', 'the old tab works in memory now');
   assert((await tabText(p2, 'storage-status')) === 'IndexedDB', `the new tab upgraded: ${await tabText(p2, 'storage-status')}`);
   await docs(p2);
-  // A tab that holds v2 open and ignores versionchange (an old build) blocks the next upgrade:
-  // the opening tab gives up within 5 s with a message saying to close the other tab.
+  // A tab that holds that version open and ignores versionchange (an old build) blocks the next
+  // upgrade: the opening tab gives up within 5 s with a message saying to close the other tab.
   const p3 = await context.newPage();
   await p3.goto(`${base}/models/manifest.json`);
-  await p3.evaluate(() => new Promise((res, rej) => {
-    const r = indexedDB.open('lightembed', 2);
+  await p3.evaluate((v) => new Promise((res, rej) => {
+    const r = indexedDB.open('lightembed', v);
     r.onsuccess = () => { window.heldOpen = r.result; res(); };
     r.onerror = () => rej(r.error);
-  }));
+  }), DB_VERSION + 1);
   const p4 = await context.newPage();
   const t0 = Date.now();
-  await p4.goto(`${base}/?${same}&dbversion=3`);
+  await p4.goto(`${base}/?${same}&dbversion=${DB_VERSION + 2}`);
   await p4.waitForFunction(() => /blocked by another tab/.test(document.querySelector('[data-testid="storage-warning"]')?.textContent || ''), null, { timeout: 10_000 });
   const blockedMs = Date.now() - t0;
   assert(blockedMs < 5000 + 1500, `blocked open ended in ${blockedMs} ms`);
@@ -901,6 +906,19 @@ await step(`languages: English by default, only English models listed; its corpu
   const hits = await hitsFor(query);
   console.log(`     ${query} → ${hits.slice(0, 3).map((h) => h.id).join(' | ')}`);
   assert(hits.slice(0, 3).some((h) => h.id.startsWith(expectPrefix)), `expected ${expectPrefix} in the top 3`);
+  // Each result is titled by ingestion's rule from its passage's page title and heading.
+  const byId = new Map(corpus.map((r) => [appId(r), r]));
+  for (const h of hits) {
+    assert(byId.has(h.id) && h.title === appTitle(byId.get(h.id)), `title of ${h.id}: ${JSON.stringify(h.title)}, expected ${JSON.stringify(byId.has(h.id) && appTitle(byId.get(h.id)))}`);
+  }
+  assert(hits.some((h) => h.title.includes(' — ')), `a result under a heading: ${hits.map((h) => h.title)}`);
+  // The document list shows each page's title, kept apart (never split from a result title).
+  const docs = await tid('doc').evaluateAll((els) => els.map((e) => [e.querySelector('small').textContent.trim().split(' ')[0], e.querySelector('bdi').textContent.trim()]));
+  assert(docs.length > 0, 'documents listed');
+  for (const [id, title] of docs) {
+    const r = corpus.find((c) => `rust-book/${c.page}` === id);
+    assert(r && title === r.page_title, `document ${id}: ${JSON.stringify(title)}, expected ${JSON.stringify(r && r.page_title)}`);
+  }
 });
 
 await step('Türkçe: only the Turkish model listed, loaded with its own empty index; a switch back to English while its corpus is being indexed leaves each index to its own corpus', async () => {
