@@ -6,8 +6,18 @@
 //
 // Nothing is fetched until the visitor focuses the box. Then a worker loads the model and the
 // index written by `lightembed site` (verified, cached across pages and visits; its binary files
-// come gzip-compressed from any host and the worker decompresses them) and answers each
-// query with hybrid (BM25 + vector) ranking. Results are grouped by page, with the page's
+// come gzip-compressed from any host and the worker decompresses them; the engine and the index
+// core are asked for at once, the model as soon as they are in) and answers each query with
+// hybrid (BM25 + vector) ranking. Until the model is in (on a slow link it is the largest file),
+// queries are answered by the keyword side alone (BM25 over the query's
+// term shards), the status line saying so ("by keywords; adding meaning (model N %)…"); when the
+// model arrives the query is asked again and its hybrid results replace those in one swap, under
+// one rule: the pages from the top of the keyword list down to the one selected (↓ ↑ or the
+// mouse) stay where they are — the same elements, so what the visitor reads, points at or would
+// follow with Enter does not move —, and the hybrid ranking fills the places below (the kept
+// pages left out of it). With nothing selected, the first page stays once the keyword list has
+// been shown for READ_MS (it may be being read); a list replaced sooner (a fast link: the model
+// follows within moments) is replaced whole. Results are grouped by page, with the page's
 // matching sections under it; the query's words are marked — as text nodes in <mark>, never as
 // HTML. Keyboard: ↓ ↑ move through the pages, Enter follows the selected (or first) result, Esc
 // closes the list (a second Esc clears the box). Keys act only on results of the text now in the
@@ -43,6 +53,8 @@ function pageHref(url) {
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1,
   0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
 const DEBOUNCE_MS = 60;
+// How long a keyword list is shown before its first page counts as read (kept by the re-rank).
+const READ_MS = 1000;
 const MANIFEST = new URL('manifest.json', BUNDLE).href;
 let nextId = 0;
 
@@ -142,6 +154,7 @@ class LightembedSearch extends HTMLElement {
     this.pending = null;
     this.conn = null;
     this.enterFor = null;
+    this.loading = new Map(); // file → % loaded (null: size unknown), while the search loads
     // Every focus, not once: `start` does nothing while running, and a put-back element restarts.
     this.input.addEventListener('focus', () => this.start());
     this.input.addEventListener('input', () => this.schedule());
@@ -190,8 +203,11 @@ class LightembedSearch extends HTMLElement {
     if (this.conn && this.conn.worker) this.conn.worker.terminate();
     this.conn = null;
     this.ready = false;
+    this.modelReady = false;
+    this.loading = new Map();
     this.asking = null;
     delete this.dataset.ready;
+    delete this.dataset.keywordsReady;
   }
 
   post(msg) {
@@ -221,26 +237,36 @@ class LightembedSearch extends HTMLElement {
   message(m) {
     if (m.type === 'progress') {
       // `total` is the size the manifest records (not Content-Length, which is smaller when the
-      // host compresses): never shown above 100 %.
-      const pct = m.total ? ` ${Math.min(100, Math.round((100 * m.loaded) / m.total))} %` : '';
-      this.say(`Loading search (${m.what}${pct})…`);
+      // host compresses): never shown above 100 %. The files load at once: each keeps its figure.
+      this.loading.set(m.what, m.total ? Math.min(100, Math.round((100 * m.loaded) / m.total)) : null);
+      if (this.status.classList.contains('lightembed-error')) return;
+      if (this.shown !== undefined) this.sayResults();
+      else this.say(`Loading search (${[...this.loading].map(([w, p]) => (p === null ? w : `${w} ${p} %`)).join(', ')})…`);
+    } else if (m.type === 'keywords') {
+      // The core is in: the keyword side answers while the model loads.
+      this.ready = true;
+      this.dataset.keywordsReady = 'true';
+      if (this.current()) this.search();
     } else if (m.type === 'ready') {
       this.ready = true;
+      this.modelReady = true;
       this.dataset.ready = 'true';
       this.dataset.readyMs = String(Math.round(performance.now() - this.t0));
       this.dataset.fromCache = `${m.fromCache.model},${m.fromCache.index}`;
-      this.say('');
+      // The box's query again, now by the hybrid ranking (its keyword results stay until then).
       if (this.current()) this.search();
+      else this.say('');
     } else if (m.type === 'results') {
       if (m.id !== this.latest) return;
       this.asking = null;
       this.conn.updated = false; // this build answers: later errors are its own
-      this.show(m.hits, m.ms, m.keywordMatch);
+      this.show(m.hits, m.ms, m.keywordMatch, m.mode || 'hybrid');
     } else if (m.type === 'excerpts') {
       if (m.id !== this.latest) return;
       for (const x of m.items) {
         for (const span of this.list.querySelectorAll(`[data-passage="${x.passage}"]`)) {
           span.replaceChildren(marked(x.snippet, x.highlights));
+          span.dataset.filled = '';
         }
       }
       this.dataset.lastExcerptMs = (performance.now() - this.sent).toFixed(1);
@@ -303,18 +329,40 @@ class LightembedSearch extends HTMLElement {
     this.post({ type: 'search', id: this.latest, query: q, k: 20 });
   }
 
-  show(hits, ms, keywordMatch) {
-    this.list.replaceChildren();
+  // Lists `hits`, ranked by `mode` ('keyword': BM25 alone, the model still loading; 'hybrid').
+  // Hybrid results of the query whose keyword results are listed refine them under the rule in
+  // the header: the pages from the top down to the selected one (with none selected: the first,
+  // once the list was shown READ_MS — `data-keywords-read`) are kept, as they are, in their
+  // places; the hybrid ranking fills the rest.
+  show(hits, ms, keywordMatch, mode) {
+    const refine = mode === 'hybrid' && this.ranking === 'keyword' && this.shown === this.query;
+    const closed = refine && this.list.hidden;
+    const read = this.dataset.keywordsRead === 'true';
+    const kept = refine ? this.options().slice(0, this.active >= 0 ? this.active + 1 : Number(read)) : [];
+    const keptPages = new Set(kept.map((li) => li.dataset.page));
+    this.list.replaceChildren(...kept);
     this.shown = this.query;
-    this.active = -1;
-    this.input.removeAttribute('aria-activedescendant');
-    const pages = groupByPage(hits).slice(0, 8);
+    this.ranking = mode;
+    this.dataset.ranking = mode;
+    clearTimeout(this.reading);
+    delete this.dataset.keywordsRead;
+    if (mode === 'keyword') this.reading = setTimeout(() => { this.dataset.keywordsRead = 'true'; }, READ_MS);
+    if (!refine) {
+      this.active = -1;
+      this.input.removeAttribute('aria-activedescendant');
+    }
+    const pages = groupByPage(hits).filter((p) => !keptPages.has(p.page)).slice(0, 8 - kept.length);
     const shown = [];
-    pages.forEach((p, i) => {
+    // Kept pages whose excerpts have not come yet (they were asked for under the keyword query's id).
+    for (const span of this.list.querySelectorAll('.lightembed-excerpt:not([data-filled])')) {
+      shown.push({ passage: Number(span.dataset.passage), chunk: Number(span.dataset.chunk) });
+    }
+    pages.forEach((p, j) => {
+      const i = kept.length + j;
       const best = p.sections[0];
       const li = el('li', {
         class: 'lightembed-page', role: 'option', id: `${this.listId}-${i}`,
-        'aria-selected': 'false', 'data-testid': 'lightembed-result',
+        'aria-selected': 'false', 'data-testid': 'lightembed-result', 'data-page': p.page,
       });
       li.append(el('a', { class: 'lightembed-page-title', href: pageHref(best.url) }, p.title));
       const subs = el('ul', { class: 'lightembed-sections' });
@@ -322,7 +370,7 @@ class LightembedSearch extends HTMLElement {
         const a = el('a', { href: pageHref(s.url) });
         if (s.heading) a.append(el('span', { class: 'lightembed-heading' }, s.heading));
         // The excerpt arrives once the passage's text chunk is fetched (`excerpts` message).
-        a.append(el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage) }));
+        a.append(el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage), 'data-chunk': String(s.chunk) }));
         shown.push({ passage: s.passage, chunk: s.chunk });
         subs.append(el('li', {}, a));
       }
@@ -330,25 +378,26 @@ class LightembedSearch extends HTMLElement {
       li.addEventListener('mousemove', () => this.select(i));
       this.list.append(li);
     });
+    const count = this.options().length;
     const took = performance.now() - this.sent;
     this.dataset.lastQueryMs = took.toFixed(1);
     delete this.dataset.lastExcerptMs;
     if (shown.length) {
       this.post({ type: 'excerpts', id: this.latest, query: this.query, passages: shown });
+    } else if (count) {
+      this.dataset.lastExcerptMs = '0.0'; // every excerpt is already there
     }
-    delete this.dataset.meaningAlone;
-    const count = pages.length === 1 ? '1 page' : `${pages.length} pages`;
-    this.statusText = pages.length ? `${count} (${ms.toFixed(1)} ms)` : 'No results';
-    this.say(this.statusText);
+    this.statusText = count ? `${count === 1 ? '1 page' : `${count} pages`} (${ms.toFixed(1)} ms)` : 'No results';
     // No passage holds a word of the query (the keyword side says so, not the excerpts: a word
     // only in a title counts): the ranking is by meaning alone (its best score is 1 all the
     // same), which the reader should know.
-    if (pages.length && keywordMatch === false) {
-      this.dataset.meaningAlone = 'true';
-      this.say(`${this.statusText} · none has these words: closest by meaning`);
-    }
-    this.list.hidden = pages.length === 0;
-    this.input.setAttribute('aria-expanded', String(pages.length > 0));
+    this.meaningAlone = Boolean(count && mode === 'hybrid' && keywordMatch === false);
+    if (this.meaningAlone) this.dataset.meaningAlone = 'true';
+    else delete this.dataset.meaningAlone;
+    this.sayResults();
+    // A list the visitor closed (Esc) stays closed when its results are refined.
+    this.list.hidden = count === 0 || closed;
+    this.input.setAttribute('aria-expanded', String(!this.list.hidden));
     // Enter was pressed before these results came: follow the first, if they answer the box.
     if (this.enterFor !== null && this.enterFor === this.shown) {
       this.enterFor = null;
@@ -356,10 +405,27 @@ class LightembedSearch extends HTMLElement {
     }
   }
 
+  // The status line under listed results: how many, and how they are ranked while the model loads.
+  sayResults() {
+    if (this.ranking === 'keyword' && !this.modelReady) {
+      const pct = this.loading.get('model');
+      const adding = `adding meaning${pct == null ? '' : ` (model ${pct} %)`}…`;
+      this.say(this.options().length ? `${this.statusText} · by keywords; ${adding}` : `No page has these words; ${adding}`);
+    } else if (this.meaningAlone) {
+      this.say(`${this.statusText} · none has these words: closest by meaning`);
+    } else {
+      this.say(this.statusText);
+    }
+  }
+
   // Empties the list: nothing it showed can be followed any more.
   clearResults() {
     this.list.replaceChildren();
     this.shown = undefined;
+    this.ranking = undefined;
+    delete this.dataset.ranking;
+    clearTimeout(this.reading);
+    delete this.dataset.keywordsRead;
     this.close();
   }
 

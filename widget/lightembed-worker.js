@@ -2,13 +2,19 @@
 // target), so the page never blocks on embedding or ranking. Messages in: {type: 'init',
 // manifest: URL, files: the manifest as the page read it (optional: fetched when absent)}, then
 // {type: 'search', id, query, k} and {type: 'excerpts', id, query, passages}; out: {type:
-// 'progress', what, loaded, total}, {type: 'ready', ...}, {type: 'results', id, hits, ms,
-// fetched}, {type: 'excerpts', id, items}, {type: 'error', id, message, fragment} (`fragment`:
+// 'progress', what, loaded, total}, {type: 'keywords', ...} (the core is read: queries are
+// answered by the keyword side), {type: 'ready', ...} (the model too: by the hybrid ranking),
+// {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch}, {type:
+// 'excerpts', id, items}, {type: 'error', id, message, fragment} (`fragment`:
 // {kind, n, file, problem, status} when a term shard or text chunk could not be used; the page
 // then re-reads the manifest, since a rebuilt site removes the old build's fragments).
 //
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
 // query the term shards of its words, then the text chunks of the results shown (for excerpts).
+// On a slow link no file waits for another to be processed: the wasm and the core are asked for
+// at once as soon as the manifest is read, the model as soon as those two are downloaded, the term
+// shards of a query as soon as the core is read; a query is answered by the keyword side (BM25,
+// no model needed) until the model is in; the page asks again then, and gets the hybrid ranking.
 // Files are fetched by content-hashed names (the manifest lists the core; fragments live in a
 // folder named by the core's build id) and kept in the Cache API as downloaded, so a second page or a later
 // visit downloads nothing already seen; the model is verified on every load
@@ -35,6 +41,13 @@ let cache = null;
 let fragBase = null;
 // Fragments being fetched (number → promise), so concurrent queries share one request.
 const pending = { t: new Map(), c: new Map() };
+// Resolved once the core is read (queries asked before wait for it).
+const indexReady = (() => {
+  let resolve;
+  const p = new Promise((r) => { resolve = r; });
+  p.resolve = resolve;
+  return p;
+})();
 
 function post(msg) { self.postMessage(msg); }
 
@@ -43,11 +56,11 @@ function post(msg) { self.postMessage(msg); }
 // Content-Length: that is the length on the wire, which a host that compresses (Content-Encoding:
 // gzip) makes smaller than the bytes read. `keep()` puts a downloaded file in the cache; callers
 // call it only once the bytes passed their check, so a damaged download is never kept.
-async function fetchCached(url, what, { size = 0, quiet = false } = {}) {
+async function fetchCached(url, what, { size = 0, quiet = false, priority = 'auto' } = {}) {
   let res = cache ? await cache.match(url) : undefined;
   const fromCache = Boolean(res);
   if (!res) {
-    res = await fetch(url);
+    res = await fetch(url, { priority });
     if (!res.ok) throw Object.assign(new Error(`${what}: ${url} answered HTTP ${res.status}`), { status: res.status });
   }
   const reader = res.clone().body.getReader();
@@ -99,7 +112,23 @@ async function start(manifestUrl, given) {
   const base = new URL('.', new URL(manifestUrl, self.location.href));
   cache = self.caches ? await self.caches.open(CACHE).catch(() => null) : null;
   fragBase = new URL(manifest.files.fragments, base);
-  const wanted = new Set(['core', 'model', 'wasm'].map((k) => new URL(manifest.files[k], base).href));
+  const wasmUrl = new URL(manifest.files.wasm, base).href;
+  const coreUrl = new URL(manifest.files.core, base).href;
+  const modelUrl = new URL(manifest.files.model, base).href;
+  // The keyword side's files (the engine and the core) are asked for now, at once, and the model
+  // (on most sites the largest file) as soon as they are downloaded: the model is not needed to
+  // answer by keywords, and on a slow link files fetched together share its bandwidth, so asking
+  // for all three at once delays the first results by the model's share while the last (hybrid)
+  // results come no sooner — bench/RESULTS.md, "Slow link". The query's term shards are asked
+  // for as soon as the core is read (`search`), alongside the model.
+  const got = {
+    wasm: fetchCached(wasmUrl, 'engine', { quiet: true, priority: 'high' }),
+    core: fetchCached(coreUrl, 'index', { size: manifest.index.bytes, priority: 'high' }),
+  };
+  got.model = Promise.all([got.wasm, got.core])
+    .then(() => fetchCached(modelUrl, 'model', { size: manifest.model.bytes }));
+  for (const p of Object.values(got)) p.catch(() => {}); // each is awaited below, in turn
+  const wanted = new Set([wasmUrl, coreUrl, modelUrl]);
   if (cache) {
     // Files of an older build of this site are never asked for again.
     for (const req of await cache.keys()) {
@@ -112,8 +141,7 @@ async function start(manifestUrl, given) {
   const wasm = await glue;
   ({ Model, SiteIndex } = wasm);
   // The engine's wasm, fetched here (not by the glue) so a gzip-compressed one is decompressed.
-  const wasmUrl = new URL(manifest.files.wasm, base).href;
-  const w = await fetchCached(wasmUrl, 'engine', { quiet: true });
+  const w = await got.wasm;
   try {
     await wasm.default({ module_or_path: await plain(w.bytes, manifest.files.wasm) });
   } catch (err) {
@@ -121,28 +149,39 @@ async function start(manifestUrl, given) {
     throw new Error(`engine: ${err.message}`);
   }
   await w.keep();
-  const modelUrl = new URL(manifest.files.model, base).href;
-  const m = await fetchCached(modelUrl, 'model', { size: manifest.model.bytes });
+  // The keyword side first: with the core read, queries are answered by BM25 over the term shards
+  // (`mode: 'keyword'`) while the model is still on its way.
+  const ix = await got.core;
+  let core;
   try {
-    model = Model.fromBytes(await plain(m.bytes, manifest.files.model));
-    if (model.sha256 !== manifest.model.sha256) {
-      throw new Error(`SHA-256 ${model.sha256} is not the ${manifest.model.sha256} the manifest lists`);
-    }
-  } catch (err) {
-    if (cache) await cache.delete(modelUrl);
-    throw new Error(`model: ${err.message}`);
-  }
-  await m.keep();
-  const coreUrl = new URL(manifest.files.core, base).href;
-  const ix = await fetchCached(coreUrl, 'index', { size: manifest.index.bytes });
-  try {
-    index = SiteIndex.fromCore(await plain(ix.bytes, manifest.files.core));
-    index.checkCompatible(model);
+    core = SiteIndex.fromCore(await plain(ix.bytes, manifest.files.core));
   } catch (err) {
     if (cache) await cache.delete(coreUrl);
     throw err;
   }
   await ix.keep();
+  index = core;
+  indexReady.resolve();
+  post({ type: 'keywords', passages: index.length, fromCache: ix.fromCache, ms: performance.now() - t0 });
+  const m = await got.model;
+  let loaded;
+  try {
+    loaded = Model.fromBytes(await plain(m.bytes, manifest.files.model));
+    if (loaded.sha256 !== manifest.model.sha256) {
+      throw new Error(`SHA-256 ${loaded.sha256} is not the ${manifest.model.sha256} the manifest lists`);
+    }
+  } catch (err) {
+    if (cache) await cache.delete(modelUrl);
+    throw new Error(`model: ${err.message}`);
+  }
+  try {
+    index.checkCompatible(loaded);
+  } catch (err) {
+    if (cache) await cache.delete(coreUrl);
+    throw err;
+  }
+  await m.keep();
+  model = loaded; // from now on queries are ranked by the hybrid ranking
   post({
     type: 'ready',
     passages: index.length,
@@ -191,14 +230,18 @@ function ensure(kind, n) {
   return map.get(n);
 }
 
-// Ranks `query`: fetches the term shards it needs first. Hits carry no text yet.
+// Ranks `query`: fetches the term shards it needs first (all at once). Hits carry no text yet.
+// Ranked by the hybrid ranking once the model is in; before, by the keyword side alone (BM25,
+// which needs no model): `mode` says which.
 async function search(query, k) {
   let fetched = 0;
   await Promise.all(Array.from(index.missingShards(query),
     (n) => ensure('t', n).then((downloaded) => { if (downloaded) fetched += 1; })));
   // keywordMatch: some passage holds a word of the query (the keyword side decides, not the
   // excerpts shown: a word only in a title or heading counts).
-  return { fetched, hits: index.search(query, { k, mode: 'hybrid', model }), keywordMatch: index.keywordMatches(query) };
+  const mode = model ? 'hybrid' : 'keyword';
+  const hits = index.search(query, model ? { k, mode, model } : { k, mode });
+  return { fetched, mode, hits, keywordMatch: index.keywordMatches(query) };
 }
 
 // Excerpts of the passages shown: fetches their text chunks first.
@@ -214,10 +257,11 @@ self.onmessage = async (e) => {
     if (msg.type === 'init') {
       await start(msg.manifest, msg.files);
     } else if (msg.type === 'search') {
-      if (!index) throw new Error('not ready');
+      // A query asked before the core is read waits for it (the page asks once `keywords` came).
+      await indexReady;
       const t = performance.now();
-      const { hits, fetched, keywordMatch } = await search(msg.query, msg.k || 20);
-      post({ type: 'results', id: msg.id, hits, fetched, keywordMatch, ms: performance.now() - t });
+      const { hits, fetched, mode, keywordMatch } = await search(msg.query, msg.k || 20);
+      post({ type: 'results', id: msg.id, hits, fetched, mode, keywordMatch, ms: performance.now() - t });
     } else if (msg.type === 'excerpts') {
       if (!index) throw new Error('not ready');
       post({ type: 'excerpts', id: msg.id, items: await excerpts(msg.query, msg.passages) });

@@ -113,12 +113,13 @@ test("`lightembed search` on the bundle finds each page (the installed package's
   assert.match(top("how much sun do the beds need"), /^(index\.html)?(#.*)?$/);
 });
 
-// Waits until the box shows the results of the text now in it (the widget's `shown` query).
+// Waits until the box shows the final (hybrid, not keyword-only) results of the text now in it
+// (the widget's `shown` query).
 async function settled() {
   await page.waitForFunction(() => {
     const w = document.querySelector("lightembed-starlight lightembed-search");
     const q = w.querySelector("input").value.trim();
-    return q && w.shown === q && w.dataset.lastExcerptMs;
+    return q && w.shown === q && w.dataset.lastExcerptMs && w.dataset.ranking !== "keyword";
   }, null, { timeout: STEP_MS });
   return page.locator('lightembed-starlight [data-testid="lightembed-result"]').evaluateAll(
     (els) => els.map((e) => e.querySelector("a").href));

@@ -97,11 +97,12 @@ try {
     assert(await input().isVisible(), 'the search box is visible');
     await input().click();
     await page.keyboard.type(opt.query);
-    // Settled: the results of the text now in the box, with their excerpts (or an error said).
+    // Settled: the final (hybrid, not keyword-only) results of the text now in the box, with their
+    // excerpts (or an error said).
     await page.waitForFunction(() => {
       const w = document.querySelector('lightembed-search');
       const q = w.querySelector('input').value.trim();
-      return (q && w.shown === q && w.dataset.lastExcerptMs) || w.querySelector('.lightembed-error');
+      return (q && w.shown === q && w.dataset.lastExcerptMs && w.dataset.ranking !== 'keyword') || w.querySelector('.lightembed-error');
     }, null, { timeout: STEP_MS });
     const error = await page.locator('lightembed-search .lightembed-error').count();
     assert(!error, `the box says: ${error && await page.locator('[data-testid="lightembed-status"]').textContent()}`);

@@ -32,6 +32,15 @@
 //      first, and a --lightembed-* property over all of them (computed colours checked).
 //  13. No layout shift: with the widget's script held back, the element already has its final
 //      height, and the content after it does not move when the box appears.
+//  14. Slow-link scheduling (issue 30 #3), cold, the host holding the model's answer back: the
+//      wasm and the core are asked for at once (the host answers the wasm only once the core was
+//      asked for), the model once both are in, the query's term shards while the model is held;
+//      keyword results (data-ranking="keyword", the status line says so) come before the model;
+//      released, the hybrid results replace them with the pages from the top down to the selected
+//      one kept in place (the same elements; the selection stays) and the hybrid ranking below
+//      (with nothing selected, the first page once the list counts as read: data-keywords-read);
+//      Enter typed with a new query while the model is held follows that query's keyword top
+//      (the CLI's `--mode keyword` top on the same bundle), not the previous query's.
 //
 // Figures (printed): time to first results for a cold visitor, warm query time, bytes fetched
 // for the first query. Run with scripts/site-e2e.sh (builds what is needed), or directly:
@@ -84,8 +93,14 @@ const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '
 const requests = [];
 // What a step can make the host do: gzip `.bin` responses (Content-Encoding: gzip, so
 // Content-Length is the compressed size), or damage the fragments (`f/<build>/[tc]N.bin`) it serves.
-const host = { gzipBin: false, truncateFragments: false };
-const server = http.createServer((req, res) => {
+// Scheduling steps: `events` (an array) records each bundle file's request and its answer
+// ("request core", "sent wasm", …, in the order the host saw them); `wasmAfterCore` holds the
+// wasm's answer until the core is asked for (3 s at most, so a widget that asks for them one after
+// the other goes on); `modelGate` (a promise) holds the model's answer until it resolves.
+const host = { gzipBin: false, truncateFragments: false, events: null, wasmAfterCore: false, modelGate: null };
+const kindOf = (p) => (/\.wasm$/.test(p) ? 'wasm' : /\/core\.[0-9a-f]+\.bin$/.test(p) ? 'core'
+  : /\/model\.[0-9a-f]+\.bin$/.test(p) ? 'model' : /\/t\d+\.bin$/.test(p) ? 'shard' : /\/c\d+\.bin$/.test(p) ? 'chunk' : null);
+const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (!url.pathname.startsWith(MOUNT)) { res.writeHead(404).end(); return; }
   let p = path.normalize(path.join(site, decodeURIComponent(url.pathname.slice(MOUNT.length))));
@@ -104,6 +119,16 @@ const server = http.createServer((req, res) => {
   headers['content-length'] = body.length;
   request.sent = body.length;
   request.head = body.subarray(0, 2);
+  const kind = kindOf(url.pathname);
+  const events = host.events;
+  if (events && kind) {
+    events.push(`request ${kind}`);
+    if (kind === 'wasm' && host.wasmAfterCore) {
+      for (const t0 = Date.now(); !events.includes('request core') && Date.now() - t0 < 3000;) await new Promise((r) => setTimeout(r, 10));
+    }
+    if (kind === 'model' && host.modelGate) await host.modelGate;
+    events.push(`sent ${kind}`); // answered now (recorded before the bytes go out)
+  }
   res.writeHead(200, headers);
   res.end(body);
 });
@@ -162,7 +187,11 @@ await step('focus → model and index verified and loaded; a question → result
   await input().fill(q);
   await page.waitForSelector('[data-testid="lightembed-result"]', { timeout: STEP_MS });
   figures.coldMs = Date.now() - t0;
-  await page.waitForFunction(() => document.querySelector('lightembed-search').dataset.lastExcerptMs, null, { timeout: STEP_MS });
+  // The final results: the hybrid ranking's (the keyword side may answer first) and their excerpts.
+  await page.waitForFunction(() => {
+    const w = document.querySelector('lightembed-search');
+    return w.dataset.ranking === 'hybrid' && w.dataset.lastExcerptMs;
+  }, null, { timeout: STEP_MS });
   figures.coldExcerptMs = Date.now() - t0;
   figures.coldBytes = requests.reduce((s, r) => s + r.bytes, 0);
   figures.coldGzip = requests.reduce((s, r) => s + r.gzip, 0);
@@ -297,8 +326,9 @@ await step('second page: model and index from the cache, no second download', as
   figures.warmExcerptMs = median(excerptTimes);
 });
 
-// Asks `q` on page `p` and waits for its results and their excerpts: the results listed before are
-// marked first, so neither they nor a late excerpt of an earlier query pass for this one's.
+// Asks `q` on page `p` and waits for its final results (the hybrid ranking's, not the keyword
+// side's shown while the model loads) and their excerpts: the results listed before are marked
+// first, so neither they nor a late excerpt of an earlier query pass for this one's.
 async function ask(p, q) {
   await p.evaluate(() => {
     const w = document.querySelector('lightembed-search');
@@ -309,7 +339,8 @@ async function ask(p, q) {
   await p.waitForFunction((q) => {
     const w = document.querySelector('lightembed-search');
     const first = w.querySelector('[data-testid="lightembed-result"]');
-    return w.querySelector('input').value === q && first && first.dataset.before === undefined && w.dataset.lastExcerptMs;
+    return w.querySelector('input').value === q && first && first.dataset.before === undefined && w.dataset.lastExcerptMs
+      && w.dataset.ranking === 'hybrid';
   }, q, { timeout: STEP_MS });
   return p.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => e.querySelector('a').href));
 }
@@ -502,13 +533,151 @@ await step('a host that gzips .bin files: progress never above 100 %', async () 
     assert(Math.max(...pcts) <= 100, `progress above 100 %: ${said.filter((t) => /(\d{4,}|[2-9]\d\d|1\d[1-9]|1[1-9]\d) %/.test(t)).slice(0, 4).join(' | ')}`);
     // The model and the index each end at 100 %: the manifest's sizes are the bytes a download
     // delivers (the stored gzip files, whatever the host's own compression).
+    // (Both load at once: the line shows each, "Loading search (index 100 %, model 37 %)…".)
     for (const what of ['model', 'index']) {
-      assert(said.some((t) => t.includes(`(${what} 100 %)`)), `${what} progress never reached 100 %: ${said.filter((t) => t.includes(what)).slice(-2).join(' | ')}`);
+      assert(said.some((t) => new RegExp(`[(,] ?${what} 100 %[,)]`).test(t)), `${what} progress never reached 100 %: ${said.filter((t) => t.includes(what)).slice(-2).join(' | ')}`);
     }
     console.log(`     ${pcts.length} progress messages, last "${said.filter((t) => /%/.test(t)).pop()}"`);
   } finally {
     host.gzipBin = false;
     await p5.close();
+  }
+});
+
+// A cold page with the model's answer held back by the host (`host.modelGate`) and the events
+// recorded; `release()` lets the model through.
+async function heldModelPage(url) {
+  let release;
+  host.modelGate = new Promise((r) => { release = r; });
+  host.events = [];
+  const p = await context.newPage();
+  await p.goto(url);
+  await p.evaluate(() => caches.delete('lightembed'));
+  return { p, release: () => { release(); host.modelGate = null; } };
+}
+const pageOf = (href) => href.split('#')[0];
+const listed = (p) => p.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => ({
+  href: e.querySelector('a').href, kept: e.dataset.e2eKept === 'yes', id: e.id, selected: e.getAttribute('aria-selected'),
+})));
+
+await step('slow link: wasm and core asked for at once, the model once they are in, the term shards while the model loads', async () => {
+  host.wasmAfterCore = true;
+  const { p, release } = await heldModelPage(`${base}ch09-02-recoverable-errors-with-result.html`);
+  try {
+    await p.locator('[data-testid="lightembed-query"]').focus();
+    await p.locator('[data-testid="lightembed-query"]').fill('how do I read a file line by line');
+    // Until the model is asked for (its answer is held).
+    const ev = host.events;
+    for (const t0 = Date.now(); !ev.includes('request model') && Date.now() - t0 < STEP_MS;) await p.waitForTimeout(20);
+    const at = (e) => ev.indexOf(e);
+    assert(at('request core') >= 0 && at('request core') < at('sent wasm'),
+      `the core is asked for while the wasm's answer is outstanding: ${ev.join(', ')}`);
+    assert(at('request model') > at('sent core') && at('request model') > at('sent wasm'),
+      `the model is asked for once the wasm and the core are in: ${ev.join(', ')}`);
+    // The query's term shards: asked for while the model is held, and the first results with them.
+    await p.waitForFunction(() => document.querySelector('[data-testid="lightembed-result"]'), null, { timeout: STEP_MS });
+    assert(at('request shard') > 0 && at('sent model') < 0, `term shards asked for while the model is held: ${ev.join(', ')}`);
+    console.log(`     ${ev.filter((e) => !/chunk/.test(e)).slice(0, 8).join(', ')}, …`);
+  } finally {
+    host.wasmAfterCore = false;
+    release();
+    host.events = null;
+    await p.close();
+  }
+});
+
+// On a cold page with the model held: `q`'s keyword results, then (after `down` presses of ↓, or
+// with none once the list counts as read) the model released and the refined list checked
+// against the rule: the pages from the top down to the selected one (none selected: the first)
+// stay — the same elements, the selection with them —, the hybrid ranking of `q` fills the rest.
+async function refined(q, down) {
+  const { p, release } = await heldModelPage(`${base}ch09-02-recoverable-errors-with-result.html`);
+  try {
+    const box = p.locator('[data-testid="lightembed-query"]');
+    await box.focus();
+    await box.fill(q);
+    await p.waitForSelector('[data-testid="lightembed-result"]', { timeout: STEP_MS });
+    await p.waitForFunction(() => document.querySelector('lightembed-search').dataset.lastExcerptMs, null, { timeout: STEP_MS });
+    // The model is still held: these are the keyword side's, and say so.
+    assert(!host.events.includes('sent model'), 'results shown before the model was sent');
+    const w = await p.evaluate(() => ({ ...document.querySelector('lightembed-search').dataset }));
+    assert(w.ranking === 'keyword' && w.ready === undefined, `ranking ${w.ranking}, ready ${w.ready}`);
+    let st = await statusOf(p);
+    assert(/pages? \(.* · by keywords; adding meaning/.test(st.text) && !st.error, `status: ${st.text}`);
+    const marks = await p.locator('[data-testid="lightembed-result"] mark').allTextContents();
+    assert(marks.length > 0, 'query words marked in the keyword results');
+    for (let i = 0; i < down; i++) await box.press('ArrowDown');
+    // Nothing selected: the first page is kept once the list has been shown long enough to be read.
+    if (!down) await p.waitForFunction(() => document.querySelector('lightembed-search').dataset.keywordsRead === 'true', null, { timeout: STEP_MS });
+    const keep = Math.max(down, 1);
+    const keyword = await p.locator('[data-testid="lightembed-result"]').evaluateAll((els, keep) => els.map((e, i) => {
+      if (i < keep) e.dataset.e2eKept = 'yes';
+      return e.querySelector('a').href;
+    }), keep);
+    assert(keyword.length > keep, `${keyword.length} keyword results`);
+    const active = await box.getAttribute('aria-activedescendant');
+    release();
+    await p.waitForFunction(() => {
+      const el = document.querySelector('lightembed-search');
+      return el.dataset.ranking === 'hybrid' && el.dataset.lastExcerptMs;
+    }, null, { timeout: STEP_MS });
+    const hybrid = await listed(p);
+    const stayed = hybrid.slice(0, keep);
+    assert(stayed.every((h, i) => h.kept && h.href === keyword[i]),
+      `the top ${keep} stayed: ${stayed.map((h) => `${h.href.slice(base.length)} kept=${h.kept}`)}`);
+    assert(!hybrid.slice(keep).some((h) => h.kept), 'no other element kept');
+    if (down) {
+      assert(await box.getAttribute('aria-activedescendant') === active && hybrid[down - 1].selected === 'true', 'the selection stays');
+    } else {
+      assert(await box.getAttribute('aria-activedescendant') === null, 'nothing selected');
+    }
+    st = await statusOf(p);
+    assert(!/by keywords/.test(st.text) && /pages? \(/.test(st.text), `status: ${st.text}`);
+    assert(await p.locator('[data-testid="lightembed-result"] .lightembed-excerpt:not([data-filled])').count() === 0, 'every excerpt shown');
+    // Below them, the hybrid ranking of the query (asked again now that the model is in).
+    const kept = new Set(keyword.slice(0, keep).map(pageOf));
+    const fresh = (await ask(p, `${q} `)).map(pageOf);
+    const want = [...keyword.slice(0, keep).map(pageOf), ...fresh.filter((h) => !kept.has(h)).slice(0, hybrid.length - keep)];
+    const got = hybrid.map((h) => pageOf(h.href));
+    assert(JSON.stringify(got) === JSON.stringify(want), `refined list ${got.map((h) => h.slice(base.length))}, want ${want.map((h) => h.slice(base.length))}`);
+    console.log(`     "${q}": keyword top ${keyword.slice(0, 2).map((h) => pageOf(h).slice(base.length)).join(' | ')}; hybrid alone ${fresh.slice(0, 2).map((h) => h.slice(base.length)).join(' | ')}`);
+  } finally {
+    release();
+    host.events = null;
+    await p.close();
+  }
+}
+
+await step('keyword results before the model; the hybrid ones keep the top down to the selected page in place', async () => {
+  await refined('how do I read a file line by line', 2);
+});
+
+await step('keyword results read with nothing selected: the hybrid ones keep the first page in place', async () => {
+  await refined('what is a trait object', 0);
+});
+
+await step('while the model loads, Enter follows the keyword results of the text in the box, not the previous query\'s', async () => {
+  const { p, release } = await heldModelPage(`${base}ch09-02-recoverable-errors-with-result.html`);
+  try {
+    const box = p.locator('[data-testid="lightembed-query"]');
+    await box.focus();
+    await box.fill('ownership');
+    await p.waitForFunction(() => document.querySelector('lightembed-search').dataset.ranking === 'keyword', null, { timeout: STEP_MS });
+    const old = await p.locator('[data-testid="lightembed-result"] a').first().getAttribute('href');
+    // The top hit of the new query by keywords, as the CLI ranks the same bundle.
+    const q = 'cargo workspaces';
+    const cli = JSON.parse(execFileSync(bin, ['search', '--index', path.join(site, 'lightembed'), '--mode', 'keyword', '-k', '5', '--json', q], { encoding: 'utf8' }));
+    const want = pageOf(new URL(cli.results[0].url, base).href);
+    assert(want !== pageOf(new URL(old).href), `the two queries' keyword tops differ: ${want}`);
+    const here = p.url();
+    await box.fill(q);
+    await Promise.all([p.waitForURL((u) => u.href !== here, { timeout: STEP_MS }), box.press('Enter')]);
+    assert(pageOf(p.url()) === want, `Enter went to ${p.url().slice(base.length)}, not the new query's ${want.slice(base.length)}`);
+    assert(!host.events.includes('sent model'), 'followed before the model came');
+  } finally {
+    release();
+    host.events = null;
+    await p.close();
   }
 });
 
