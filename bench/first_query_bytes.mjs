@@ -70,8 +70,11 @@ async function measure(site, mode) {
     const box = page.locator('[data-testid="lightembed-query"]');
     await box.focus();
     await box.fill(query);
-    await page.waitForFunction(() => document.querySelector('lightembed-search').dataset.lastExcerptMs
-      || document.querySelector('.lightembed-error'), null, { timeout: 120000 });
+    // The final (hybrid) results' excerpts: a widget that answers by keywords first fetches more.
+    await page.waitForFunction(() => {
+      const w = document.querySelector('lightembed-search');
+      return (w.dataset.lastExcerptMs && w.dataset.ranking !== 'keyword') || document.querySelector('.lightembed-error');
+    }, null, { timeout: 120000 });
     const err = await page.locator('.lightembed-error').count();
     if (err) throw new Error(`${site}: ${await page.locator('[data-testid="lightembed-status"]').textContent()}`);
     const kinds = {};

@@ -160,7 +160,8 @@ const le = await (async () => {
   await input.fill(warmQuery);
   await page.waitForFunction((q) => {
     const el = document.querySelector('lightembed-search');
-    return el.querySelector('input').value === q && el.querySelector('[data-testid="lightembed-status"]').textContent.includes('ms');
+    return el.querySelector('input').value === q && el.dataset.ranking !== 'keyword'
+      && el.querySelector('[data-testid="lightembed-status"]').textContent.includes('ms');
   }, warmQuery, { timeout: 60_000 });
   const warm = Number(await page.evaluate(() => document.querySelector('lightembed-search').dataset.lastQueryMs));
   await ctx.close();
