@@ -97,6 +97,12 @@ impl Model {
         // A text's new tokens are projected together (a pass over the projection per 8 of
         // them); rows already cached are not touched.
         self.fill_static_rows(ids.iter().copied());
+        self.embed_static_cached(ids, dims)
+    }
+
+    /// [`Model::embed_static`] once every row of `ids` is cached (rows still missing are
+    /// computed one at a time): the sum, the bias and the normalisation.
+    fn embed_static_cached(&self, ids: &[u32], dims: usize) -> Result<Vec<f32>, EmbedError> {
         let mut p = Vec::with_capacity(dims);
         p.resize(dims, 0f32);
         self.static_project_prefix(ids, &mut p);
@@ -124,7 +130,7 @@ impl Model {
                 }
                 self.fill_static_rows(ids.iter().flatten().copied());
                 for s in ids.iter() {
-                    out.push(self.embed_static(s, dims)?);
+                    out.push(self.embed_static_cached(s, dims)?);
                 }
             }
             return Ok(out);

@@ -381,10 +381,7 @@ multiversion! {
 /// The static model's projection uses it: a site's passages then embed to the same floats in the
 /// native CLI and in the npm package, and their bundles are byte-identical.
 pub fn matmul_nt_portable(a: &[f32], m: usize, k: usize, b: &[f32], n: usize, out: &mut [f32]) {
-    assert!(
-        a.len() >= m * k && b.len() >= n * k && out.len() >= m * n,
-        "matmul_nt_portable: buffer too small"
-    );
+    // `matmul_nt_portable_with` checks the buffers.
     matmul_nt_portable_with(Backend::detect(), a, m, k, b, n, out)
 }
 
