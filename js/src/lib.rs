@@ -16,14 +16,21 @@
 //! SIMD128 is required on wasm32: the engine's `compile_error!` guard stops a build whose
 //! `RUSTFLAGS` replaced `.cargo/config.toml`'s flags.
 
+#[cfg(feature = "model")]
 use std::cell::{Cell, RefCell};
+#[cfg(feature = "model")]
 use std::collections::HashMap;
+#[cfg(feature = "model")]
 use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use lightembed_index::fragments::FragmentedIndex;
 use lightembed_index::snippet::excerpt;
-use lightembed_index::{Found, Index, Mode, ModelIdentity, SearchOptions as RankOptions, Searcher};
+use lightembed_index::{Found, Mode, SearchOptions as RankOptions, Searcher};
+#[cfg(feature = "search-index")]
+use lightembed_index::Index;
+#[cfg(feature = "model")]
+use lightembed_index::ModelIdentity;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -115,6 +122,7 @@ fn js_error(msg: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&msg.to_string()).into()
 }
 
+#[cfg(feature = "model")]
 thread_local! {
     /// Every live `Model` by its key ([`JsModel::registry_key`]), so that a method given a `Model` as a
     /// plain JS value (`checkCompatible`) finds it by a number it asks the object for, never by
@@ -124,18 +132,21 @@ thread_local! {
 }
 
 /// A sentence-embedding model (`.bin` v1), verified on load.
+#[cfg(feature = "model")]
 #[wasm_bindgen(js_name = Model)]
 pub struct JsModel {
     inner: Rc<lightembed::Model>,
     key: u64,
 }
 
+#[cfg(feature = "model")]
 impl Drop for JsModel {
     fn drop(&mut self) {
         MODELS.with(|m| m.borrow_mut().remove(&self.key));
     }
 }
 
+#[cfg(feature = "model")]
 #[wasm_bindgen(js_class = Model)]
 impl JsModel {
     /// Loads a `.bin` v1 model from its bytes, checking every load rule and the trailing
@@ -257,11 +268,13 @@ impl JsModel {
 
 /// A search index (`index.bin`, as `lightembed index` writes it and the app stores it): passages
 /// with their vectors (HNSW) and words (BM25).
+#[cfg(feature = "search-index")]
 #[wasm_bindgen(js_name = SearchIndex)]
 pub struct JsSearchIndex {
     inner: Index,
 }
 
+#[cfg(feature = "search-index")]
 #[wasm_bindgen(js_class = SearchIndex)]
 impl JsSearchIndex {
     /// Loads an index from the bytes of `index.bin`, validating the whole layout (the bytes are
@@ -300,6 +313,7 @@ impl JsSearchIndex {
     ///
     /// @throws {Error} with the spec's message, e.g. `"Index was built with lightembed-en-0l v3.0
     /// but the loaded model is v4.0. Re-run \`lightembed index\`."`
+    #[cfg(feature = "model")]
     #[wasm_bindgen(js_name = checkCompatible)]
     pub fn check_compatible(
         &self,
@@ -393,6 +407,7 @@ impl JsSiteIndex {
     /// As `SearchIndex.checkCompatible` (spec §8).
     ///
     /// @throws {Error} with the spec's message when the model is not the index's.
+    #[cfg(feature = "model")]
     #[wasm_bindgen(js_name = checkCompatible)]
     pub fn check_compatible(
         &self,
@@ -693,6 +708,7 @@ impl Options {
 /// `options.model` of a search: a live `Model` or any object with an `embed` method.
 fn checked_model_like(model: &JsValue) -> Result<Function, JsValue> {
     let a = arg("search", "options.model");
+    #[cfg(feature = "model")]
     if let Some(Err(())) = registered_model(model) {
         return Err(a.refuse("a Model", "a freed Model"));
     }
@@ -720,6 +736,7 @@ fn embed_with(model: &JsValue, query: &str, dims: usize) -> Result<Vec<f32>, JsV
 
 /// The spec §8 check of `manifest` against the `Model` in `model`: its warnings as sentences, or
 /// the spec's message as a JS error. Shared by `SearchIndex` and `SiteIndex`.
+#[cfg(feature = "model")]
 fn compatibility(
     manifest: &lightembed_index::Manifest,
     model: &JsValue,
@@ -796,6 +813,7 @@ impl Arg<'_> {
             .ok_or_else(|| self.refuse("a string", &type_name(v)))
     }
 
+    #[cfg(feature = "model")]
     fn strings(self, v: &JsValue) -> Result<Vec<String>, JsValue> {
         let n = array_len(v).ok_or_else(|| self.refuse("an array of strings", &type_name(v)))?;
         (0..n)
@@ -878,6 +896,7 @@ impl Arg<'_> {
     }
 
     /// `dims` of `model.embed` (`undefined` or `null`: `outputDim`): one of its valid dims.
+    #[cfg(feature = "model")]
     fn dims(self, v: Option<&JsValue>, model: &lightembed::Model) -> Result<usize, JsValue> {
         let Some(v) = v.and_then(given) else {
             return Ok(model.output_dim());
@@ -926,6 +945,7 @@ impl Arg<'_> {
     }
 
     /// The `Model` in `v`, found by its key ([`registered_model`]).
+    #[cfg(feature = "model")]
     fn model(self, v: &JsValue) -> Result<Rc<lightembed::Model>, JsValue> {
         match registered_model(v) {
             Some(Ok(model)) => Ok(model),
@@ -937,6 +957,7 @@ impl Arg<'_> {
 
 /// The `Model` whose JS object `v` is: `None` when `v` is no `Model`, `Some(Err(()))` for a freed
 /// one (its key getter throws, or its key is no longer registered).
+#[cfg(feature = "model")]
 fn registered_model(v: &JsValue) -> Option<Result<Rc<lightembed::Model>, ()>> {
     if !v.is_object() {
         return None;
