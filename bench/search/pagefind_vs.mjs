@@ -52,6 +52,18 @@ const SETS = {
   python: { src: '/usr/share/doc/python3.11/html', page: 'tutorial/index.html',
     first: 'how do I read a file line by line', warm: 'json.dumps indent',
     questions: () => readQuestions('python') },
+  // The same sites and questions with one typo per question (bench/search/add_typos.py).
+  'book-typos': { src: '/usr/share/doc/rust-doc/html/book', remove: ['print.html'], page: 'ch01-01-installation.html',
+    first: 'how do I read a file line by line', warm: 'ownership and borrowing',
+    questions: () => readQuestions('book-typos') },
+  'python-typos': { src: '/usr/share/doc/python3.11/html', page: 'tutorial/index.html',
+    first: 'how do I read a file line by line', warm: 'json.dumps indent',
+    questions: () => readQuestions('python-typos') },
+  // A big site: real HTML docs of several Debian packages, one folder each
+  // (bench/search/make_big_site.sh), with bench/search/make_big_set.py's mechanical questions.
+  big: { src: path.join(here, 'data', 'big-site'), page: 'openjdk-17-doc/api/index.html',
+    first: 'how do I read a file line by line', warm: 'HashMap computeIfAbsent',
+    questions: () => readQuestions('big') },
 };
 function readQuestions(name) {
   return fs.readFileSync(path.join(here, 'questions', `${name}.jsonl`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -65,7 +77,7 @@ const pageKey = (u) => {
   if (p === '' || p.endsWith('/')) p += 'index.html';
   // The Rust book folder also holds earlier editions' copies of the chapters
   // (`2018-edition/ch15-04-rc.html`): the same chapter, so the same page for judging.
-  if (SET === 'book') p = p.replace(/^(2018-edition|second-edition)\//, '');
+  if (SET.startsWith('book')) p = p.replace(/^(2018-edition|second-edition)\//, '');
   return p;
 };
 
