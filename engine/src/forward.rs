@@ -41,7 +41,7 @@ fn normalize_checked(p: &[f32]) -> Result<Vec<f32>, EmbedError> {
 }
 
 /// [`normalize_checked`] in place (the same bits), for a vector the caller owns.
-fn normalize_checked_owned(mut p: Vec<f32>) -> Result<Vec<f32>, EmbedError> {
+pub(crate) fn normalize_checked_owned(mut p: Vec<f32>) -> Result<Vec<f32>, EmbedError> {
     let norm = pairwise_sum_sq(&p).sqrt();
     if !norm.is_finite() {
         return Err(EmbedError::NonFinite);

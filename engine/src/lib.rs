@@ -29,6 +29,7 @@ pub mod kernels;
 mod model;
 pub mod ops;
 pub mod quant;
+pub mod query_rows;
 pub mod rng;
 mod static_rows;
 pub mod tokenizer;
@@ -40,4 +41,5 @@ pub use format::{
 };
 pub use forward::{normalize, NORMALIZE_EPS};
 pub use model::{EmbedError, Model};
+pub use query_rows::{QueryEncoder, QueryRowFiles, QueryRowsError};
 pub use writer::{BuildError, EmbeddingData, LayerData, LinearData, MatrixData, ModelBuilder};
