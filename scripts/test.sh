@@ -47,6 +47,8 @@ export PATH="$root/target/tools/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PAT
 step "pytest (reference, packer, fixtures)"
 # One BLAS thread: small SVDs in the fingerprint tests are ~20x slower with a thread pool on 2 cores.
 OPENBLAS_NUM_THREADS=1 .venv/bin/python -m pytest reference -q
+# The typo question sets' generator (bench/search/add_typos.py; seconds).
+.venv/bin/python -m pytest bench/search/test_add_typos.py -q
 
 # First: the CLI embeds the widget's wasm (js/pkg/web) for `lightembed site`.
 step "wasm package (js/build.sh: Node, bundler and web builds)"
