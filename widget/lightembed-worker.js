@@ -33,14 +33,20 @@ const version = new URL(self.location.href).searchParams.get('v') || '';
 const glue = import(`./lightembed_wasm.js?v=${encodeURIComponent(version)}`);
 let Model;
 let SiteIndex;
+let QueryEncoder;
 
 const CACHE = 'lightembed';
 let model = null;
+// A static model's query side (bundles with `files.query`): the head, then the rows of each
+// query's tokens, fetched in shards — the same query vector as the model, without the model.
+let encoder = null;
 let index = null;
 let cache = null;
 let fragBase = null;
-// Fragments being fetched (number → promise), so concurrent queries share one request.
-const pending = { t: new Map(), c: new Map() };
+let rowsBase = null;
+// Fragments being fetched (number → promise), so concurrent queries share one request:
+// term shards, text chunks, row shards.
+const pending = { t: new Map(), c: new Map(), r: new Map() };
 // Resolved once the core is read (queries asked before wait for it).
 const indexReady = (() => {
   let resolve;
@@ -115,6 +121,10 @@ async function start(manifestUrl, given) {
   const wasmUrl = new URL(manifest.files.wasm, base).href;
   const coreUrl = new URL(manifest.files.core, base).href;
   const modelUrl = new URL(manifest.files.model, base).href;
+  // Bundles of a static model carry its query side (head + row shards): a few tens of kB in
+  // place of the model, asked for with the keyword side's files.
+  const headUrl = manifest.files.query ? new URL(manifest.files.query, base).href : null;
+  rowsBase = manifest.files.rows ? new URL(manifest.files.rows, base) : null;
   // The keyword side's files (the engine and the core) are asked for now, at once, and the model
   // (on most sites the largest file) as soon as they are downloaded: the model is not needed to
   // answer by keywords, and on a slow link files fetched together share its bandwidth, so asking
@@ -125,21 +135,26 @@ async function start(manifestUrl, given) {
     wasm: fetchCached(wasmUrl, 'engine', { quiet: true, priority: 'high' }),
     core: fetchCached(coreUrl, 'index', { size: manifest.index.bytes, priority: 'high' }),
   };
-  got.model = Promise.all([got.wasm, got.core])
-    .then(() => fetchCached(modelUrl, 'model', { size: manifest.model.bytes }));
+  if (headUrl) {
+    got.head = fetchCached(headUrl, 'model', { size: manifest.query.bytes, priority: 'high' });
+  } else {
+    got.model = Promise.all([got.wasm, got.core])
+      .then(() => fetchCached(modelUrl, 'model', { size: manifest.model.bytes }));
+  }
   for (const p of Object.values(got)) p.catch(() => {}); // each is awaited below, in turn
-  const wanted = new Set([wasmUrl, coreUrl, modelUrl]);
+  const wanted = new Set(headUrl ? [wasmUrl, coreUrl, headUrl] : [wasmUrl, coreUrl, modelUrl]);
   if (cache) {
     // Files of an older build of this site are never asked for again.
     for (const req of await cache.keys()) {
       const url = req.url;
-      if (url.startsWith(base.href) && !wanted.has(url) && !url.startsWith(fragBase.href)) {
+      if (url.startsWith(base.href) && !wanted.has(url) && !url.startsWith(fragBase.href)
+          && !(rowsBase && url.startsWith(rowsBase.href))) {
         await cache.delete(req);
       }
     }
   }
   const wasm = await glue;
-  ({ Model, SiteIndex } = wasm);
+  ({ Model, SiteIndex, QueryEncoder } = wasm);
   // The engine's wasm, fetched here (not by the glue) so a gzip-compressed one is decompressed.
   const w = await got.wasm;
   try {
@@ -163,6 +178,10 @@ async function start(manifestUrl, given) {
   index = core;
   indexReady.resolve();
   post({ type: 'keywords', passages: index.length, fromCache: ix.fromCache, ms: performance.now() - t0 });
+  if (headUrl) {
+    await startEncoder(manifest, got.head, headUrl, coreUrl, t0, ix.fromCache);
+    return;
+  }
   const m = await got.model;
   let loaded;
   try {
@@ -191,32 +210,69 @@ async function start(manifestUrl, given) {
   });
 }
 
-// A term shard or text chunk that could not be used, said by what it is, never by raw HTTP
+// The query side of a static model's bundle: the head read, checked against the manifest's model
+// and the index (spec §8); from then on queries are ranked by the hybrid ranking, each fetching
+// its tokens' row shards alongside its term shards.
+async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCache) {
+  const h = await gotHead;
+  let loaded;
+  try {
+    loaded = QueryEncoder.fromHead(await plain(h.bytes, manifest.files.query));
+    if (loaded.sha256 !== manifest.model.sha256) {
+      throw new Error(`SHA-256 ${loaded.sha256} is not the ${manifest.model.sha256} the manifest lists`);
+    }
+  } catch (err) {
+    if (cache) await cache.delete(headUrl);
+    throw new Error(`model: ${err.message}`);
+  }
+  try {
+    index.checkQueryEncoder(loaded);
+  } catch (err) {
+    if (cache) await cache.delete(coreUrl);
+    throw err;
+  }
+  await h.keep();
+  encoder = loaded;
+  post({
+    type: 'ready',
+    passages: index.length,
+    model: `${manifest.model.id} v${manifest.model.version}`,
+    fromCache: { model: h.fromCache, index: indexFromCache },
+    ms: performance.now() - t0,
+  });
+}
+
+const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard' };
+
+// A term shard, text chunk or row shard that could not be used, said by what it is, never by raw HTTP
 // status: `problem` is 'missing' (404/410: gone, as after a rebuild of the site), 'unreachable'
 // (another status, or no answer) or 'damaged' (it failed its check: `addShard`/`addChunk` threw).
 class FragmentError extends Error {
   constructor(kind, n, problem, cause) {
-    super(`${kind === 't' ? 'term shard' : 'text chunk'} ${kind}${n}.bin: ${cause.message || cause}`);
+    super(`${KIND_NAMES[kind]} ${kind}${n}.bin: ${cause.message || cause}`);
     this.fragment = { kind, n, file: `${kind}${n}.bin`, problem, status: cause.status };
   }
 }
 
-// Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk) once; resolves to
-// true when it came from the network. A failure is forgotten, so the next query tries again.
+// Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk, 'r' row shard of
+// the query encoder) once; resolves to true when it came from the network. A failure is
+// forgotten, so the next query tries again.
 function ensure(kind, n) {
   const map = pending[kind];
   if (!map.has(n)) {
-    const url = new URL(`${kind}${n}.bin`, fragBase).href;
+    const url = new URL(`${kind}${n}.bin`, kind === 'r' ? rowsBase : fragBase).href;
     const p = (async () => {
       let got;
       try {
-        got = await fetchCached(url, kind === 't' ? 'terms' : 'text', { quiet: true });
+        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows' }[kind], { quiet: true });
       } catch (err) {
         throw new FragmentError(kind, n, err.status === 404 || err.status === 410 ? 'missing' : 'unreachable', err);
       }
       try {
         const bytes = await plain(got.bytes, `${kind}${n}.bin`);
-        if (kind === 't') index.addShard(bytes); else index.addChunk(bytes);
+        if (kind === 't') index.addShard(bytes);
+        else if (kind === 'c') index.addChunk(bytes);
+        else encoder.addShard(bytes);
       } catch (err) {
         if (got.fromCache && cache) cache.delete(url).catch(() => {});
         throw new FragmentError(kind, n, 'damaged', err);
@@ -230,17 +286,24 @@ function ensure(kind, n) {
   return map.get(n);
 }
 
-// Ranks `query`: fetches the term shards it needs first (all at once). Hits carry no text yet.
-// Ranked by the hybrid ranking once the model is in; before, by the keyword side alone (BM25,
-// which needs no model): `mode` says which.
+// Ranks `query`: fetches the term shards it needs first (all at once, with the row shards of its
+// tokens when the query encoder is in). Hits carry no text yet. Ranked by the hybrid ranking once
+// the model (or the query encoder) is in; before, by the keyword side alone (BM25, which needs
+// no model): `mode` says which.
 async function search(query, k) {
   let fetched = 0;
-  await Promise.all(Array.from(index.missingShards(query),
-    (n) => ensure('t', n).then((downloaded) => { if (downloaded) fetched += 1; })));
+  const count = (downloaded) => { if (downloaded) fetched += 1; };
+  const enc = encoder;
+  await Promise.all([
+    ...Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)),
+    ...(enc ? Array.from(enc.missingShards(query), (n) => ensure('r', n).then(count)) : []),
+  ]);
   // keywordMatch: some passage holds a word of the query (the keyword side decides, not the
   // excerpts shown: a word only in a title or heading counts).
-  const mode = model ? 'hybrid' : 'keyword';
-  const hits = index.search(query, model ? { k, mode, model } : { k, mode });
+  const mode = model || enc ? 'hybrid' : 'keyword';
+  let hits;
+  if (enc) hits = index.search(query, { k, mode, vector: enc.embed(query, index.dims) });
+  else hits = index.search(query, model ? { k, mode, model } : { k, mode });
   return { fetched, mode, hits, keywordMatch: index.keywordMatches(query) };
 }
 

@@ -5,7 +5,8 @@
 //! | `lightembed-ui.js`, `lightembed-ui.css` | the `<lightembed-search>` element (ES module) and its default style |
 //! | `lightembed-worker.js` | the module worker that loads the model and the index and answers queries |
 //! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
-//! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see [`Prepared`]) |
+//! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see [`Prepared`]); the widget loads it only for a transformer model |
+//! | `query.<hash>.bin`, `q/<head>/r<n>.bin` | a static model's query side ([`lightembed::query_rows`]): tokenizer, bias and per-token rows in shards of 4 — the widget embeds a query from its tokens' rows alone, the same bits as the model |
 //! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
 //! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards and text chunks, fetched as a query needs them |
 //! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, byte sizes, counts |
@@ -385,7 +386,18 @@ impl Prepared {
             Ok(f) => f,
             Err(e) => fail!("splitting the index: {e}"),
         };
-        let stored = Stored::new(fragments, &self.model_bytes, wasm, self.gzip);
+        // A static model's query side as a head and row shards (clarification F.10): what the
+        // widget downloads instead of the model. A transformer has none; its bundle's widget
+        // loads the model.
+        let query = match self
+            .model
+            .query_row_files(self.dims, lightembed::query_rows::DEFAULT_ROWS_PER_SHARD)
+        {
+            Ok(q) => Some(q),
+            Err(lightembed::QueryRowsError::NotStatic) => None,
+            Err(e) => fail!("query rows: {e}"),
+        };
+        let stored = Stored::new(fragments, query, &self.model_bytes, wasm, self.gzip);
         let files = bundle_files(
             &stored,
             &self.model.sha256_hex(),
@@ -408,6 +420,11 @@ impl Prepared {
                 stored.chunks.iter().map(Vec::len).sum(),
             ),
             model_bytes: stored.model.len(),
+            query: stored.query.as_ref().map(|q| QueryFigures {
+                head_bytes: q.head.len(),
+                shards: q.shards.len(),
+                shard_bytes: q.shards.iter().map(Vec::len).sum(),
+            }),
             gzip: self.gzip,
         })
     }
@@ -430,8 +447,22 @@ pub struct Bundle {
     pub chunks: (usize, usize),
     /// Bytes of the model shipped (as stored).
     pub model_bytes: usize,
+    /// The query head and row shards (static models; `None` for a transformer, whose widget
+    /// loads the model).
+    pub query: Option<QueryFigures>,
     /// The core, shards, chunks, model and wasm are stored gzip-compressed.
     pub gzip: bool,
+}
+
+/// Sizes of a bundle's query side (as stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryFigures {
+    /// Bytes of the head (`query.<hash>.bin`).
+    pub head_bytes: usize,
+    /// Row shards (`q/<head>/r<n>.bin`).
+    pub shards: usize,
+    /// Their bytes, all together.
+    pub shard_bytes: usize,
 }
 
 impl Bundle {
@@ -440,7 +471,7 @@ impl Bundle {
     pub fn summary(&self, dir: &str, seconds: f64) -> String {
         format!(
             "indexed {} → {} in {:.1} s; wrote {} (index core {} bytes, {} {} bytes, {} {} bytes; \
-             model {} bytes{})\n\
+             model {} bytes{}{})\n\
              add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
              <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
              <lightembed-search></lightembed-search>",
@@ -454,6 +485,15 @@ impl Bundle {
             crate::count(self.chunks.0, "text chunk"),
             self.chunks.1,
             self.model_bytes,
+            match &self.query {
+                Some(q) => format!(
+                    "; query head {} bytes, {} {} bytes",
+                    q.head_bytes,
+                    crate::count(q.shards, "row shard"),
+                    q.shard_bytes
+                ),
+                None => String::new(),
+            },
             if self.gzip { "; gzip-compressed" } else { "" },
         )
     }
@@ -465,6 +505,10 @@ struct Stored {
     shards: Vec<Vec<u8>>,
     chunks: Vec<Vec<u8>>,
     model: Vec<u8>,
+    /// The query head and its row shards (static models).
+    query: Option<lightembed::QueryRowFiles>,
+    /// The head id (hex; names the row shards' folder).
+    head_id: Option<String>,
     wasm: Vec<u8>,
     /// The core's build id (hex; names the fragments' folder).
     build: String,
@@ -472,7 +516,13 @@ struct Stored {
 }
 
 impl Stored {
-    fn new(f: Fragments, model: &[u8], wasm: &[u8], gzip: bool) -> Stored {
+    fn new(
+        f: Fragments,
+        query: Option<lightembed::QueryRowFiles>,
+        model: &[u8],
+        wasm: &[u8],
+        gzip: bool,
+    ) -> Stored {
         let build = f.build_id();
         let enc = |b: Vec<u8>| {
             if gzip {
@@ -486,6 +536,11 @@ impl Stored {
             shards: f.shards.into_iter().map(enc).collect(),
             chunks: f.chunks.into_iter().map(enc).collect(),
             model: enc(model.to_vec()),
+            head_id: query.as_ref().map(|q| q.head_id()),
+            query: query.map(|q| lightembed::QueryRowFiles {
+                head: enc(q.head),
+                shards: q.shards.into_iter().map(enc).collect(),
+            }),
             wasm: enc(wasm.to_vec()),
             build,
             gzip,
@@ -521,6 +576,21 @@ fn bundle_files(
         files.push((format!("{frag_dir}c{n}.bin"), c.clone()));
     }
     files.push((model_file.clone(), stored.model.clone()));
+    // The query side: `query.<hash>.bin` and `q/<head id>/r<n>.bin` (the head id covers the
+    // model and the dims, so a rebuilt site with another model renames the folder).
+    let query = stored
+        .query
+        .as_ref()
+        .zip(stored.head_id.as_ref())
+        .map(|(q, id)| {
+            let head_file = format!("query.{}.bin", &sha256_hex(&q.head)[..16]);
+            let rows_dir = format!("q/{}/", &id[..16]);
+            files.push((head_file.clone(), q.head.clone()));
+            for (n, s) in q.shards.iter().enumerate() {
+                files.push((format!("{rows_dir}r{n}.bin"), s.clone()));
+            }
+            (head_file, rows_dir, q.head.len(), q.shards.len())
+        });
     files.push((wasm_file.clone(), stored.wasm.clone()));
     files.push(("lightembed_wasm.js".into(), wasm_js.as_bytes().to_vec()));
     files.push(("lightembed-worker.js".into(), WORKER_JS.as_bytes().to_vec()));
@@ -532,7 +602,8 @@ fn bundle_files(
         "bundle_version": BUNDLE_VERSION,
         "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
         "compression": if stored.gzip { "gzip" } else { "none" },
-        "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file},
+        "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file,
+                  "query": query.as_ref().map(|q| &q.0), "rows": query.as_ref().map(|q| &q.1)},
         "model": {"id": m.model_id, "version": m.model_version.to_string(),
                   "sha256": model_sha, "bytes": stored.model.len()},
         "index": {"sha256": core_sha, "bytes": stored.core.len(),
@@ -540,6 +611,8 @@ fn bundle_files(
                   "shards": stored.shards.len(), "chunks": stored.chunks.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
         "wasm": {"bytes": stored.wasm.len()},
+        "query": query.as_ref().map(|q| json!({"bytes": q.2, "shards": q.3,
+            "rows_per_shard": lightembed::query_rows::DEFAULT_ROWS_PER_SHARD})),
     });
     files.push((
         "manifest.json".into(),

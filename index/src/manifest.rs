@@ -283,6 +283,19 @@ impl From<&lightembed::Model> for ModelIdentity {
     }
 }
 
+impl From<&lightembed::QueryEncoder> for ModelIdentity {
+    /// The identity of the model a query head was cut from (clarification F.10): its
+    /// `model_id`, version and SHA-256, and the dims the head embeds at.
+    fn from(q: &lightembed::QueryEncoder) -> Self {
+        ModelIdentity {
+            model_id: q.model_id().to_string(),
+            version: q.version(),
+            valid_dims: q.valid_dims().to_vec(),
+            sha256: q.sha256(),
+        }
+    }
+}
+
 impl ModelIdentity {
     /// The [`ManifestFields`] for a new index of this model's vectors at `dims` (cosine metric).
     /// Errors with [`IndexError::DimsMismatch`]-style [`IndexError::InvalidArgument`] when `dims`

@@ -26,11 +26,10 @@ use std::rc::{Rc, Weak};
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use lightembed_index::fragments::FragmentedIndex;
 use lightembed_index::snippet::excerpt;
-use lightembed_index::{Found, Mode, SearchOptions as RankOptions, Searcher};
 #[cfg(feature = "search-index")]
 use lightembed_index::Index;
-#[cfg(feature = "model")]
 use lightembed_index::ModelIdentity;
+use lightembed_index::{Found, Mode, SearchOptions as RankOptions, Searcher};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -537,6 +536,116 @@ impl JsSiteIndex {
         };
         let e = excerpt(text, &query, self.inner.keyword_stemming(), chars);
         js_object(excerpt_fields(e)).map(JsCast::unchecked_into)
+    }
+}
+
+/// A static model's query side (`lightembed site` bundles, clarification F.10): the head
+/// (`fromHead`), then the row shards a query needs (`missingShards` → fetch → `addShard`), then
+/// `embed` — the same bits as `Model.embed` on the site model, without downloading the model.
+#[wasm_bindgen(js_name = QueryEncoder)]
+pub struct JsQueryEncoder {
+    inner: lightembed::QueryEncoder,
+}
+
+#[wasm_bindgen(js_class = QueryEncoder)]
+impl JsQueryEncoder {
+    /// Reads a head (`query.<hash>.bin`; checksum and every field validated). In Node a
+    /// gzip-compressed head is taken as stored.
+    ///
+    /// @throws {Error} for a damaged, truncated or foreign file, or one of another layout version.
+    #[wasm_bindgen(js_name = fromHead)]
+    pub fn from_head(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<JsQueryEncoder, JsValue> {
+        let bytes = arg("QueryEncoder.fromHead", "bytes").file_bytes(&bytes)?;
+        lightembed::QueryEncoder::from_head(&bytes)
+            .map(|inner| JsQueryEncoder { inner })
+            .map_err(js_error)
+    }
+
+    /// The model's `model_id`.
+    #[wasm_bindgen(getter, js_name = modelId)]
+    pub fn model_id(&self) -> String {
+        self.inner.model_id().to_string()
+    }
+
+    /// The model's SHA-256 (hex; its trailer, as the bundle's manifest lists it).
+    #[wasm_bindgen(getter)]
+    pub fn sha256(&self) -> String {
+        lightembed::format::to_hex(&self.inner.sha256())
+    }
+
+    /// The dims of the rows (the index dims).
+    #[wasm_bindgen(getter)]
+    pub fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+
+    /// The head id (32 hex digits): the row shards live in `q/<first 16 digits>/`.
+    #[wasm_bindgen(getter, js_name = headId)]
+    pub fn head_id(&self) -> String {
+        self.inner.head_id()
+    }
+
+    /// Number of row shards (files `r<n>.bin`).
+    #[wasm_bindgen(getter, js_name = shardCount)]
+    pub fn shard_count(&self) -> usize {
+        self.inner.shard_count()
+    }
+
+    /// The row shards `query` needs that are not added yet, ascending (empty: `embed` can answer).
+    ///
+    /// @throws {Error} when `query` is not a string.
+    #[wasm_bindgen(js_name = missingShards)]
+    pub fn missing_shards(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> Result<Vec<u32>, JsValue> {
+        let query = arg("QueryEncoder.missingShards", "query").string(&query)?;
+        Ok(self.inner.missing_shards(&query))
+    }
+
+    /// Adds a row shard; returns its number.
+    ///
+    /// @throws {Error} for a damaged shard (or damaged gzip) or one of another head.
+    #[wasm_bindgen(js_name = addShard)]
+    pub fn add_shard(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<u32, JsValue> {
+        let bytes = arg("QueryEncoder.addShard", "bytes").file_bytes(&bytes)?;
+        self.inner.add_shard(&bytes).map_err(js_error)
+    }
+
+    /// The query's embedding at `dims` (default: the head's dims), L2-normalised.
+    ///
+    /// @throws {Error} when a row shard of the query is missing (`missingShards`), or for bad dims.
+    pub fn embed(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "number | null")] dims: Option<JsValue>,
+    ) -> Result<Float32Array, JsValue> {
+        let query = arg("QueryEncoder.embed", "query").string(&query)?;
+        let dims = arg("QueryEncoder.embed", "dims").count(dims.as_ref(), self.inner.dims())?;
+        let v = self.inner.embed(&query, dims).map_err(js_error)?;
+        Ok(Float32Array::from(v.as_slice()))
+    }
+}
+
+#[wasm_bindgen(js_class = SiteIndex)]
+impl JsSiteIndex {
+    /// As `checkCompatible` for the model a `QueryEncoder`'s head was cut from (spec §8: the
+    /// same `model_id`, major version and dims).
+    ///
+    /// @throws {Error} with the spec's message when the head is not the index's model's.
+    #[wasm_bindgen(js_name = checkQueryEncoder)]
+    pub fn check_query_encoder(&self, encoder: &JsQueryEncoder) -> Result<Vec<String>, JsValue> {
+        let warnings = self
+            .inner
+            .manifest()
+            .check_compatible(&ModelIdentity::from(&encoder.inner))
+            .map_err(js_error)?;
+        Ok(warnings.iter().map(ToString::to_string).collect())
     }
 }
 

@@ -3,7 +3,8 @@
 //
 //   1. `lightembed site --site <copy of the book>` writes <copy>/lightembed/; every page gets
 //      the three lines of the README (stylesheet, module script, element) after <body>.
-//   2. Nothing is fetched before the box is focused; focus → model and index load (ready).
+//   2. Nothing is fetched before the box is focused; focus → the query head (not the model
+//      file) and the index load (ready); the question fetches a few row shards of its tokens.
 //   3. A question → results grouped by page (data-testid="lightembed-result", each with an
 //      <a href>), the query's words marked; ↓ selects the first page (aria-activedescendant),
 //      Esc closes the list, ↓ again, Enter follows the link — to an anchor that exists.
@@ -32,10 +33,11 @@
 //      first, and a --lightembed-* property over all of them (computed colours checked).
 //  13. No layout shift: with the widget's script held back, the element already has its final
 //      height, and the content after it does not move when the box appears.
-//  14. Slow-link scheduling (issue 30 #3), cold, the host holding the model's answer back: the
-//      wasm and the core are asked for at once (the host answers the wasm only once the core was
-//      asked for), the model once both are in, the query's term shards while the model is held;
-//      keyword results (data-ranking="keyword", the status line says so) come before the model;
+//  14. Slow-link scheduling (issue 30 #3), cold, the host holding the model's answer back (for
+//      this static model, its query head: the widget never downloads the model file, step 2):
+//      the wasm, the core and the head are asked for at once (the host answers the wasm only once
+//      the core was asked for), the query's term shards while the head is held, no row shard
+//      before it; keyword results (data-ranking="keyword", the status line says so) come before the model;
 //      released, the hybrid results replace them with the pages from the top down to the selected
 //      one kept in place (the same elements; the selection stays) and the hybrid ranking below
 //      (with nothing selected, the first page once the list counts as read: data-keywords-read);
@@ -99,7 +101,10 @@ const requests = [];
 // the other goes on); `modelGate` (a promise) holds the model's answer until it resolves.
 const host = { gzipBin: false, truncateFragments: false, events: null, wasmAfterCore: false, modelGate: null };
 const kindOf = (p) => (/\.wasm$/.test(p) ? 'wasm' : /\/core\.[0-9a-f]+\.bin$/.test(p) ? 'core'
-  : /\/model\.[0-9a-f]+\.bin$/.test(p) ? 'model' : /\/t\d+\.bin$/.test(p) ? 'shard' : /\/c\d+\.bin$/.test(p) ? 'chunk' : null);
+  // 'model': what the hybrid ranking waits for — the static model's query head (its row shards
+  // are 'rows'), or the model file of a bundle without one.
+  : /\/(query|model)\.[0-9a-f]+\.bin$/.test(p) ? 'model' : /\/q\/[0-9a-f]+\/r\d+\.bin$/.test(p) ? 'rows'
+  : /\/t\d+\.bin$/.test(p) ? 'shard' : /\/c\d+\.bin$/.test(p) ? 'chunk' : null);
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (!url.pathname.startsWith(MOUNT)) { res.writeHead(404).end(); return; }
@@ -211,7 +216,13 @@ await step('focus → model and index verified and loaded; a question → result
       sent += r.sent;
       raw += zlib.gunzipSync(fs.readFileSync(r.file)).length;
     }
-    for (const [key, size] of [['model', m.model.bytes], ['core', m.index.bytes], ['wasm', m.wasm.bytes]]) {
+    // A static model's bundle: the widget downloads its query head and the query's row shards,
+    // never the model file.
+    assert(m.files.query && m.query.bytes > 0, `manifest: no query head (${JSON.stringify(m.files)})`);
+    assert(!binary.some((r) => r.path.endsWith(`/${m.files.model}`)), 'the model file was downloaded');
+    const rows = binary.filter((r) => r.path.includes(`/lightembed/${m.files.rows}`));
+    assert(rows.length >= 3 && rows.length <= 12, `${rows.length} row shards fetched for the question`);
+    for (const [key, size] of [['query', m.query.bytes], ['core', m.index.bytes], ['wasm', m.wasm.bytes]]) {
       const r = binary.find((x) => x.path.endsWith(`/${m.files[key]}`));
       assert(r && r.sent === size, `${key}: ${r && r.sent} bytes sent, the manifest says ${size}`);
     }
@@ -306,7 +317,7 @@ await step('second page: model and index from the cache, no second download', as
   assert(fromCache === 'true,true', `model, index from the cache: ${fromCache}`);
   const heavyNow = requests.filter(heavy).slice(before).map((r) => r.path);
   // The wasm comes from the HTTP cache or a revalidation; the model and index never again.
-  assert(!heavyNow.some((p) => /\/(model|core)\.[0-9a-f]+\.bin$/.test(p)), `downloaded again: ${heavyNow}`);
+  assert(!heavyNow.some((p) => /\/(model|query|core)\.[0-9a-f]+\.bin$/.test(p)), `downloaded again: ${heavyNow}`);
   // Warm queries (typing): end to end in the page.
   const times = [];
   const excerptTimes = [];
@@ -560,23 +571,27 @@ const listed = (p) => p.locator('[data-testid="lightembed-result"]').evaluateAll
   href: e.querySelector('a').href, kept: e.dataset.e2eKept === 'yes', id: e.id, selected: e.getAttribute('aria-selected'),
 })));
 
-await step('slow link: wasm and core asked for at once, the model once they are in, the term shards while the model loads', async () => {
+await step('slow link: wasm, core and query head asked for at once, the term shards while the head is held', async () => {
   host.wasmAfterCore = true;
   const { p, release } = await heldModelPage(`${base}ch09-02-recoverable-errors-with-result.html`);
   try {
     await p.locator('[data-testid="lightembed-query"]').focus();
     await p.locator('[data-testid="lightembed-query"]').fill('how do I read a file line by line');
-    // Until the model is asked for (its answer is held).
+    // Until the query head is asked for (its answer is held).
     const ev = host.events;
     for (const t0 = Date.now(); !ev.includes('request model') && Date.now() - t0 < STEP_MS;) await p.waitForTimeout(20);
     const at = (e) => ev.indexOf(e);
     assert(at('request core') >= 0 && at('request core') < at('sent wasm'),
       `the core is asked for while the wasm's answer is outstanding: ${ev.join(', ')}`);
-    assert(at('request model') > at('sent core') && at('request model') > at('sent wasm'),
-      `the model is asked for once the wasm and the core are in: ${ev.join(', ')}`);
-    // The query's term shards: asked for while the model is held, and the first results with them.
+    // The head (a few tens of kB) is asked for with them, before the core is read (no term
+    // shard asked for yet).
     await p.waitForFunction(() => document.querySelector('[data-testid="lightembed-result"]'), null, { timeout: STEP_MS });
-    assert(at('request shard') > 0 && at('sent model') < 0, `term shards asked for while the model is held: ${ev.join(', ')}`);
+    assert(at('request model') >= 0 && at('request model') < at('request shard'),
+      `the query head is asked for with the wasm and the core: ${ev.join(', ')}`);
+    // The query's term shards: asked for while the head is held, and the first results with them;
+    // no row shard before the head is in.
+    assert(at('request shard') > 0 && at('sent model') < 0 && at('request rows') < 0,
+      `term shards asked for while the head is held: ${ev.join(', ')}`);
     console.log(`     ${ev.filter((e) => !/chunk/.test(e)).slice(0, 8).join(', ')}, …`);
   } finally {
     host.wasmAfterCore = false;
