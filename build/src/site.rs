@@ -105,6 +105,10 @@ pub struct SiteBuilder {
     passages: Vec<Passage>,
     /// Pages that gave passages.
     documents: usize,
+    /// Pages marked `<meta name="robots" content="noindex">` (an all-in-one `print.html`), read
+    /// after every other page: a repeat of text already read is dropped, so the copy dropped is
+    /// theirs, and results point at the chapter pages, not at the print page.
+    deferred: Vec<(String, Kind, Vec<u8>)>,
 }
 
 impl SiteBuilder {
@@ -136,6 +140,7 @@ impl SiteBuilder {
             reader,
             passages: Vec::new(),
             documents: 0,
+            deferred: Vec::new(),
         })
     }
 
@@ -174,6 +179,27 @@ impl SiteBuilder {
     }
 
     fn add_document(&mut self, url: &str, kind: Kind, bytes: &[u8]) -> PageOutcome {
+        if kind == Kind::Html && is_noindex(bytes) {
+            self.deferred.push((url.to_string(), kind, bytes.to_vec()));
+            return PageOutcome::default();
+        }
+        self.read_document(url, kind, bytes)
+    }
+
+    /// Reads the pages marked noindex that [`SiteBuilder::add_page`] put aside (call it once
+    /// every other page is added; [`SiteBuilder::prepare`] does if the caller did not). Returns
+    /// each one's URL and outcome, for the caller's warnings.
+    pub fn read_deferred(&mut self) -> Vec<(String, PageOutcome)> {
+        std::mem::take(&mut self.deferred)
+            .into_iter()
+            .map(|(url, kind, bytes)| {
+                let o = self.read_document(&url, kind, &bytes);
+                (url, o)
+            })
+            .collect()
+    }
+
+    fn read_document(&mut self, url: &str, kind: Kind, bytes: &[u8]) -> PageOutcome {
         let o = self
             .reader
             .read(&self.model, url, kind, bytes, &mut self.passages);
@@ -208,7 +234,8 @@ impl SiteBuilder {
     ///
     /// Errors: no passages ([`crate::inputs::no_text`] of `files_read` and `excluded`, counted by
     /// the caller), or the pruned model fails to build.
-    pub fn prepare(self, files_read: usize, excluded: usize) -> Result<Prepared, BuildError> {
+    pub fn prepare(mut self, files_read: usize, excluded: usize) -> Result<Prepared, BuildError> {
+        self.read_deferred();
         if self.passages.is_empty() {
             return Err(crate::inputs::no_text(files_read, excluded));
         }
@@ -238,6 +265,31 @@ impl SiteBuilder {
             gzip: self.gzip,
         })
     }
+}
+
+/// True when the HTML page in `bytes` says `<meta name="robots" content="… noindex …">` in its
+/// first 16 KiB (before `</head>`): mdBook's `print.html`, search pages, drafts.
+fn is_noindex(bytes: &[u8]) -> bool {
+    let head = bytes[..bytes.len().min(16 << 10)].to_ascii_lowercase();
+    let find = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).position(|w| w == needle);
+    let head = match find(&head, b"</head") {
+        Some(end) => &head[..end],
+        None => &head[..],
+    };
+    let mut at = 0;
+    while let Some(i) = find(&head[at..], b"<meta") {
+        let start = at + i;
+        let end = find(&head[start..], b">").map_or(head.len(), |e| start + e);
+        let tag = &head[start..end];
+        let robots = [&b"name=\"robots\""[..], b"name='robots'", b"name=robots"]
+            .iter()
+            .any(|n| find(tag, n).is_some());
+        if robots && find(tag, b"noindex").is_some() {
+            return true;
+        }
+        at = end;
+    }
+    false
 }
 
 /// The model pruned for `passages` (see [`SiteBuilder::prepare`]).
@@ -647,6 +699,42 @@ mod tests {
             "glue",
         )
         .unwrap()
+    }
+
+    /// A page marked noindex (mdBook's `print.html`: every chapter on one page) is read after
+    /// the chapters whatever the walk order, so the repeated text is kept at the chapter's URL
+    /// and the print page adds only what no chapter has.
+    #[test]
+    fn noindex_pages_are_read_last() {
+        let mut b = SiteBuilder::new(MODEL.to_vec(), "m", &SiteOptions::default()).unwrap();
+        let print = b"<html><head><META Name=\"robots\" content=\"noindex, follow\"><title>All</title></head>\
+            <body><h2 id=\"w\">Watering</h2><p>Water the roses at dawn.</p>\
+            <h2 id=\"x\">Extra</h2><p>Only the print page says this.</p></body></html>";
+        // The print page first, as a walk in name order meets `a-print.html` before `b.html`.
+        assert_eq!(b.add_html("a-print.html", print), PageOutcome::default());
+        assert!(b.passages().is_empty());
+        let o = b.add_html(
+            "b.html",
+            b"<title>Garden</title><h2 id=\"w\">Watering</h2><p>Water the roses at dawn.</p>",
+        );
+        assert_eq!(o.passages, 1);
+        let late = b.read_deferred();
+        assert_eq!(late.len(), 1);
+        assert_eq!(
+            (late[0].0.as_str(), late[0].1.passages),
+            ("a-print.html", 1)
+        );
+        let urls: Vec<&str> = b.passages().iter().map(|p| p.url.as_str()).collect();
+        assert_eq!(urls, ["b.html#w", "a-print.html#x"]);
+        assert!(b.read_deferred().is_empty());
+        // Not noindex: a robots meta without it, a "noindex" elsewhere, one after </head>.
+        assert!(!is_noindex(
+            b"<meta name=\"robots\" content=\"index\"><p>noindex</p>"
+        ));
+        assert!(!is_noindex(
+            b"<head></head><meta name=robots content=noindex>"
+        ));
+        assert!(is_noindex(b"<meta content='noindex' name='robots'>"));
     }
 
     fn manifest(b: &Bundle) -> serde_json::Value {

@@ -147,6 +147,17 @@ pub fn run(a: SiteArgs) -> Result<u8> {
             crate::warn(&format!("warning: {}: {w}", f.path.display()));
         }
     }
+    // Pages marked noindex (mdBook's print.html) are read last, so their repeats of chapter text
+    // are the copies dropped.
+    for (url, page) in builder.read_deferred() {
+        if let Some(why) = page.skipped {
+            crate::warn(&format!("warning: skipping {url}: {why}"));
+            skipped += 1;
+        }
+        if let Some(w) = page.warning {
+            crate::warn(&format!("warning: {url}: {w}"));
+        }
+    }
     let passages = builder.passages().len();
     let documents = builder.documents();
     let prepared = builder
