@@ -14,6 +14,8 @@
 //           pooled and judged by reading them (TREC-style pooling): those found to answer the
 //           question are listed under "pooled" as well as in "relevant".
 //   python  the Python 3.11 docs from Debian's python3.11-doc (HTML only), questions/python.jsonl
+//   big     several Debian doc packages (bench/search/make_big_site.sh) with questions/big.jsonl
+//           (bench/search/make_big_set.py): 400 mechanical questions
 //
 // Questions with typos: questions/SET-typos.jsonl (bench/search/add_typos.py) when it is there
 // (for git: data/git-typos.jsonl, written by add_typos.py if it exists); otherwise the typo rows
@@ -117,7 +119,16 @@ const SETS = {
   python: { src: '/usr/share/doc/python3.11/html', page: 'tutorial/index.html',
     first: 'how do I read a file line by line', warm: 'json.dumps indent',
     questions: () => readQuestions('python'), typos: typosOf('python') },
+  // A big site: real HTML docs of several Debian packages, one folder each
+  // (bench/search/make_big_site.sh), with bench/search/make_big_set.py's mechanical questions.
+  big: { src: path.join(here, 'data', 'big-site'), page: 'openjdk-17-doc/api/index.html',
+    first: 'how do I read a file line by line', warm: 'HashMap computeIfAbsent',
+    questions: () => readQuestions('big'), typos: typosOf('big') },
 };
+// The sets' typo questions are measured with the set itself (the typo rows): SET=book-typos is
+// SET=book.
+SETS['book-typos'] = SETS.book;
+SETS['python-typos'] = SETS.python;
 const set = SETS[SET];
 if (!set) throw new Error(`SET=${SET}: expected one of ${Object.keys(SETS).join(', ')}`);
 const clean = set.questions();
@@ -128,7 +139,7 @@ const pageKey = (u) => {
   if (p === '' || p.endsWith('/')) p += 'index.html';
   // The Rust book folder also holds earlier editions' copies of the chapters
   // (`2018-edition/ch15-04-rc.html`): the same chapter, so the same page for judging.
-  if (SET === 'book') p = p.replace(/^(2018-edition|second-edition)\//, '');
+  if (SET.startsWith('book')) p = p.replace(/^(2018-edition|second-edition)\//, '');
   return p;
 };
 const widgets = (process.env.WIDGETS || '').split(',').filter(Boolean).map((w) => {
