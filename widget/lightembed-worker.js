@@ -10,7 +10,9 @@
 // then re-reads the manifest, since a rebuilt site removes the old build's fragments).
 //
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
-// query the term shards of its words, then the text chunks of the results shown (for excerpts).
+// query the term shards of its words, then the text chunks of the results shown (for excerpts);
+// a word no page holds (a typo?) costs its typo shards and then its correction's term shard
+// (`typoShards`), a query whose words all occur nothing more.
 // On a slow link no file waits for another to be processed: the wasm and the core are asked for
 // at once as soon as the manifest is read, the model as soon as those two are downloaded, the term
 // shards of a query as soon as the core is read; a query is answered by the keyword side (BM25,
@@ -46,7 +48,7 @@ let fragBase = null;
 let rowsBase = null;
 // Fragments being fetched (number → promise), so concurrent queries share one request:
 // term shards, text chunks, row shards.
-const pending = { t: new Map(), c: new Map(), r: new Map() };
+const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map() };
 // Resolved once the core is read (queries asked before wait for it).
 const indexReady = (() => {
   let resolve;
@@ -242,7 +244,7 @@ async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCa
   });
 }
 
-const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard' };
+const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard', n: 'typo shard' };
 
 // A term shard, text chunk or row shard that could not be used, said by what it is, never by raw HTTP
 // status: `problem` is 'missing' (404/410: gone, as after a rebuild of the site), 'unreachable'
@@ -254,8 +256,8 @@ class FragmentError extends Error {
   }
 }
 
-// Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk, 'r' row shard of
-// the query encoder) once; resolves to true when it came from the network. A failure is
+// Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk, 'n' typo shard, 'r'
+// row shard of the query encoder) once; resolves to true when it came from the network. A failure is
 // forgotten, so the next query tries again.
 function ensure(kind, n) {
   const map = pending[kind];
@@ -264,7 +266,7 @@ function ensure(kind, n) {
     const p = (async () => {
       let got;
       try {
-        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows' }[kind], { quiet: true });
+        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows', n: 'terms' }[kind], { quiet: true });
       } catch (err) {
         throw new FragmentError(kind, n, err.status === 404 || err.status === 410 ? 'missing' : 'unreachable', err);
       }
@@ -272,6 +274,7 @@ function ensure(kind, n) {
         const bytes = await plain(got.bytes, `${kind}${n}.bin`);
         if (kind === 't') index.addShard(bytes);
         else if (kind === 'c') index.addChunk(bytes);
+        else if (kind === 'n') index.addTypoShard(bytes);
         else encoder.addShard(bytes);
       } catch (err) {
         if (got.fromCache && cache) cache.delete(url).catch(() => {});
@@ -298,6 +301,7 @@ async function search(query, k) {
     ...Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)),
     ...(enc ? Array.from(enc.missingShards(query), (n) => ensure('r', n).then(count)) : []),
   ]);
+  await typoShards(query, count);
   // keywordMatch: some passage holds a word of the query (the keyword side decides, not the
   // excerpts shown: a word only in a title or heading counts).
   const mode = model || enc ? 'hybrid' : 'keyword';
@@ -305,6 +309,16 @@ async function search(query, k) {
   if (enc) hits = index.search(query, { k, mode, vector: enc.embed(query, index.dims) });
   else hits = index.search(query, model ? { k, mode, model } : { k, mode });
   return { fetched, mode, hits, keywordMatch: index.keywordMatches(query) };
+}
+
+// Typo tolerance: once a query's term shards are in, a word of it no page holds needs its typo
+// shards (the indexed words within one edit are listed there), then the term shard of the word
+// it is corrected to. A query whose words all occur asks for nothing here.
+async function typoShards(query, count) {
+  const typos = index.missingTypoShards(query);
+  if (typos.length === 0) return;
+  await Promise.all(Array.from(typos, (n) => ensure('n', n).then(count)));
+  await Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
 }
 
 // Excerpts of the passages shown: fetches their text chunks first.

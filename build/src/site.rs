@@ -9,13 +9,14 @@
 //! | `query.<hash>.bin`, `q/<head>/r<n>.bin` | a static model's query side ([`lightembed::query_rows`]): tokenizer, bias and per-token rows in shards of 4 — the widget embeds a query from its tokens' rows alone, the same bits as the model |
 //! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
 //! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards and text chunks, fetched as a query needs them |
+//! | `f/<build>/n<n>.bin` | typo shards: the indexed terms by their first or last two characters, fetched only for a query word no page holds (typo tolerance) |
 //! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, byte sizes, counts |
 //!
 //! `<hash>` is the first 16 hex digits of the file's SHA-256 (of its bytes as stored) and
 //! `<build>` the first 16 of the core's build id (which covers every shard and chunk), so a widget
 //! caches these files forever and a rebuilt site changes their names.
 //!
-//! **Pre-compressed** (bundle version 3, the default): the core, the term shards, the text chunks,
+//! **Pre-compressed** (bundle version 3, the default): the core, the term and typo shards, the text chunks,
 //! the model and the wasm are stored gzip-compressed ([`lightembed_index::gzip`]: deterministic
 //! bytes), so a host that does not compress still sends few bytes; a host that compresses again
 //! (`Content-Encoding: gzip`) is undone by the browser, and the widget gunzips what remains.
@@ -471,6 +472,7 @@ impl Prepared {
                 stored.chunks.len(),
                 stored.chunks.iter().map(Vec::len).sum(),
             ),
+            typos: (stored.typos.len(), stored.typos.iter().map(Vec::len).sum()),
             model_bytes: stored.model.len(),
             query: stored.query.as_ref().map(|q| QueryFigures {
                 head_bytes: q.head.len(),
@@ -497,6 +499,8 @@ pub struct Bundle {
     pub shards: (usize, usize),
     /// Text chunks: count, bytes (as stored).
     pub chunks: (usize, usize),
+    /// Typo shards: count, bytes (as stored).
+    pub typos: (usize, usize),
     /// Bytes of the model shipped (as stored).
     pub model_bytes: usize,
     /// The query head and row shards (static models; `None` for a transformer, whose widget
@@ -522,8 +526,9 @@ impl Bundle {
     /// shown to the user), after `seconds`: figures, then the three lines to add to the pages.
     pub fn summary(&self, dir: &str, seconds: f64) -> String {
         format!(
-            "indexed {} → {} in {:.1} s; wrote {} (index core {} bytes, {} {} bytes, {} {} bytes; \
-             model {} bytes{}{})\n\
+            "indexed {} → {} in {:.1} s; wrote {} (index core {} bytes, {} {} bytes, {} {} bytes, \
+             {} {} bytes; model {} bytes{}{})
+\
              add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
              <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
              <lightembed-search></lightembed-search>",
@@ -536,6 +541,8 @@ impl Bundle {
             self.shards.1,
             crate::count(self.chunks.0, "text chunk"),
             self.chunks.1,
+            crate::count(self.typos.0, "typo shard"),
+            self.typos.1,
             self.model_bytes,
             match &self.query {
                 Some(q) => format!(
@@ -556,6 +563,7 @@ struct Stored {
     core: Vec<u8>,
     shards: Vec<Vec<u8>>,
     chunks: Vec<Vec<u8>>,
+    typos: Vec<Vec<u8>>,
     model: Vec<u8>,
     /// The query head and its row shards (static models).
     query: Option<lightembed::QueryRowFiles>,
@@ -587,6 +595,7 @@ impl Stored {
             core: enc(f.core),
             shards: f.shards.into_iter().map(enc).collect(),
             chunks: f.chunks.into_iter().map(enc).collect(),
+            typos: f.typos.into_iter().map(enc).collect(),
             model: enc(model.to_vec()),
             head_id: query.as_ref().map(|q| q.head_id()),
             query: query.map(|q| lightembed::QueryRowFiles {
@@ -627,6 +636,9 @@ fn bundle_files(
     for (n, c) in stored.chunks.iter().enumerate() {
         files.push((format!("{frag_dir}c{n}.bin"), c.clone()));
     }
+    for (n, y) in stored.typos.iter().enumerate() {
+        files.push((format!("{frag_dir}n{n}.bin"), y.clone()));
+    }
     files.push((model_file.clone(), stored.model.clone()));
     // The query side: `query.<hash>.bin` and `q/<head id>/r<n>.bin` (the head id covers the
     // model and the dims, so a rebuilt site with another model renames the folder).
@@ -661,6 +673,7 @@ fn bundle_files(
         "index": {"sha256": core_sha, "bytes": stored.core.len(),
                   "fragments_version": fragments::FRAGMENTS_VERSION,
                   "shards": stored.shards.len(), "chunks": stored.chunks.len(),
+                  "typos": stored.typos.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
         "wasm": {"bytes": stored.wasm.len()},
         "query": query.as_ref().map(|q| json!({"bytes": q.2, "shards": q.3,

@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use lightembed_index::fragments::FragmentedIndex;
-use lightembed_index::snippet::{excerpt, ShownHit};
+use lightembed_index::snippet::{excerpt_with, ShownHit};
 use lightembed_index::{Found, Index, ModelIdentity, SearchOptions, Searcher};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ pub struct SearchArgs {
 }
 
 /// A `lightembed site` bundle folder (`…/lightembed`, holding `manifest.json` with a `core`),
-/// loaded whole: the core, every term shard and text chunk; and the bundle's model (path and
+/// loaded whole: the core, every term shard, text chunk and typo shard; and the bundle's model (path and
 /// bytes). Files stored gzip-compressed (bundle version 3) are decompressed; raw ones (version 2,
 /// or `--no-gzip`) read as they are.
 fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>> {
@@ -73,14 +73,19 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>
     let mut index = FragmentedIndex::from_core(&read_bundle_file(&core)?)
         .map_err(|e| anyhow!("{}: {e}", core.display()))?;
     let frags = file("fragments")?;
-    for (kind, n) in [("t", index.shard_count()), ("c", index.chunk_count())] {
+    let counts = [
+        ("t", index.shard_count()),
+        ("c", index.chunk_count()),
+        ("n", index.typo_shard_count()),
+    ];
+    for (kind, n) in counts {
         for i in 0..n {
             let p = frags.join(format!("{kind}{i}.bin"));
             let bytes = read_bundle_file(&p)?;
-            let added = if kind == "t" {
-                index.add_shard(&bytes)
-            } else {
-                index.add_chunk(&bytes)
+            let added = match kind {
+                "t" => index.add_shard(&bytes),
+                "c" => index.add_chunk(&bytes),
+                _ => index.add_typo_shard(&bytes),
             };
             added.map_err(|e| anyhow!("{}: {e}", p.display()))?;
         }
@@ -209,12 +214,13 @@ fn search_in(
     let hits = run_query(index, model, &a.query, a.k, &opts)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let stem = index.keyword_stemming();
+    let fixes = index.corrections(&a.query);
     if a.json {
         let results: Vec<RankedHit> = hits
             .iter()
             .enumerate()
             .map(|(i, h)| {
-                let e = excerpt(&h.text, &a.query, stem, 0);
+                let e = excerpt_with(&h.text, &a.query, &fixes, stem, 0);
                 RankedHit {
                     rank: i + 1,
                     hit: ShownHit {
@@ -262,7 +268,7 @@ fn search_in(
         }
         let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
         for (i, h) in hits.iter().enumerate() {
-            let e = excerpt(&h.text, &a.query, stem, 200);
+            let e = excerpt_with(&h.text, &a.query, &fixes, stem, 200);
             outln!(
                 "\n{:>2}. {:.3}  {}\n    {}\n    {}",
                 i + 1,

@@ -1,14 +1,14 @@
 //! Fuzz the fragmented-index readers (`index/src/fragments.rs`): `FragmentedIndex::from_core`,
-//! `add_shard` and `add_chunk` over arbitrary bytes return `Ok` or `Err`, never panic, never hang,
+//! `add_shard`, `add_chunk` and `add_typo_shard` over arbitrary bytes return `Ok` or `Err`, never panic, never hang,
 //! never allocate from a length the bytes cannot back. The input is split in three (core, shard,
 //! chunk); each part is tried as is and with its trailing SHA-256 recomputed (otherwise nearly
 //! every mutation stops at the checksum), and a shard/chunk part is also tried against a real
 //! core with its build id patched in, so the postings and text parsers behind the build-id check
-//! are reached. Whatever loads must answer `missing_shards`, `query` (three modes) and `text`
+//! are reached. Whatever loads must answer `missing_shards`, `missing_typo_shards`, `query` (three modes) and `text`
 //! safely: at most `k` hits, passages in range.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use lightembed_index::fragments::{split, FragmentedIndex, SplitOptions};
+use lightembed_index::fragments::{split, FragmentedIndex, SplitOptions, FRAGMENTS_VERSION};
 use lightembed_index::{Document, Index, ManifestFields, Metric, Mode, ModelVersion, Params, SearchOptions};
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
@@ -54,6 +54,8 @@ fn real() -> &'static (Vec<u8>, [u8; 16]) {
 
 fn exercise(fx: &FragmentedIndex, query: &str) {
     let _ = fx.missing_shards(query);
+    let _ = fx.missing_typo_shards(query);
+    let _ = fx.corrections(query);
     let v = vec![0.25f32; fx.dims()];
     for mode in [Mode::Hybrid, Mode::Vector, Mode::Keyword] {
         let opts = SearchOptions { mode, ..SearchOptions::default() };
@@ -79,6 +81,7 @@ fuzz_target!(|data: &[u8]| {
             }
             for t in [chunk.to_vec(), resealed(chunk)] {
                 let _ = fx.add_chunk(&t);
+                let _ = fx.add_typo_shard(&t);
             }
             exercise(&fx, "borrow café");
         }
@@ -88,16 +91,17 @@ fuzz_target!(|data: &[u8]| {
     let mut fx = FragmentedIndex::from_core(real_core).unwrap();
     for part in [shard, chunk] {
         if part.len() >= 6 + 16 + 32 {
-            for magic in [b"LEFT", b"LEFC"] {
+            for magic in [b"LEFT", b"LEFC", b"LEFY"] {
                 let mut p = part.to_vec();
                 p[..4].copy_from_slice(magic);
-                p[4..6].copy_from_slice(&1u16.to_le_bytes());
+                p[4..6].copy_from_slice(&FRAGMENTS_VERSION.to_le_bytes());
                 p[6..22].copy_from_slice(id);
                 let p = resealed(&p);
                 let _ = fx.add_shard(&p);
                 let _ = fx.add_chunk(&p);
+                let _ = fx.add_typo_shard(&p);
             }
         }
     }
-    exercise(&fx, "borrow vector read_to_string");
+    exercise(&fx, "borrow vector read_to_string borow vectro");
 });

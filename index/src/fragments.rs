@@ -11,6 +11,22 @@
 //! | core | manifest (spec §8), section titles and URLs, per passage its section, its length in keyword tokens and a binary code of its vector | on the first query |
 //! | term shard `s` | the postings `(passage, tf)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
 //! | text chunk `c` | the text of consecutive passages (for excerpts) | for the results shown |
+//! | typo shard `y` | per *typo key* `k` with `fnv1a(k) mod Y = y`, the indexed terms listed under it, each with its df | for a query term no passage holds (a typo?), after its term shard |
+//!
+//! **Typos.** A query term of at least 4 characters that no passage holds (its term shard is in
+//! and does not list it) is taken for a typo: it is replaced by the indexed term within one edit
+//! of it (a wrong, dropped, doubled or extra character, or two adjacent ones swapped) found in
+//! the most passages, scored as that term (times [`crate::typos::TYPO_WEIGHT`]). The candidates
+//! come from typo shards: every indexed term of at least 3 characters, a letter among them and
+//! df ≥ 2 is listed under two keys, `^` + its first two characters and its last two + `$`; one
+//! edit leaves one of them intact for a word of 5 or more characters, and a 4-character query
+//! term also looks under `^` + its first and third characters (the middle two swapped; see
+//! [`crate::typos`]). So a typo costs two or three small typo shards and the term shard of its
+//! correction, fetched after the query's own term shards; a query whose terms all occur fetches
+//! nothing more. Corrections use a term's typo shards once all of them are added
+//! ([`FragmentedIndex::missing_typo_shards`]), and the correction's term shard is then one of
+//! [`FragmentedIndex::missing_shards`]. [`Index::query`] has no typo tolerance: on a query whose
+//! terms all occur the two rank alike.
 //!
 //! **Vectors.** Each passage vector `x` (L2-normalised, the index dims) is stored as the signs of
 //! `x − μ` (`μ` the mean passage vector, kept in the core), one bit per dim, plus one byte for its
@@ -24,7 +40,7 @@
 //! exact (every passage scored): for a site's few thousand to few ten thousand passages that is a
 //! millisecond or two, and no graph has to be downloaded.
 //!
-//! # Byte layouts (version 3: a section keeps its page title and heading apart, so a front end
+//! # Byte layouts (version 4: typo shards, their count in the core; version 3: a section keeps its page title and heading apart, so a front end
 //! never splits a display title back into them — Sphinx's `Page — Project` titles were split at
 //! the wrong dash; version 2: keyword terms fold `ı` → `i`. Older bundles are refused with
 //! "re-run `lightembed site`")
@@ -35,7 +51,7 @@
 //! fragment of another build is refused instead of mixed in.
 //!
 //! ```text
-//! core    "LEFI" u16 version=3 u16 flags (bit 0: English stemming)
+//! core    "LEFI" u16 version=4 u16 flags (bit 0: English stemming)
 //!         manifest (as crate::layout; count = passages n)
 //!         varint sections S; S × (str url, str page title, str heading (empty: none));
 //!             a section's display title is `lightembed_title::section_title` of the two
@@ -43,18 +59,24 @@
 //!         dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0); n × u8 α code;
 //!         n × ⌈dims/8⌉ sign bytes
 //!             (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
-//!         varint term shards (≥ 1); u64 Σ|d|
+//!         varint term shards (≥ 1); u64 Σ|d|; varint typo shards (≥ 1)
 //!         varint text chunks C (≥ 1 when n > 0); C × varint first passage (0, then increasing, < n)
-//!         32-byte content digest: SHA-256 over every shard and chunk, each as u64 length + its
+//!         32-byte content digest: SHA-256 over every term shard, chunk and typo shard (in that
+//!             order), each as u64 length + its
 //!             bytes up to its trailer with the build id zeroed (so the build id, and every
 //!             cached fragment name derived from it, changes when any text or posting does)
 //!         32-byte SHA-256
-//! shard   "LEFT" u16 version=3 16-byte build id, varint shard number
+//! shard   "LEFT" u16 version=4 16-byte build id, varint shard number
 //!         varint terms; per term (distinct, each hashing to this shard): str term,
 //!             varint df ≥ 1, df × (varint passage delta (first = passage), varint tf ≥ 1)
 //!         32-byte SHA-256
-//! chunk   "LEFC" u16 version=3 16-byte build id, varint chunk number
+//! chunk   "LEFC" u16 version=4 16-byte build id, varint chunk number
 //!         varint count (= passages of the chunk per the core); count × str text
+//!         32-byte SHA-256
+//! typo    "LEFY" u16 version=4 16-byte build id, varint typo shard number
+//!         varint keys; per key (distinct, ascending, each hashing to this shard): str key
+//!             (`^` + a term's first two chars, or its last two + `$`), varint count ≥ 1,
+//!             count × (str term (ascending, distinct, under that key), varint df ≥ 1)
 //!         32-byte SHA-256
 //! ```
 
@@ -72,18 +94,19 @@ use crate::util::{dot, sort_best_first, Scored};
 use crate::{Mode, SearchOptions};
 
 /// Version of the fragment layouts written and read here.
-pub const FRAGMENTS_VERSION: u16 = 3;
+pub const FRAGMENTS_VERSION: u16 = 4;
 
 const CORE_MAGIC: [u8; 4] = *b"LEFI";
 const SHARD_MAGIC: [u8; 4] = *b"LEFT";
 const CHUNK_MAGIC: [u8; 4] = *b"LEFC";
+const TYPO_MAGIC: [u8; 4] = *b"LEFY";
 const TRAILER: usize = 32;
 
 /// Sizes of the fragments [`split`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitOptions {
     /// Target raw bytes of postings per term shard (the shard count is
-    /// `⌈postings bytes / shard_bytes⌉`). Default 16 KiB.
+    /// `⌈postings bytes / shard_bytes⌉`), and of typo lists per typo shard. Default 16 KiB.
     pub shard_bytes: usize,
     /// Target raw bytes of text per chunk (a chunk closes once it reaches this). Default 16 KiB.
     pub chunk_bytes: usize,
@@ -99,7 +122,7 @@ impl Default for SplitOptions {
 }
 
 /// The files of a fragmented index, as bytes: `core`, `shards[s]` (term shard `s`),
-/// `chunks[c]` (text chunk `c`).
+/// `chunks[c]` (text chunk `c`), `typos[y]` (typo shard `y`).
 #[derive(Debug, Clone)]
 pub struct Fragments {
     /// The core (always fetched first).
@@ -108,6 +131,8 @@ pub struct Fragments {
     pub shards: Vec<Vec<u8>>,
     /// Text chunks, by number.
     pub chunks: Vec<Vec<u8>>,
+    /// Typo shards, by number.
+    pub typos: Vec<Vec<u8>>,
 }
 
 impl Fragments {
@@ -121,7 +146,8 @@ impl Fragments {
 
 use lightembed::format::to_hex as hex;
 
-/// FNV-1a (32 bit) of `term`'s UTF-8 bytes: which shard holds it (`mod` the shard count).
+/// FNV-1a (32 bit) of `term`'s UTF-8 bytes: which shard holds it (`mod` the shard count); of a
+/// typo key's, which typo shard holds its list.
 pub fn term_hash(term: &str) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
     for &b in term.as_bytes() {
@@ -389,6 +415,33 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         }
     }
 
+    // Typo lists: each listed term under its two keys, the keys hashed into typo shards.
+    let mut typo_lists: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
+    for (t, term) in kw.vocab.iter().enumerate() {
+        if crate::typos::listed(term, postings[t].len() as u32) {
+            for key in crate::typos::term_keys(term).into_iter().flatten() {
+                typo_lists.entry(key).or_default().push(t as u32);
+            }
+        }
+    }
+    let typo_bytes: usize = typo_lists
+        .iter()
+        .map(|(k, ts)| {
+            k.len()
+                + 2
+                + ts.iter()
+                    .map(|&t| kw.vocab[t as usize].len() + 3)
+                    .sum::<usize>()
+        })
+        .sum();
+    let n_typos = typo_bytes.div_ceil(opts.shard_bytes).clamp(1, 1 << 16);
+    let mut by_typo: Vec<Vec<(&String, &mut Vec<u32>)>> =
+        (0..n_typos).map(|_| Vec::new()).collect();
+    for (key, terms) in typo_lists.iter_mut() {
+        terms.sort_by(|&a, &b| kw.vocab[a as usize].cmp(&kw.vocab[b as usize]));
+        by_typo[(term_hash(key) % n_typos as u32) as usize].push((key, terms));
+    }
+
     // Text chunks: consecutive passages up to chunk_bytes.
     let mut chunk_starts: Vec<u32> = Vec::new();
     let mut acc = usize::MAX;
@@ -431,6 +484,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     w.buf.extend_from_slice(&codes);
     w.varint(n_shards as u32);
     w.u64(total_len);
+    w.varint(n_typos as u32);
     w.varint(chunk_starts.len() as u32);
     for &s in &chunk_starts {
         w.varint(s);
@@ -480,8 +534,29 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
             w
         })
         .collect();
+    let typos: Vec<Writer> = by_typo
+        .iter()
+        .enumerate()
+        .map(|(y, keys)| {
+            let mut w = Writer { buf: Vec::new() };
+            w.buf.extend_from_slice(&TYPO_MAGIC);
+            w.u16(FRAGMENTS_VERSION);
+            w.buf.extend_from_slice(&[0; 16]);
+            w.varint(y as u32);
+            w.varint(keys.len() as u32);
+            for (key, terms) in keys {
+                varstr(&mut w, key);
+                w.varint(terms.len() as u32);
+                for &t in terms.iter() {
+                    varstr(&mut w, &kw.vocab[t as usize]);
+                    w.varint(postings[t as usize].len() as u32);
+                }
+            }
+            w
+        })
+        .collect();
     let mut content = Sha256::new();
-    for w in shards.iter().chain(&chunks) {
+    for w in shards.iter().chain(&chunks).chain(&typos) {
         content.update((w.buf.len() as u64).to_le_bytes());
         content.update(&w.buf);
     }
@@ -499,6 +574,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         core: core.buf,
         shards: shards.into_iter().map(seal).collect(),
         chunks: chunks.into_iter().map(seal).collect(),
+        typos: typos.into_iter().map(seal).collect(),
     })
 }
 
@@ -556,6 +632,10 @@ pub struct FragmentedIndex {
     n_shards: u32,
     shard_loaded: Vec<bool>,
     postings: HashMap<String, Vec<(u32, u32)>>,
+    n_typos: u32,
+    typo_loaded: Vec<bool>,
+    /// Typo key → the listed terms under it, with their df.
+    typo_lists: HashMap<String, Vec<(String, u32)>>,
     chunk_starts: Vec<u32>,
     texts: Vec<Option<String>>,
 }
@@ -700,6 +780,13 @@ impl FragmentedIndex {
                 "is not the sum of the passage lengths".into(),
             ));
         }
+        let n_typos = r.varint("typo shards")?;
+        if n_typos == 0 || n_typos > 1 << 16 {
+            return Err(malformed(
+                "typo shards",
+                format!("{n_typos} is not in 1..=65536"),
+            ));
+        }
         let n_chunks = r.varint("text chunks")? as usize;
         r.need(n_chunks as u64, "text chunks")?;
         let mut chunk_starts = Vec::with_capacity(n_chunks);
@@ -740,6 +827,9 @@ impl FragmentedIndex {
             n_shards,
             shard_loaded: vec![false; n_shards as usize],
             postings: HashMap::new(),
+            n_typos,
+            typo_loaded: vec![false; n_typos as usize],
+            typo_lists: HashMap::new(),
             chunk_starts,
             texts: vec![None; n],
         })
@@ -797,10 +887,198 @@ impl FragmentedIndex {
         out
     }
 
-    /// The term shards `query`'s terms live in that are not loaded yet, ascending. Empty when the
-    /// query can be answered.
+    /// The query's words as typed (folded, not stemmed), by their term: stemming never changes
+    /// the number of tokens, so the two tokenisations pair up.
+    fn raw_words(&self, query: &str) -> HashMap<String, String> {
+        let mut raw = Vec::new();
+        for_each_term(query, false, &mut |t| raw.push(t.to_string()));
+        let mut out = HashMap::new();
+        let mut i = 0;
+        for_each_term(query, self.stem, &mut |t| {
+            if let Some(w) = raw.get(i) {
+                out.entry(t.to_string()).or_insert_with(|| w.clone());
+            }
+            i += 1;
+        });
+        out
+    }
+
+    /// The term shards `query`'s terms live in that are not loaded yet, ascending — and those of
+    /// the corrections of its typos once their typo shards are in
+    /// ([`FragmentedIndex::missing_typo_shards`]). Empty when the query can be answered.
     pub fn missing_shards(&self, query: &str) -> Vec<u32> {
-        self.missing_for(&self.query_terms(query))
+        let mut terms = self.query_terms(query);
+        let fixes: Vec<String> = self
+            .corrections_of(&terms, query)
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
+        terms.extend(fixes);
+        self.missing_for(&terms)
+    }
+
+    /// Number of typo shards (files `n<y>.bin` of a bundle).
+    pub fn typo_shard_count(&self) -> u32 {
+        self.n_typos
+    }
+
+    /// The typo shards `query` needs that are not loaded yet, ascending: those of its terms of at
+    /// least [`crate::typos::MIN_TYPO_CHARS`] characters that no passage holds (known once their
+    /// term shards are in: ask after [`FragmentedIndex::missing_shards`] is empty). Empty for a
+    /// query whose terms all occur.
+    pub fn missing_typo_shards(&self, query: &str) -> Vec<u32> {
+        let raw = self.raw_words(query);
+        let mut out: Vec<u32> = self
+            .query_terms(query)
+            .iter()
+            .filter(|t| self.is_unknown(t))
+            .flat_map(|t| typo_keys(t, raw.get(t)))
+            .map(|k| term_hash(&k) % self.n_typos)
+            .filter(|&y| !self.typo_loaded[y as usize])
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The corrections the keyword side makes in `query`: `(query term, indexed term)` for each
+    /// term no passage holds whose typo shards are in and list a term within one edit of it (the
+    /// one found in the most passages; ties: the first in byte order). Terms are as the index
+    /// tokenises them (stemmed when it stems).
+    pub fn corrections(&self, query: &str) -> Vec<(String, String)> {
+        self.corrections_of(&self.query_terms(query), query)
+    }
+
+    /// True when `term`'s term shard is in and does not hold it.
+    fn is_unknown(&self, term: &str) -> bool {
+        self.shard_loaded[(term_hash(term) % self.n_shards) as usize]
+            && !self.postings.contains_key(term)
+    }
+
+    fn corrections_of(&self, terms: &[String], query: &str) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut raw: Option<HashMap<String, String>> = None;
+        for t in terms {
+            if !self.is_unknown(t) {
+                continue;
+            }
+            let raw = raw.get_or_insert_with(|| self.raw_words(query));
+            let keys = typo_keys(t, raw.get(t));
+            if keys.is_empty()
+                || keys
+                    .iter()
+                    .any(|k| !self.typo_loaded[(term_hash(k) % self.n_typos) as usize])
+            {
+                continue;
+            }
+            // With stemming, also the stems of the typed word's one-edit variants.
+            let stems: HashSet<String> = match raw.get(t) {
+                Some(w) if self.stem && w.bytes().all(|b| b.is_ascii_lowercase()) => {
+                    crate::typos::one_edit_variants(w)
+                        .iter()
+                        .flat_map(|v| crate::keywords::terms_with(v, true))
+                        .collect()
+                }
+                _ => HashSet::new(),
+            };
+            let mut best: Option<(&str, u32)> = None;
+            for k in &keys {
+                for (c, df) in self.typo_lists.get(k).map_or(&[][..], Vec::as_slice) {
+                    if !crate::typos::within_one_edit(t, c) && !stems.contains(c) {
+                        continue;
+                    }
+                    let better = match best {
+                        None => true,
+                        Some((b, bdf)) => *df > bdf || (*df == bdf && c.as_str() < b),
+                    };
+                    if better {
+                        best = Some((c, *df));
+                    }
+                }
+            }
+            if let Some((c, _)) = best {
+                if !terms.iter().any(|x| x == c) && !out.iter().any(|(_, x)| x == c) {
+                    out.push((t.clone(), c.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Adds a typo shard written by [`split`] for this core; returns its number. Adding one again
+    /// is a no-op.
+    ///
+    /// Errors: as [`FragmentedIndex::add_shard`] (another build's shard, a key in the wrong shard,
+    /// listed twice, out of order or not of the key form, a term not under its key, listed twice
+    /// or out of order, a df of 0 or above the passages).
+    pub fn add_typo_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
+        let mut r = open(bytes, TYPO_MAGIC, "typo shard")?;
+        self.check_build(&mut r, "typo shard")?;
+        let y = r.varint("typo shard number")?;
+        if y >= self.n_typos {
+            return Err(malformed(
+                "typo shard number",
+                format!("{y} of {}", self.n_typos),
+            ));
+        }
+        if self.typo_loaded[y as usize] {
+            return Ok(y);
+        }
+        let n = self.len() as u64;
+        let n_keys = r.varint("typo keys")?;
+        r.need(4 * n_keys as u64, "typo keys")?;
+        let mut lists: Vec<(String, Vec<(String, u32)>)> = Vec::with_capacity(n_keys as usize);
+        for _ in 0..n_keys {
+            let key = read_varstr(&mut r, "typo key")?;
+            let pair: Vec<char> = key
+                .trim_start_matches('^')
+                .trim_end_matches('$')
+                .chars()
+                .collect();
+            let prefix = key.starts_with('^');
+            let form =
+                pair.len() == 2 && (prefix != key.ends_with('$')) && key.chars().count() == 3;
+            if !form
+                || term_hash(&key) % self.n_typos != y
+                || lists.last().is_some_and(|(k, _)| *k >= key)
+            {
+                return Err(malformed(
+                    "typo key",
+                    format!("{key:?} is not a key, not in typo shard {y}, or out of order"),
+                ));
+            }
+            let count = r.varint("typo key terms")? as u64;
+            if count == 0 {
+                return Err(malformed("typo key terms", format!("none under {key:?}")));
+            }
+            r.need(2 * count, "typo key terms")?;
+            let pair: String = pair.into_iter().collect();
+            let mut terms: Vec<(String, u32)> = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                let term = read_varstr(&mut r, "typo term")?;
+                let under = if prefix {
+                    term.starts_with(&pair)
+                } else {
+                    term.ends_with(&pair)
+                };
+                if !under || terms.last().is_some_and(|(t, _)| *t >= term) {
+                    return Err(malformed(
+                        "typo term",
+                        format!("{term:?} is not under {key:?}, or out of order"),
+                    ));
+                }
+                let df = r.varint("typo term df")?;
+                if df == 0 || df as u64 > n {
+                    return Err(malformed("typo term df", format!("{df} for {n} passages")));
+                }
+                terms.push((term, df));
+            }
+            lists.push((key, terms));
+        }
+        done(&r)?;
+        self.typo_lists.extend(lists);
+        self.typo_loaded[y as usize] = true;
+        Ok(y)
     }
 
     /// The shards of `terms` not loaded yet, ascending.
@@ -1013,8 +1291,19 @@ impl FragmentedIndex {
         let terms = if opts.mode == Mode::Vector {
             Vec::new()
         } else {
-            let terms = self.query_terms(text);
-            if let Some(s) = self.missing_for(&terms).first() {
+            let mut terms: Vec<(String, f32)> = self
+                .query_terms(text)
+                .into_iter()
+                .map(|t| (t, 1.0))
+                .collect();
+            let plain: Vec<String> = terms.iter().map(|(t, _)| t.clone()).collect();
+            terms.extend(
+                self.corrections_of(&plain, text)
+                    .into_iter()
+                    .map(|(_, c)| (c, crate::typos::TYPO_WEIGHT)),
+            );
+            let all: Vec<String> = terms.iter().map(|(t, _)| t.clone()).collect();
+            if let Some(s) = self.missing_for(&all).first() {
                 return Err(IndexError::InvalidArgument {
                     what: "query",
                     detail: format!("term shard {s} is not loaded (add it with add_shard)"),
@@ -1027,11 +1316,13 @@ impl FragmentedIndex {
         }
         let c = opts.candidates.max(k).max(1);
         let n = self.len();
-        let lists: Vec<&[(u32, u32)]> = terms
+        let (lists, weights): (Vec<&[(u32, u32)]>, Vec<f32>) = terms
             .iter()
-            .filter_map(|t| self.postings.get(t).map(Vec::as_slice))
-            .collect();
-        let weights: Vec<f32> = lists.iter().map(|l| idf(n, l.len() as u32)).collect();
+            .filter_map(|(t, w)| {
+                let l = self.postings.get(t)?;
+                Some((l.as_slice(), idf(n, l.len() as u32) * w))
+            })
+            .unzip();
         let avg = avgdl(self.total_len, n);
         let bm25_of = |p: u32| -> f32 {
             let mut score = 0.0f32;
@@ -1117,6 +1408,21 @@ impl FragmentedIndex {
             .collect();
         Ok(out)
     }
+}
+
+/// The typo keys of the unknown query term `term` typed as `raw`: its own
+/// ([`crate::typos::query_keys`]), and when stemming changed the word, those of the word as
+/// typed (a stem of one of its one-edit variants may lie there: `ggeneric` → `generic`).
+fn typo_keys(term: &str, raw: Option<&String>) -> Vec<String> {
+    let mut keys = crate::typos::query_keys(term);
+    if let Some(w) = raw.filter(|w| w.as_str() != term && !keys.is_empty()) {
+        for k in crate::typos::query_keys(w) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys
 }
 
 /// Keeps the `n` best of `v`, best first (ties by id).

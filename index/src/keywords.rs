@@ -150,7 +150,26 @@ pub fn default_stemming(model_id: &str) -> bool {
 /// assert_eq!(&text[11..16], "Café");
 /// ```
 pub fn highlight_spans(text: &str, query: &str, stem: bool) -> Vec<(usize, usize)> {
+    highlight_spans_with(text, query, &[], stem)
+}
+
+/// [`highlight_spans`] marking also the words whose term is one of `extra` (terms as the index
+/// holds them: folded, and stemmed when `stem`) — the corrections of a query's typos
+/// ([`crate::fragments::FragmentedIndex::corrections`]).
+///
+/// ```
+/// use lightembed_index::keywords::highlight_spans_with;
+/// let text = "Borrowing rules";
+/// assert_eq!(highlight_spans_with(text, "borowing", &["borrow".to_string()], true), [(0, 9)]);
+/// ```
+pub fn highlight_spans_with(
+    text: &str,
+    query: &str,
+    extra: &[String],
+    stem: bool,
+) -> Vec<(usize, usize)> {
     let mut wanted: BTreeSet<String> = terms_with(query, stem).into_iter().collect();
+    wanted.extend(extra.iter().cloned());
     // Function words carry no match worth showing ("the", "is" would be marked everywhere);
     // they still count in BM25, where their low idf keeps them weak.
     if wanted.len() > 1 {

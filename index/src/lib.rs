@@ -61,6 +61,7 @@ pub mod layout;
 mod manifest;
 mod searcher;
 pub mod snippet;
+pub mod typos;
 mod util;
 
 pub use error::IndexError;

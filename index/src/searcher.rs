@@ -106,13 +106,17 @@ pub trait Searcher {
         };
         Ok(!self.find(None, query, 1, &opts)?.is_empty())
     }
+    /// The indexed terms the keyword side puts in place of `query`'s typos (a fragmented index's
+    /// [`FragmentedIndex::corrections`], second parts; none for an [`Index`]): excerpts mark
+    /// their words too ([`crate::snippet::excerpt_with`]).
+    fn corrections(&self, query: &str) -> Vec<String>;
 }
 
 /// [`Searcher`] for an index kind whose inherent `dims`, `len`, `keyword_stemming` and `query`
 /// it is; `$found(&index, hit)` makes each of the kind's own hits a [`Found`] (the only part
 /// that differs between the kinds).
 macro_rules! searcher {
-    ($kind:ty, $found:expr) => {
+    ($kind:ty, $found:expr, $corrections:expr) => {
         impl Searcher for $kind {
             fn dims(&self) -> usize {
                 <$kind>::dims(self)
@@ -133,9 +137,20 @@ macro_rules! searcher {
                 let hits = self.query(vector, query, k, opts)?;
                 Ok(hits.into_iter().map(|h| $found(self, h)).collect())
             }
+            fn corrections(&self, query: &str) -> Vec<String> {
+                $corrections(self, query)
+            }
         }
     };
 }
 
-searcher!(Index, |_: &Index, h: Hit| Found::from(h));
-searcher!(FragmentedIndex, FragmentedIndex::found);
+searcher!(
+    Index,
+    |_: &Index, h: Hit| Found::from(h),
+    |_: &Index, _: &str| Vec::new()
+);
+searcher!(
+    FragmentedIndex,
+    FragmentedIndex::found,
+    |f: &FragmentedIndex, q: &str| f.corrections(q).into_iter().map(|(_, c)| c).collect()
+);

@@ -2,7 +2,7 @@
 //! marked — as byte ranges into plain text. Nothing here is HTML: front ends wrap the ranges
 //! themselves (`<mark>` elements built as DOM nodes in the browser, bold in a terminal).
 
-use crate::keywords::highlight_spans;
+use crate::keywords::highlight_spans_with;
 
 /// A window of a passage with the query's words marked.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -87,7 +87,26 @@ impl ShownHit {
 /// assert_eq!(&e.text[e.highlights[0].0..e.highlights[0].1], "Borrowing");
 /// ```
 pub fn excerpt(text: &str, query: &str, stem: bool, max_chars: usize) -> Excerpt {
-    let spans = highlight_spans(text, query, stem);
+    excerpt_with(text, query, &[], stem, max_chars)
+}
+
+/// [`excerpt`] that also marks (and looks for) the words of the terms `extra`: the corrections of
+/// the query's typos ([`crate::fragments::FragmentedIndex::corrections`], their second parts), so
+/// a result found through a corrected word shows that word.
+///
+/// ```
+/// use lightembed_index::snippet::excerpt_with;
+/// let e = excerpt_with("Each value has an owner. Borrowing lends it.", "borowing", &["borrow".into()], true, 0);
+/// assert_eq!(&e.text[e.highlights[0].0..e.highlights[0].1], "Borrowing");
+/// ```
+pub fn excerpt_with(
+    text: &str,
+    query: &str,
+    extra: &[String],
+    stem: bool,
+    max_chars: usize,
+) -> Excerpt {
+    let spans = highlight_spans_with(text, query, extra, stem);
     let n_chars = text.chars().count();
     if max_chars == 0 || n_chars <= max_chars {
         return Excerpt {

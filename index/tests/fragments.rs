@@ -108,6 +108,9 @@ fn load_all(ix: &Index) -> FragmentedIndex {
     for c in &f.chunks {
         fx.add_chunk(c).unwrap();
     }
+    for y in &f.typos {
+        fx.add_typo_shard(y).unwrap();
+    }
     fx
 }
 
@@ -419,9 +422,9 @@ fn corrupted_fragments_are_refused() {
     assert!(e.to_string().contains("another build"), "{e}");
     let e = fx.add_chunk(&other.chunks[0]).unwrap_err();
     assert!(e.to_string().contains("another build"), "{e}");
-    // Another layout version: the next one, v2 (one display title per section) and v1 (term
+    // Another layout version: the next one, v3 (no typo shards), v2 (one display title per section) and v1 (term
     // shards keyed before `ı` folded to `i`).
-    for version in [4u8, 2, 1] {
+    for version in [5u8, 3, 2, 1] {
         let mut other = f.core.clone();
         other[4] = version;
         reseal(&mut other);
@@ -642,8 +645,8 @@ fn ranks_do_not_depend_on_k() {
 /// is `URL:N` and its place names the passage, its text chunk and the title's two parts.
 #[test]
 fn both_kinds_find_a_passage_in_one_shape() {
-    use lightembed_title::section_title;
     use lightembed_index::{InBundle, Searcher};
+    use lightembed_title::section_title;
     let ix = build(120);
     let fx = load_all(&ix);
     let ids = live_ids(&ix);

@@ -25,7 +25,7 @@ use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Float32Array, Function, Object, Reflect, Uint8Array};
 use lightembed_index::fragments::FragmentedIndex;
-use lightembed_index::snippet::excerpt;
+use lightembed_index::snippet::{excerpt, excerpt_with};
 #[cfg(feature = "search-index")]
 use lightembed_index::Index;
 use lightembed_index::ModelIdentity;
@@ -377,8 +377,9 @@ impl JsSearchIndex {
 
 /// A static site's index cut into fragments (`lightembed site`): the core loads first
 /// (`fromCore`), then a query needs the term shards of its words (`missingShards` → fetch →
-/// `addShard`) and its results' text the chunks they are in (`hit.chunk` → fetch → `addChunk` →
-/// `excerpt`). Keyword scores equal `lightembed search` on the unsplit index; the vector side
+/// `addShard`; then, for a word no passage holds, a typo?, `missingTypoShards` → fetch →
+/// `addTypoShard` and `missingShards` again for the correction's shard) and its results' text the
+/// chunks they are in (`hit.chunk` → fetch → `addChunk` → `excerpt`). Keyword scores equal `lightembed search` on the unsplit index; the vector side
 /// uses one sign bit per dim (see `lightembed_index::fragments`).
 #[wasm_bindgen(js_name = SiteIndex)]
 pub struct JsSiteIndex {
@@ -463,6 +464,39 @@ impl JsSiteIndex {
         self.inner.add_shard(&bytes).map_err(js_error)
     }
 
+    /// Number of typo shards (files `f/<build>/n<n>.bin` in the bundle).
+    #[wasm_bindgen(getter, js_name = typoShardCount)]
+    pub fn typo_shard_count(&self) -> u32 {
+        self.inner.typo_shard_count()
+    }
+
+    /// The typo shards `query` needs that are not added yet: for its words of 4 or more
+    /// characters that no passage holds (a typo?). Ask once `missingShards` is empty; after
+    /// adding them (`addTypoShard`), `missingShards` lists the term shards of the corrections.
+    /// Empty when every word of the query occurs (nothing more to fetch).
+    ///
+    /// @throws {Error} when `query` is not a string.
+    #[wasm_bindgen(js_name = missingTypoShards)]
+    pub fn missing_typo_shards(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> Result<Vec<u32>, JsValue> {
+        let query = arg("missingTypoShards", "query").string(&query)?;
+        Ok(self.inner.missing_typo_shards(&query))
+    }
+
+    /// Adds a typo shard; returns its number.
+    ///
+    /// @throws {Error} for a corrupted typo shard (or damaged gzip) or one of another build.
+    #[wasm_bindgen(js_name = addTypoShard)]
+    pub fn add_typo_shard(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<u32, JsValue> {
+        let bytes = arg("addTypoShard", "bytes").file_bytes(&bytes)?;
+        self.inner.add_typo_shard(&bytes).map_err(js_error)
+    }
+
     /// Adds a text chunk; returns its number.
     ///
     /// @throws {Error} for a corrupted chunk (or damaged gzip) or one of another build.
@@ -515,7 +549,8 @@ impl JsSiteIndex {
     }
 
     /// The excerpt of `passage` (at most `chars` characters, default 240; 0 = all) holding the
-    /// most words of `query`, with those words marked.
+    /// most words of `query`, with those words marked (and the words a typo of the query was
+    /// corrected to, once its typo shards are added).
     ///
     /// @throws {Error} for a bad argument, or when the passage's chunk has not been added.
     pub fn excerpt(
@@ -534,7 +569,8 @@ impl JsSiteIndex {
                 "the text of passage {passage} is not loaded: add chunk {chunk} first"
             )));
         };
-        let e = excerpt(text, &query, self.inner.keyword_stemming(), chars);
+        let fixes = Searcher::corrections(&self.inner, &query);
+        let e = excerpt_with(text, &query, &fixes, self.inner.keyword_stemming(), chars);
         js_object(excerpt_fields(e)).map(JsCast::unchecked_into)
     }
 }
