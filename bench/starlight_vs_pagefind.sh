@@ -36,7 +36,7 @@ docs="${NODE_DOCS:-/usr/share/doc/nodejs/api}"
 shopt -s nullglob
 sources=("$docs"/*.md)
 [[ ${#sources[@]} -gt 0 ]] || fail "no Markdown in $docs (apt-get install nodejs-doc)"
-[[ -f js/pkg/node/lightembed_wasm_bg.wasm && -f js/pkg/web/lightembed_wasm_bg.wasm ]] \
+[[ -f js/pkg/node/lightembed_wasm_bg.wasm && -f js/pkg/widget/lightembed_wasm_bg.wasm ]] \
   || fail "js/pkg is not built: run bash js/build.sh"
 [[ -x /usr/bin/time ]] || fail "no GNU time at /usr/bin/time (apt-get install time)"
 

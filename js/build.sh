@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the npm package `lightembed` in js/: the crate lightembed-wasm for wasm32 + SIMD128
 # (release), then wasm-bindgen for Node (js/pkg/node, CommonJS), for bundlers (js/pkg/bundler,
-# ES module importing the .wasm) and for plain browsers (js/pkg/web, ES module + init(); what
-# `lightembed site` embeds for the <lightembed-search> widget: rebuild lightembed after this),
-# TypeScript types included, and js/package.json.
+# ES module importing the .wasm) and for plain browsers (js/pkg/web, ES module + init()),
+# TypeScript types included; the search widget's own wasm, built for size with only what a site's
+# visitors need for a query (js/pkg/widget: SiteIndex + QueryEncoder, for bundles of a static
+# model; js/pkg/widget-model: + Model, for a transformer's), which `lightembed site` puts in the
+# bundles (rebuild lightembed after this); and js/package.json.
 # Steps whose inputs did not change are skipped (cargo's own check; wasm-bindgen runs only when
 # the .wasm is newer than its output), so a second run takes about a second.
 #
@@ -31,19 +33,24 @@ fi
 # RUSTFLAGS would replace .cargo/config.toml's `+simd128` (the engine's compile_error! guard
 # stops such a build, but do not even try).
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
-# Two builds of the crate: the browser one (bundler + web targets; the web build is what a site's
-# visitors download, so it carries no site-build code) and the Node one with feature `build`
-# (`lightembed site` and the Node API: the bundle writer, globset) and `gunzip` (its classes read a
-# bundle's gzip-compressed files as they are; in a browser DecompressionStream does it). Each is
-# copied aside when it changed, so the wasm-bindgen steps below can tell what is new.
+# Three builds of the crate: the browser one (bundler + web targets, every class: what npm users
+# import), the Node one with feature `build` (`lightembed site` and the Node API: the bundle
+# writer, globset) and `gunzip` (its classes read a bundle's gzip-compressed files as they are; in
+# a browser DecompressionStream does it), and the widget's two (profile `widget`: opt-level "z",
+# fat LTO; the first thing a site's visitor downloads, so no SearchIndex, no site-build code, no
+# gunzip; feature `widget` alone, and with `model` for transformer bundles). Each is copied aside
+# when it changed, so the wasm-bindgen steps below can tell what is new.
 tdir="$(dirname "$wasm")"
-variant() {  # variant NAME [cargo args…]
-  local name="$1"; shift
-  cargo build --release --target wasm32-unknown-unknown -p "$crate" "$@"
-  if ! cmp -s "$wasm" "$tdir/$lib.$name.wasm"; then cp "$wasm" "$tdir/$lib.$name.wasm"; fi
+variant() {  # variant NAME PROFILE [cargo args…]
+  local name="$1" profile="$2"; shift 2
+  cargo build --profile "$profile" --target wasm32-unknown-unknown -p "$crate" "$@"
+  local built="${CARGO_TARGET_DIR:-$root/target}/wasm32-unknown-unknown/$profile/$lib.wasm"
+  if ! cmp -s "$built" "$tdir/$lib.$name.wasm"; then cp "$built" "$tdir/$lib.$name.wasm"; fi
 }
-variant browser
-variant node --features build,gunzip
+variant browser release
+variant node release --features build,gunzip
+variant widget widget --no-default-features --features widget
+variant widget-model widget --no-default-features --features widget,model
 
 # The modules must contain SIMD128 instructions. Checked with whichever disassembler is at hand
 # (wasm-tools, wabt's wasm-objdump, binaryen's wasm-dis from scripts/app-tools.sh); without one
@@ -60,9 +67,16 @@ simd_ops() {
   "${dis[@]}" | grep -cE '(v128|i8x16|i16x8|i32x4|f32x4)\.' || true
 }
 
-for target in nodejs bundler web; do
-  out="$js/pkg/${target%js}"   # nodejs → pkg/node, bundler → pkg/bundler, web → pkg/web
-  if [[ "$target" == nodejs ]]; then src="$tdir/$lib.node.wasm"; else src="$tdir/$lib.browser.wasm"; fi
+# wasm-bindgen's outputs: (target, folder, build). The widget's lose the name section (~46 KB of
+# function names no visitor needs). binaryen's wasm-opt is not run on any of them: on the widget's
+# wasm -Oz made it 8 % smaller raw but 2 % larger gzip-compressed, and bundles store it gzipped
+# (bench/RESULTS.md, "Search-only widget wasm").
+for spec in nodejs:node:node bundler:bundler:browser web:web:browser web:widget:widget web:widget-model:widget-model; do
+  IFS=: read -r target dir build <<<"$spec"
+  out="$js/pkg/$dir"
+  src="$tdir/$lib.$build.wasm"
+  extra=()
+  if [[ "$dir" == widget* ]]; then extra=(--remove-name-section --remove-producers-section); fi
   if [[ -f "$out/${lib}_bg.wasm" && ! "$src" -nt "$out/${lib}_bg.wasm" && ! "$js/build.sh" -nt "$out/${lib}_bg.wasm" ]]; then
     continue
   fi
@@ -76,7 +90,7 @@ for target in nodejs bundler web; do
   fi
   log "wasm-bindgen --target $target --out-dir ${out#"$root"/}"
   rm -rf "$out"
-  wasm-bindgen --target "$target" --out-name "$lib" --out-dir "$out" "$src"
+  wasm-bindgen --target "$target" "${extra[@]}" --out-name "$lib" --out-dir "$out" "$src"
   # Module kind of the folder's .js files, whatever the package root says.
   if [[ "$target" == nodejs ]]; then
     printf '{ "type": "commonjs" }\n' >"$out/package.json"
@@ -87,7 +101,8 @@ done
 
 # The CLI itself compiled for WASI (wasm32-wasip1 + SIMD128): `bin/lightembed.js` runs it under
 # Node's WASI for every command but `site` (which runs through the library above, on every core),
-# so flags, messages and exit codes are the native CLI's. It embeds the web build above (cli/build.rs).
+# so flags, messages and exit codes are the native CLI's. It embeds the widget builds above
+# (cli/build.rs).
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   log "rustup target add wasm32-wasip1"
   rustup target add wasm32-wasip1
@@ -141,6 +156,8 @@ new="$(cat <<EOF
     "pkg/node/",
     "pkg/bundler/",
     "pkg/web/",
+    "pkg/widget/",
+    "pkg/widget-model/",
     "pkg/cli/",
     "pkg/models/",
     "starlight/",
@@ -163,4 +180,4 @@ if [[ "$(cat "$js/package.json" 2>/dev/null)" != "$new" ]]; then
   log "writing js/package.json (version $version)"
   printf '%s\n' "$new" >"$js/package.json"
 fi
-log "js/pkg ready: $(wc -c <"$js/pkg/node/${lib}_bg.wasm") bytes of wasm"
+log "js/pkg ready: $(wc -c <"$js/pkg/node/${lib}_bg.wasm") bytes of wasm (Node), the widget's $(wc -c <"$js/pkg/widget/${lib}_bg.wasm")"

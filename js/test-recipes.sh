@@ -23,7 +23,7 @@ log() { printf '\033[1m[recipes]\033[0m %s\n' "$*"; }
 fail() { echo "js/test-recipes.sh: $*" >&2; exit 1; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", b-a}'; }
 
-[[ -f js/pkg/node/lightembed_wasm_bg.wasm && -f js/pkg/web/lightembed_wasm_bg.wasm ]] \
+[[ -f js/pkg/node/lightembed_wasm_bg.wasm && -f js/pkg/widget/lightembed_wasm_bg.wasm ]] \
   || fail "js/pkg is not built: run bash js/build.sh"
 command -v hugo >/dev/null || fail "no hugo (apt-get install hugo; scripts/app-tools.sh --browser)"
 [[ -x "${CHROMIUM:-/usr/bin/chromium}" ]] || fail "no Chromium at ${CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)"

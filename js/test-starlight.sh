@@ -28,7 +28,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", b-a}'; }
 astro_version="${ASTRO_VERSION:-5.18.2}"
 starlight_version="${STARLIGHT_VERSION:-0.37.7}"
 
-[[ -f js/pkg/node/lightembed_wasm_bg.wasm && -f js/pkg/web/lightembed_wasm_bg.wasm ]] \
+[[ -f js/pkg/node/lightembed_wasm_bg.wasm && -f js/pkg/widget/lightembed_wasm_bg.wasm ]] \
   || fail "js/pkg is not built: run bash js/build.sh"
 grep -q '"./starlight"' js/package.json || fail "js/package.json has no ./starlight export: run bash js/build.sh"
 [[ -x "${CHROMIUM:-/usr/bin/chromium}" ]] || fail "no Chromium at ${CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)"

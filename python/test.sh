@@ -30,7 +30,7 @@ log() { printf '\033[1m[python]\033[0m %s\n' "$*"; }
 # The interpreter the venvs are made from (a real path, not a pyenv shim that needs HOME).
 python="$(python3 -c 'import sys; print(sys.executable)')"
 
-# 1. `lightembed site` (build_site, the console script) embeds js/pkg/web when it exists at build time.
+# 1. `lightembed site` (build_site, the console script) embeds js/pkg/widget{,-model} when they exist at build time.
 bash js/build.sh
 
 # 2. Build venv with the pinned maturin.

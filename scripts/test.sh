@@ -50,8 +50,8 @@ OPENBLAS_NUM_THREADS=1 .venv/bin/python -m pytest reference -q
 # The typo question sets' generator (bench/search/add_typos.py; seconds).
 .venv/bin/python -m pytest bench/search/test_add_typos.py -q
 
-# First: the CLI embeds the widget's wasm (js/pkg/web) for `lightembed site`.
-step "wasm package (js/build.sh: Node, bundler and web builds)"
+# First: the CLI embeds the widget's wasm (js/pkg/widget, js/pkg/widget-model) for `lightembed site`.
+step "wasm package (js/build.sh: Node, bundler, web and widget builds)"
 bash js/build.sh
 
 step "cargo test (native)"

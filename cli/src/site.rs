@@ -30,7 +30,8 @@ pub static DEFAULT_MODEL: Option<&[u8]> = Some(include_bytes!(
 #[cfg(target_os = "wasi")]
 pub static DEFAULT_MODEL: Option<&[u8]> = None;
 
-// `WASM` and `WASM_JS`: the web build of `js/` (`js/build.sh`), when it existed at build time.
+// `WASM`, `WASM_JS` (`js/pkg/widget`) and `WASM_MODEL`, `WASM_MODEL_JS` (`js/pkg/widget-model`):
+// the widget builds of `js/` (`js/build.sh`), when they existed at build time.
 include!(concat!(env!("OUT_DIR"), "/widget_wasm.rs"));
 
 /// Arguments of `lightembed site`.
@@ -59,9 +60,11 @@ pub struct SiteArgs {
 /// Runs `lightembed site`: see the command's `--help`.
 pub fn run(a: SiteArgs) -> Result<u8> {
     let t0 = Instant::now();
-    let (Some(wasm), Some(wasm_js)) = (WASM, WASM_JS) else {
+    let (Some(wasm), Some(wasm_js), Some(wasm_model), Some(wasm_model_js)) =
+        (WASM, WASM_JS, WASM_MODEL, WASM_MODEL_JS)
+    else {
         bail!(
-            "this lightembed was built without the search widget's WebAssembly (js/pkg/web): \
+            "this lightembed was built without the search widget's WebAssembly (js/pkg/widget): \
              run js/build.sh, then rebuild lightembed"
         );
     };
@@ -200,6 +203,13 @@ pub fn run(a: SiteArgs) -> Result<u8> {
         }
     }
     pb.finish_and_clear();
+    // A static model's bundle carries its query side, which the widget's search-only wasm
+    // embeds queries with; a transformer's widget loads the model, so it gets the wasm with Model.
+    let (wasm, wasm_js) = if prepared.model().header().is_static() {
+        (wasm, wasm_js)
+    } else {
+        (wasm_model, wasm_model_js)
+    };
     let built = prepared
         .assemble(&vectors, wasm, wasm_js)
         .map_err(|e| anyhow!(e))?;

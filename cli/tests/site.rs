@@ -52,10 +52,10 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     copy_dir(&root().join("tests/fixtures/site"), &site);
     let o = run(&["site", "--site", site.to_str().unwrap(), "--quiet"]);
     if !o.status.success() && std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_none() {
-        // Built without js/pkg/web: the one error that explains what to do.
+        // Built without js/pkg/widget: the one error that explains what to do.
         assert_eq!(
             stderr(&o),
-            "error: this lightembed was built without the search widget's WebAssembly (js/pkg/web): run js/build.sh, then rebuild lightembed\n"
+            "error: this lightembed was built without the search widget's WebAssembly (js/pkg/widget): run js/build.sh, then rebuild lightembed\n"
         );
         return;
     }
@@ -343,7 +343,7 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
     copy_dir(&root().join("tests/fixtures/site"), &rsite);
     let o = run(&["site", "--site", zsite.to_str().unwrap(), "--quiet"]);
     if !o.status.success() && std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_none() {
-        return; // built without js/pkg/web (see the test above)
+        return; // built without js/pkg/widget (see the test above)
     }
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -378,11 +378,16 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
             binary.push(rel);
         }
     }
+    // Model, core, wasm, the term shards, text chunks and typo shards, and a static model's
+    // query head and row shards.
+    let query_files = zm["query"]["shards"].as_u64().map_or(0, |n| 1 + n as usize);
     assert_eq!(
         binary.len(),
         2 + 1
             + zm["index"]["shards"].as_u64().unwrap() as usize
             + zm["index"]["chunks"].as_u64().unwrap() as usize
+            + zm["index"]["typos"].as_u64().unwrap_or(0) as usize
+            + query_files
     );
     let raw_core = std::fs::read(rb.join(rm["files"]["core"].as_str().unwrap())).unwrap();
     assert!(!lightembed_index::gzip::is_gzip(&raw_core));
@@ -390,8 +395,10 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
         read_gz(&zb.join(zm["files"]["core"].as_str().unwrap())),
         raw_core
     );
-    let raw_bytes: usize = binary
-        .iter()
+    // The ratio leaves out a static model's row shards (quantised rows: they barely compress,
+    // and would outweigh the rest of this tiny site).
+    let compressible = || binary.iter().filter(|rel| !rel.starts_with("q/"));
+    let raw_bytes: usize = compressible()
         .map(|rel| {
             let z = read_gz(&zb.join(rel));
             // The fragments' folder is named by the build id, the same in both bundles.
@@ -401,8 +408,7 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
             z.len()
         })
         .sum();
-    let stored: u64 = binary
-        .iter()
+    let stored: u64 = compressible()
         .map(|rel| std::fs::metadata(zb.join(rel)).unwrap().len())
         .sum();
     assert!(
@@ -466,4 +472,45 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
             && err.ends_with("; re-run `lightembed site`\n"),
         "{err}"
     );
+}
+
+/// The bundle's wasm is the widget's own build: search only (`SiteIndex`, `QueryEncoder`; no
+/// `Model`, no `SearchIndex`) for a static model, whose queries the widget embeds from the
+/// bundle's query rows; with `Model` for a transformer, whose widget loads the model.
+#[test]
+fn site_ships_the_search_only_wasm_unless_the_model_is_a_transformer() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("site-widget-wasm");
+    let _ = std::fs::remove_dir_all(&dir);
+    let classes = |model: Option<&str>, name: &str| -> Option<Vec<String>> {
+        let site = dir.join(name);
+        copy_dir(&root().join("tests/fixtures/site"), &site);
+        let mut args = vec!["site", "--site", site.to_str().unwrap(), "--quiet"];
+        let model = model.map(|m| root().join(m));
+        if let Some(m) = &model {
+            args.extend(["--model", m.to_str().unwrap()]);
+        }
+        let o = run(&args);
+        if !o.status.success() && std::env::var_os("LIGHTEMBED_REQUIRE_WIDGET").is_none() {
+            return None; // built without js/pkg/widget (see the first test)
+        }
+        assert!(o.status.success(), "{}", stderr(&o));
+        let glue = std::fs::read_to_string(site.join("lightembed/lightembed_wasm.js")).unwrap();
+        Some(
+            glue.split("export class ")
+                .skip(1)
+                .map(|s| {
+                    s.split(|c: char| !c.is_alphanumeric())
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect(),
+        )
+    };
+    let Some(static_model) = classes(None, "static") else {
+        return;
+    };
+    assert_eq!(static_model, ["QueryEncoder", "SiteIndex"]);
+    let transformer = classes(Some("tests/fixtures/models/tern_2l_cased.bin"), "2l").unwrap();
+    assert_eq!(transformer, ["Model", "QueryEncoder", "SiteIndex"]);
 }

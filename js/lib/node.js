@@ -148,7 +148,7 @@ class SiteIndexBuilder {
     }
     try {
       const vectors = await embedParallel(prepared, this._threads, null);
-      const w = site.widgetWasm();
+      const w = site.widgetWasm(prepared);
       this._bundle = prepared.assemble(vectors, w.wasm, w.js);
     } catch (err) {
       throw new LightembedError(err.message);

@@ -14,13 +14,17 @@ const { embedParallel } = require("./embed-pool.js");
 const BUNDLE_DIR = "lightembed";
 /** The model used without `model`: the shipped static model. */
 const DEFAULT_MODEL = path.join(__dirname, "../pkg/models/lightembed-en-static.bin");
-const WEB_DIR = path.join(__dirname, "../pkg/web");
-
-/** The widget's web build (what a visitor's browser runs), as the bundle ships it. */
-function widgetWasm() {
+/**
+ * The widget's own wasm build for the bundle of `prepared` (a wasm `PreparedSite`), as the bundle
+ * ships it: what a visitor's browser runs (js/build.sh's widget builds, not pkg/web) —
+ * pkg/widget (search-only: the query embedded from the bundle's query side) for a static model,
+ * pkg/widget-model (with Model) for a transformer.
+ */
+function widgetWasm(prepared) {
+  const dir = path.join(__dirname, prepared.staticModel ? "../pkg/widget" : "../pkg/widget-model");
   return {
-    wasm: fs.readFileSync(path.join(WEB_DIR, "lightembed_wasm_bg.wasm")),
-    js: fs.readFileSync(path.join(WEB_DIR, "lightembed_wasm.js"), "utf8"),
+    wasm: fs.readFileSync(path.join(dir, "lightembed_wasm_bg.wasm")),
+    js: fs.readFileSync(path.join(dir, "lightembed_wasm.js"), "utf8"),
   };
 }
 
@@ -308,7 +312,7 @@ async function buildSite(options) {
   let built;
   try {
     const vectors = await embedParallel(prepared, threads, o.quiet ? null : progressLine(passages));
-    const w = widgetWasm();
+    const w = widgetWasm(prepared);
     built = prepared.assemble(vectors, w.wasm, w.js);
   } catch (err) {
     throw err instanceof LightembedError ? err : new LightembedError(err.message);

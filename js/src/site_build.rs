@@ -183,6 +183,16 @@ impl JsPreparedSite {
         Ok(self.prepared()?.model_bytes().to_vec())
     }
 
+    /// True for a static model (no transformer layers): its bundle carries the query side, and
+    /// the widget's search-only wasm (`pkg/widget`) goes with it; a transformer's bundle takes
+    /// `pkg/widget-model` (with `Model`).
+    #[wasm_bindgen(getter, js_name = staticModel)]
+    pub fn static_model(&self) -> bool {
+        self.inner
+            .as_ref()
+            .is_some_and(|p| p.model().header().is_static())
+    }
+
     /// `site model: K of N tokens, D dims: A → B bytes`, or `undefined` with the full model.
     #[wasm_bindgen(getter, js_name = siteModelNote)]
     pub fn site_model_note(&self) -> Option<String> {

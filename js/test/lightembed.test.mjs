@@ -459,10 +459,15 @@ describe("site index (lightembed site bundle, in fragments)", () => {
     assert.throws(() => Model.fromBytes(cut(gzModel)), { message: "Model.fromBytes: damaged gzip: the data ends early (truncated)" });
   });
 
-  test("the browser build (the widget's wasm) asks for the files decompressed, saying so", async () => {
-    const web = join(root, "js/pkg/web/lightembed_wasm.js");
-    const w = await import(pathToFileURL(web).href);
-    await w.default({ module_or_path: readFileSync(join(root, "js/pkg/web/lightembed_wasm_bg.wasm")) });
+  test("the widget's wasm (js/pkg/widget) asks for the files decompressed, saying so, and has no SearchIndex", async () => {
+    const widget = join(root, "js/pkg/widget/lightembed_wasm.js");
+    const w = await import(pathToFileURL(widget).href);
+    await w.default({ module_or_path: readFileSync(join(root, "js/pkg/widget/lightembed_wasm_bg.wasm")) });
+    // What a site's visitors download carries no whole-index class (js/Cargo.toml, feature widget);
+    // npm's browser build (pkg/web) keeps every class.
+    assert.equal(w.SearchIndex, undefined);
+    const web = await import(pathToFileURL(join(root, "js/pkg/web/lightembed_wasm.js")).href);
+    assert.equal(typeof web.SearchIndex, "function");
     const gzCore = read(manifest.files.core);
     assert.throws(() => w.SiteIndex.fromCore(gzCore), {
       message: "SiteIndex.fromCore: these bytes are gzip-compressed (a `lightembed site` bundle file): decompress them first (in a browser: DecompressionStream('gzip')); the package's Node build reads them as they are",
