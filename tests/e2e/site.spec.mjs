@@ -46,7 +46,7 @@
 //
 // Figures (printed): time to first results for a cold visitor, warm query time, bytes fetched
 // for the first query. Run with scripts/site-e2e.sh (builds what is needed), or directly:
-// `node tests/e2e/site.spec.mjs BIN` where BIN is a lightembed built with js/pkg/web present.
+// `node tests/e2e/site.spec.mjs BIN` where BIN is a lightembed built after js/build.sh (js/pkg/widget).
 
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
