@@ -6,7 +6,7 @@
 //!   `heading N` in `word/styles.xml`, or with an outline level) or it has an outline level
 //!   itself; text is what `w:t` runs hold (field codes and deleted text are not), tabs and breaks
 //!   become spaces. Title: `dc:title` of `docProps/core.xml`, else the first paragraph in the
-//!   `Title` style.
+//!   `Title` style (such paragraphs are the title, not text).
 //! * OpenDocument: `content.xml`; `text:h` is a heading, `text:p` a paragraph (`text:s`, tabs and
 //!   line breaks become spaces; note citations and comments are left out, note bodies are
 //!   paragraphs of their own). Title: `dc:title` of `meta.xml`.
@@ -128,9 +128,10 @@ pub fn docx_sections(bytes: &[u8]) -> Result<(Option<String>, Vec<Section>), Doc
         Xml::Text(t) if in_text => para.push_str(t),
         Xml::Start(b"tab" | b"br" | b"cr", _) if !in_ppr => para.push(' '),
         Xml::End(b"p") => {
-            if style == Some(Style::Title) && title.is_none() {
+            if style == Some(Style::Title) {
+                // The document's title: the page title when the metadata has none, never text.
                 let t = collapse_ws(&para);
-                if !t.is_empty() {
+                if title.is_none() && !t.is_empty() {
                     title = Some(t);
                 }
             } else if style == Some(Style::Heading) || outline_level {

@@ -550,7 +550,7 @@ mod tests {
             .map(|n| {
                 vec![
                     line(&format!("Chapter 2: Installing R {n}")),
-                    line(&format!("Body text of page {n}.")),
+                    line(["Alpha body.", "Beta body.", "Gamma body.", "Delta body."][n - 1]),
                     line(&format!("{}", n + 10)),
                 ]
             })
@@ -559,8 +559,8 @@ mod tests {
         drop_running_lines(&mut pages);
         assert_eq!(pages[0].len(), 2);
         assert_eq!(pages[0][0].text, "Only once at the top");
-        assert!(pages[1..].iter().all(|p| p.len() == 1 && p[0].text.starts_with("Body")));
-        assert_eq!(header_key("Chapter 12: x iv"), "chapter #: x #");
+        assert!(pages[1..].iter().all(|p| p.len() == 1 && p[0].text.ends_with(" body.")));
+        assert_eq!(header_key("Chapter 12: Setup iv"), "chapter #: setup #");
     }
 
     #[test]
