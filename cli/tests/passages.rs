@@ -360,16 +360,25 @@ fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(4), "{stderr}");
     let skipped = |name: &str| format!("warning: skipping {}: ", src.join(name).display());
-    assert!(stderr.contains(&format!(
+    assert!(
+        stderr.contains(&format!(
         "{}the PDF is encrypted with a password; save a copy without the password and add that\n",
         skipped("encrypted.pdf")
-    )), "{stderr}");
-    assert!(stderr.contains(&format!(
+    )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
         "{}the PDF has no text layer (its 1 page(s) are images, e.g. a scan); run OCR on it first \
          (e.g. ocrmypdf) and add the result\n",
         skipped("scanned.pdf")
-    )), "{stderr}");
-    assert!(stderr.contains("6 files (0 excluded) → 4 documents, "), "{stderr}");
+    )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("6 files (0 excluded) → 4 documents, "),
+        "{stderr}"
+    );
     let got = lines(&o);
 
     let bytes = std::fs::read(common::model()).unwrap();

@@ -8,10 +8,16 @@ use lightembed_ingest::{document_sections, Format};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (out, files) = args.split_first().expect("usage: document_text OUT FILE...");
+    let (out, files) = args
+        .split_first()
+        .expect("usage: document_text OUT FILE...");
     std::fs::create_dir_all(out).expect("OUT is a folder");
     for path in files {
-        let name = std::path::Path::new(path).file_name().unwrap().to_string_lossy().to_string();
+        let name = std::path::Path::new(path)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let bytes = std::fs::read(path).expect("readable file");
         let t = std::time::Instant::now();
         let got = document_sections(&bytes, Format::from_name(&name));

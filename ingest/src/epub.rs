@@ -13,7 +13,11 @@ use crate::{collapse_ws, html_sections_with_warning, DocumentError, Section};
 /// folder `base` (`OEBPS/`), as a path inside the archive.
 fn resolve(base: &str, href: &str) -> String {
     let href = href.split('#').next().unwrap_or(href);
-    let mut parts: Vec<String> = base.split('/').filter(|p| !p.is_empty()).map(String::from).collect();
+    let mut parts: Vec<String> = base
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
     for p in href.split('/') {
         match p {
             "" | "." => {}
@@ -64,9 +68,13 @@ pub fn epub_sections(
             }
         }
     })?;
-    let opf_path = opf_path.ok_or_else(|| zip.broken("META-INF/container.xml names no package document"))?;
+    let opf_path =
+        opf_path.ok_or_else(|| zip.broken("META-INF/container.xml names no package document"))?;
     let opf = zip.text_part(&opf_path)?;
-    let base = opf_path.rsplit_once('/').map_or("", |(dir, _)| dir).to_string();
+    let base = opf_path
+        .rsplit_once('/')
+        .map_or("", |(dir, _)| dir)
+        .to_string();
     let (mut title, mut in_title) = (String::new(), false);
     let mut items: HashMap<String, (String, String)> = HashMap::new();
     let mut spine: Vec<String> = Vec::new();
@@ -125,7 +133,10 @@ mod tests {
 
     #[test]
     fn hrefs_resolve_inside_the_archive() {
-        assert_eq!(resolve("OEBPS", "text/ch%201.xhtml#x"), "OEBPS/text/ch 1.xhtml");
+        assert_eq!(
+            resolve("OEBPS", "text/ch%201.xhtml#x"),
+            "OEBPS/text/ch 1.xhtml"
+        );
         assert_eq!(resolve("OEBPS/a", "../b.xhtml"), "OEBPS/b.xhtml");
         assert_eq!(resolve("", "c.xhtml"), "c.xhtml");
         assert_eq!(percent_decode("a%zz%41"), "a%zzA");

@@ -69,22 +69,22 @@ pub use charset::{
     FALLBACK_WARNING,
 };
 pub use depth::{DEPTH_WARNING, MAX_DEPTH};
+pub use epub::epub_sections;
 pub use html::{
     html_sections, html_sections_in, html_sections_with_warning, RootSelector, ADMONITION_CLASSES,
     CHROME_CLASSES,
 };
 pub use ids::{slug, url_encode, url_path_encode, Uniquer};
+/// The page of a PDF a passage's URL points at (`file.pdf#page=12` → 12): how a result shows
+/// "p. N" where only its URL was kept (an index's hits). From `lightembed-title`, shared with the
+/// search side.
+pub use lightembed_title::pdf_page;
 /// The display title of a passage from its page title and heading: `Heading — Page title`, or
 /// the page title alone when the heading is empty or starts the page title. Ingestion's one title
 /// rule ([`Passage::title`]); it lives in the dependency-free `lightembed-title` crate so that the
 /// search side (`lightembed_index::fragments`, which must not depend on this crate) titles a site
 /// bundle's hits by the same rule.
 pub use lightembed_title::section_title;
-/// The page of a PDF a passage's URL points at (`file.pdf#page=12` → 12): how a result shows
-/// "p. N" where only its URL was kept (an index's hits). From `lightembed-title`, shared with the
-/// search side.
-pub use lightembed_title::pdf_page;
-pub use epub::epub_sections;
 pub use markdown::markdown_sections;
 pub use office::{docx_sections, odt_sections};
 pub use pdf::pdf_sections;
@@ -134,7 +134,10 @@ impl Format {
     /// True for the formats read from bytes, not text (PDF, Word, OpenDocument, EPUB): they go
     /// through [`document_passages`], never through a text decoder.
     pub fn is_binary(self) -> bool {
-        matches!(self, Format::Pdf | Format::Docx | Format::Odt | Format::Epub)
+        matches!(
+            self,
+            Format::Pdf | Format::Docx | Format::Odt | Format::Epub
+        )
     }
 }
 
@@ -326,7 +329,10 @@ pub fn document_passages(
     }
     let (title, sections, warning) = document_sections(bytes, format)?;
     let title = title.unwrap_or_else(|| url.to_string());
-    Ok((section_passages(&title, sections, url, sizer, seen), warning))
+    Ok((
+        section_passages(&title, sections, url, sizer, seen),
+        warning,
+    ))
 }
 
 /// The passages of one page. `url` is the page's URL (ids and URLs are built from it; it is also

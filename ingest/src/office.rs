@@ -41,7 +41,11 @@ impl Sections {
         if self.sections.is_empty() {
             self.sections.push(Section::default());
         }
-        self.sections.last_mut().expect("one section").blocks.push(block);
+        self.sections
+            .last_mut()
+            .expect("one section")
+            .blocks
+            .push(block);
     }
 }
 
@@ -179,7 +183,9 @@ pub fn odt_sections(bytes: &[u8]) -> Result<(Option<String>, Vec<Section>), Docu
         }
         Xml::Start(b"s", e) => {
             if let Some((_, t)) = open.last_mut() {
-                let n = attr(e, b"c").and_then(|c| c.parse::<usize>().ok()).unwrap_or(1);
+                let n = attr(e, b"c")
+                    .and_then(|c| c.parse::<usize>().ok())
+                    .unwrap_or(1);
                 t.push_str(&" ".repeat(n.min(64)));
             }
         }

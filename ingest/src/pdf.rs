@@ -182,7 +182,11 @@ fn drop_running_lines(pages: &mut [Vec<Line>]) {
     let mut top: HashMap<String, usize> = HashMap::new();
     let mut bottom: HashMap<String, usize> = HashMap::new();
     for lines in pages.iter() {
-        let mut keys: Vec<String> = lines.iter().take(EDGE).map(|l| header_key(&l.text)).collect();
+        let mut keys: Vec<String> = lines
+            .iter()
+            .take(EDGE)
+            .map(|l| header_key(&l.text))
+            .collect();
         keys.dedup();
         for k in keys {
             *top.entry(k).or_default() += 1;
@@ -433,7 +437,10 @@ fn broken(e: impl std::fmt::Display) -> DocumentError {
 }
 
 fn read_pdf(bytes: &[u8]) -> Result<(Option<String>, Vec<Section>), DocumentError> {
-    if !bytes.starts_with(b"%PDF-") && !bytes[..bytes.len().min(1024)].windows(5).any(|w| w == b"%PDF-")
+    if !bytes.starts_with(b"%PDF-")
+        && !bytes[..bytes.len().min(1024)]
+            .windows(5)
+            .any(|w| w == b"%PDF-")
     {
         return Err(broken("no %PDF- header"));
     }
@@ -559,19 +566,29 @@ mod tests {
         drop_running_lines(&mut pages);
         assert_eq!(pages[0].len(), 2);
         assert_eq!(pages[0][0].text, "Only once at the top");
-        assert!(pages[1..].iter().all(|p| p.len() == 1 && p[0].text.ends_with(" body.")));
+        assert!(pages[1..]
+            .iter()
+            .all(|p| p.len() == 1 && p[0].text.ends_with(" body.")));
         assert_eq!(header_key("Chapter 12: Setup iv"), "chapter #: setup #");
     }
 
     #[test]
     fn hyphens_at_line_ends_are_joined() {
         let mut b = String::new();
-        for l in ["An exam-", "ple of hy\u{ad}", "phenation; Jean-", "Paul stays."] {
+        for l in [
+            "An exam-",
+            "ple of hy\u{ad}",
+            "phenation; Jean-",
+            "Paul stays.",
+        ] {
             join_line(&mut b, l);
         }
         assert_eq!(b, "An example of hyphenation; Jean- Paul stays.");
         assert_eq!(without_leaders("Introduction ........ 3"), "Introduction 3");
-        assert_eq!(without_leaders("Intro . . . . . 3 and 1.2... end."), "Intro 3 and 1.2... end.");
+        assert_eq!(
+            without_leaders("Intro . . . . . 3 and 1.2... end."),
+            "Intro 3 and 1.2... end."
+        );
     }
 
     #[test]

@@ -28,10 +28,11 @@ pub(crate) struct Zipped<'a> {
 impl<'a> Zipped<'a> {
     /// Opens `bytes` as the zip archive of a `format` document (`"Word"`, …).
     pub(crate) fn open(bytes: &'a [u8], format: &'static str) -> Result<Zipped<'a>, DocumentError> {
-        let archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| DocumentError::Broken {
-            format,
-            reason: format!("not a zip archive ({e})"),
-        })?;
+        let archive =
+            zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| DocumentError::Broken {
+                format,
+                reason: format!("not a zip archive ({e})"),
+            })?;
         if archive.len() > MAX_ENTRIES {
             return Err(DocumentError::TooLarge {
                 what: format!("{} entries in the archive", archive.len()),
@@ -77,10 +78,16 @@ impl<'a> Zipped<'a> {
             })?;
         if out.len() as u64 > cap {
             let (what, limit) = if cap == MAX_PART_BYTES {
-                (format!("{name} inflates to more than {} MiB", MAX_PART_BYTES >> 20), "per part")
+                (
+                    format!("{name} inflates to more than {} MiB", MAX_PART_BYTES >> 20),
+                    "per part",
+                )
             } else {
                 (
-                    format!("the parts read inflate to more than {} MiB", MAX_TOTAL_BYTES >> 20),
+                    format!(
+                        "the parts read inflate to more than {} MiB",
+                        MAX_TOTAL_BYTES >> 20
+                    ),
                     "per document",
                 )
             };
@@ -98,8 +105,12 @@ impl<'a> Zipped<'a> {
         let bytes = self
             .part(name)?
             .ok_or_else(|| self.broken(format!("no {name} in the archive")))?;
-        let text = String::from_utf8(bytes).map_err(|_| self.broken(format!("{name} is not UTF-8")))?;
-        Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
+        let text =
+            String::from_utf8(bytes).map_err(|_| self.broken(format!("{name} is not UTF-8")))?;
+        Ok(text
+            .strip_prefix('\u{feff}')
+            .map(str::to_string)
+            .unwrap_or(text))
     }
 }
 

@@ -5,7 +5,7 @@
 //! written by `make_documents.py` there); the bounds of the zipped formats.
 
 use lightembed_ingest::{
-    document_passages, document_sections, Format, Passage, Sizer, DocumentError,
+    document_passages, document_sections, DocumentError, Format, Passage, Sizer,
 };
 use std::collections::HashSet;
 #[cfg(target_arch = "wasm32")]
@@ -44,7 +44,11 @@ fn a_pdf_passage_is_found_at_its_page() {
     // Running headers (the title atop pages 2-4) and page numbers (the last line of each page)
     // are gone; the line that is an outline entry's title is its heading, not its text.
     for p in &ps {
-        assert!(!p.text.contains("LBX X Consortium Algorithms"), "{}", p.text);
+        assert!(
+            !p.text.contains("LBX X Consortium Algorithms"),
+            "{}",
+            p.text
+        );
         assert!(!["2", "3", "4"].contains(&p.text.as_str()), "{}", p.text);
         assert!(!p.text.starts_with(&p.heading), "{}", p.text);
         assert_eq!(p.url, format!("lbxalg.pdf#page={}", p.page.unwrap()));
@@ -54,7 +58,11 @@ fn a_pdf_passage_is_found_at_its_page() {
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn pdfs_that_cannot_be_read_say_why() {
-    let err = |bytes: &[u8]| passages(bytes, Format::Pdf, "x.pdf").unwrap_err().to_string();
+    let err = |bytes: &[u8]| {
+        passages(bytes, Format::Pdf, "x.pdf")
+            .unwrap_err()
+            .to_string()
+    };
     assert_eq!(
         err(fixture!("encrypted.pdf")),
         "the PDF is encrypted with a password; save a copy without the password and add that"
@@ -83,14 +91,21 @@ fn pdfs_that_cannot_be_read_say_why() {
 fn outline(ps: &[Passage]) -> (String, Vec<(String, String)>) {
     let title = ps[0].page_title.clone();
     assert!(ps.iter().all(|p| p.page_title == title && p.page.is_none()));
-    (title, ps.iter().map(|p| (p.heading.clone(), p.text.clone())).collect())
+    (
+        title,
+        ps.iter()
+            .map(|p| (p.heading.clone(), p.text.clone()))
+            .collect(),
+    )
 }
 
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn word_opendocument_and_epub_headings_become_sections() {
     let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
-        v.iter().map(|(h, t)| (h.to_string(), t.to_string())).collect()
+        v.iter()
+            .map(|(h, t)| (h.to_string(), t.to_string()))
+            .collect()
     };
     let ps = passages(fixture!("guide.docx"), Format::Docx, "guide.docx").unwrap();
     assert_eq!(
@@ -137,9 +152,18 @@ fn word_opendocument_and_epub_headings_become_sections() {
         (
             "The Beekeeper's Year".to_string(),
             pairs(&[
-                ("Spring", "In spring the colony grows fast; add a super before the hive is crowded."),
-                ("Swarms", "A swarm hangs in a cluster on a branch for an hour or a day."),
-                ("Autumn", "Feed sugar syrup after the last harvest so the bees winter well."),
+                (
+                    "Spring",
+                    "In spring the colony grows fast; add a super before the hive is crowded."
+                ),
+                (
+                    "Swarms",
+                    "A swarm hangs in a cluster on a branch for an hour or a day."
+                ),
+                (
+                    "Autumn",
+                    "Feed sugar syrup after the last harvest so the bees winter well."
+                ),
             ])
         )
     );
@@ -201,19 +225,29 @@ fn zip_bombs_entry_counts_and_deep_xml_are_refused() {
         }
     );
     assert_eq!(
-        document_sections(&bomb, Format::Docx).unwrap_err().to_string(),
+        document_sections(&bomb, Format::Docx)
+            .unwrap_err()
+            .to_string(),
         "word/document.xml inflates to more than 64 MiB (limit: per part); not read"
     );
     let names: Vec<String> = (0..10_001).map(|i| format!("f{i}")).collect();
     let many: Vec<(&str, Vec<u8>)> = names.iter().map(|n| (n.as_str(), Vec::new())).collect();
     assert_eq!(
-        document_sections(&zip_of(&many), Format::Odt).unwrap_err().to_string(),
+        document_sections(&zip_of(&many), Format::Odt)
+            .unwrap_err()
+            .to_string(),
         "10001 entries in the archive (limit: 10000 entries); not read"
     );
-    let deep = format!("{}{}", "<text:span>".repeat(600), "</text:span>".repeat(600));
+    let deep = format!(
+        "{}{}",
+        "<text:span>".repeat(600),
+        "</text:span>".repeat(600)
+    );
     let deep = zip_of(&[("content.xml", deep.into_bytes())]);
     assert_eq!(
-        document_sections(&deep, Format::Odt).unwrap_err().to_string(),
+        document_sections(&deep, Format::Odt)
+            .unwrap_err()
+            .to_string(),
         "content.xml nests elements more than 512 deep (limit: XML depth); not read"
     );
 }

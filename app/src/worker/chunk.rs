@@ -95,7 +95,10 @@ fn app_id(doc_id: &str, page: &str, id: &str) -> String {
 /// texts are the CLI's.
 pub fn document_passages(name: &str, content: &str, format: Format, model: &Model) -> Vec<Passage> {
     let sizer = Sizer::new(model);
-    as_app_passages(name, page_passages(content, format, name, &sizer, &mut HashSet::new()))
+    as_app_passages(
+        name,
+        page_passages(content, format, name, &sizer, &mut HashSet::new()),
+    )
 }
 
 /// Passages of one user document from its bytes, in any format — PDF, Word, OpenDocument and
@@ -301,7 +304,10 @@ mod tests {
                     url: String::new(),
                     ..c.clone()
                 };
-                assert_eq!(a.passage, cli_shape, "{name}: the app stores what the CLI cuts");
+                assert_eq!(
+                    a.passage, cli_shape,
+                    "{name}: the app stores what the CLI cuts"
+                );
                 assert_eq!(doc_id_of(a.id()), user_doc_id(name));
             }
         }
