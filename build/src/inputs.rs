@@ -24,6 +24,14 @@ pub enum Kind {
     Html,
     /// `.txt` (and any file named explicitly with another extension).
     Text,
+    /// `.pdf`: one section per page, passages with their page numbers.
+    Pdf,
+    /// `.docx` (Word).
+    Docx,
+    /// `.odt` (OpenDocument text).
+    Odt,
+    /// `.epub`.
+    Epub,
 }
 
 impl Kind {
@@ -34,6 +42,10 @@ impl Kind {
             Kind::Markdown => Format::Markdown,
             Kind::Html => Format::Html,
             Kind::Jsonl | Kind::Text => Format::Text,
+            Kind::Pdf => Format::Pdf,
+            Kind::Docx => Format::Docx,
+            Kind::Odt => Format::Odt,
+            Kind::Epub => Format::Epub,
         }
     }
 
@@ -45,6 +57,10 @@ impl Kind {
             "md" | "markdown" => Kind::Markdown,
             "html" | "htm" => Kind::Html,
             "txt" => Kind::Text,
+            "pdf" => Kind::Pdf,
+            "docx" => Kind::Docx,
+            "odt" => Kind::Odt,
+            "epub" => Kind::Epub,
             _ => return None,
         })
     }
@@ -124,7 +140,9 @@ pub struct PageOutcome {
     /// Passages added (after dropping repeats of text already read, e.g. an all-in-one
     /// `print.html`).
     pub passages: usize,
-    /// The document was skipped (binary); the caller names it: `warning: skipping PATH: REASON`.
+    /// The document was skipped (a text file that is binary, a PDF, Word, OpenDocument or EPUB
+    /// file that cannot be read: [`lightembed_ingest::DocumentError`]'s message); the caller
+    /// names it: `warning: skipping PATH: REASON`.
     pub skipped: Option<String>,
     /// A note on how it was read (a guessed charset); the caller prints `warning: PATH: NOTE`.
     pub warning: Option<String>,
@@ -172,7 +190,9 @@ impl PageReader {
     }
 
     /// Reads the document at `url` (`kind` says how) from its bytes into `out`, sized for
-    /// `model`. A binary file (a NUL byte in its first 8 KiB) is skipped.
+    /// `model` ([`lightembed_ingest::document_passages`]). A text file that is binary (a NUL byte
+    /// in its first 8 KiB) is skipped, and so is a PDF, Word, OpenDocument or EPUB file that
+    /// cannot be read (encrypted, no text layer, broken, too large), with the reason.
     pub fn read(
         &mut self,
         model: &Model,
@@ -181,32 +201,36 @@ impl PageReader {
         bytes: &[u8],
         out: &mut Vec<Passage>,
     ) -> PageOutcome {
-        if ingest::looks_binary(bytes) {
+        if !kind.format().is_binary() && ingest::looks_binary(bytes) {
             return PageOutcome {
                 skipped: Some("binary file (a NUL byte in its first 8 KiB)".into()),
                 ..PageOutcome::default()
             };
         }
-        let (content, charset_note) = ingest::decode(bytes, kind.format());
         let sizer = Sizer::with_tokens(model, self.passage_tokens);
         let before = out.len();
-        let (passages, depth_note) = ingest::page_passages_with_warning(
-            &content,
+        // The warning joins both notes when both apply (a guessed charset; markup nested past
+        // the depth limit).
+        let (passages, warning) = match ingest::document_passages(
+            bytes,
             kind.format(),
             url,
             &sizer,
             &mut self.seen,
             self.root.as_ref(),
-        );
+        ) {
+            Ok(read) => read,
+            Err(e) => {
+                return PageOutcome {
+                    skipped: Some(e.to_string()),
+                    ..PageOutcome::default()
+                }
+            }
+        };
         for mut p in passages {
             p.id = self.ids.unique(&p.id);
             out.push(p);
         }
-        // Both notes, when both apply (a guessed charset; markup nested past the depth limit).
-        let warning = match (charset_note, depth_note) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
         PageOutcome {
             passages: out.len() - before,
             skipped: None,
@@ -243,6 +267,7 @@ impl PageReader {
                 url: url.to_string(),
                 embed_text: ingest::embed_text("", &chunk),
                 text: chunk,
+                page: None,
             });
         }
         out.len() - before

@@ -35,14 +35,14 @@ pub enum Command {
     /// every line before it is written, then the error names the line.
     Embed(EmbedCommand),
     /// Build a semantic-search index from documents: JSONL records, Markdown / plain-text files,
-    /// or folders of HTML / Markdown pages. Pages are cut at headings into passages sized in the
+    /// PDF, Word (.docx), OpenDocument (.odt) and EPUB files, or folders of them and of HTML pages. Pages are cut at headings into passages sized in the
     /// model's own word pieces (heading + passage fit its max_seq_len window; cut at sentence
     /// ends, short boundary sentences repeated), embedded on all cores, and inserted into an HNSW
     /// graph. Writes OUT/index.bin (the same bytes the browser app stores) and OUT/index.json
     /// (manifest, model path, figures) as one unit. A page passage whose text was already indexed
     /// (e.g. from a book's print.html) is skipped.
     #[command(
-        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it); UTF-8, a bad line stops the run naming it\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors to ids that exist (heading, inside it, enclosing section); nav/header/footer/aside/script, role=navigation/search and Sphinx/mdBook/rustdoc chrome skipped\n  *.txt             paragraphs (blank-line separated)\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER\n\nLeft out by default (--no-default-excludes to keep): _sources/ folders, NAME.txt beside NAME.html.\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), or unreadable folders, were skipped (named on stderr)."
+        after_help = "Inputs:\n  *.jsonl           one {\"id\",\"title\",\"url\",\"text\"} object per line = one passage (text required; title embedded with it); UTF-8, a bad line stops the run naming it\n  *.md, *.markdown  sections at headings; anchors from {#id} or the heading's slug\n  *.html, *.htm     sections at h1-h6; anchors to ids that exist (heading, inside it, enclosing section); nav/header/footer/aside/script, role=navigation/search and Sphinx/mdBook/rustdoc chrome skipped\n  *.txt             paragraphs (blank-line separated)\n  *.pdf             one section per page (cut again where an outline entry starts; its title is the heading), URL FILE.pdf#page=N; running headers/footers dropped, hyphenation joined\n  *.docx, *.odt     sections at heading paragraphs (Word heading styles, OpenDocument headings)\n  *.epub            the chapters in reading order, each as HTML; URL FILE.epub#CHAPTER.xhtml#anchor\n  FOLDER            all of the above inside it, recursively, sorted, hidden entries skipped; URLs relative to FOLDER\n\nLeft out by default (--no-default-excludes to keep): _sources/ folders, NAME.txt beside NAME.html.\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), documents that cannot be read (an encrypted PDF, one without a text layer, a broken or oversized file: the reason is named), or unreadable folders, were skipped (named on stderr)."
     )]
     Index(IndexCommand),
     /// Write the passages `lightembed index` would embed as JSON lines on stdout, without
@@ -50,7 +50,7 @@ pub enum Command {
     /// passage, in input order. Pages are read and cut exactly as by `index` (and by the browser
     /// app); the model is needed for its tokenizer and window (passage sizes).
     #[command(
-        after_help = "The app's bundled corpus is written with it (scripts/make_corpus.sh):\n  lightembed passages --model public/models/lightembed-en-static.bin --url-prefix https://doc.rust-lang.org/book/ /usr/share/doc/rust-doc/html/book/ch*.html /usr/share/doc/rust-doc/html/book/appendix*.html > public/corpus/rust-book.jsonl\n\nThe text that is embedded is heading + \"\\n\" + text (text alone without a heading); --embed-text writes it too.\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), or unreadable folders, were skipped (named on stderr)."
+        after_help = "The app's bundled corpus is written with it (scripts/make_corpus.sh):\n  lightembed passages --model public/models/lightembed-en-static.bin --url-prefix https://doc.rust-lang.org/book/ /usr/share/doc/rust-doc/html/book/ch*.html /usr/share/doc/rust-doc/html/book/appendix*.html > public/corpus/rust-book.jsonl\n\nThe text that is embedded is heading + \"\\n\" + text (text alone without a heading); --embed-text writes it too.\nInputs as for `index` (PDF, Word, OpenDocument, EPUB too); a PDF's passages also have \"page_number\".\nExit code 4: done, but unreadable or binary files (a NUL byte in the first 8 KiB), documents that cannot be read (named with the reason), or unreadable folders, were skipped (named on stderr)."
     )]
     Passages(PassagesCommand),
     /// Add search to a built static site: index its HTML pages and write DIR/lightembed/ (the

@@ -9,5 +9,7 @@ fn main() -> std::process::ExitCode {
     if let Some(dir) = std::env::var_os("LIGHTEMBED_CWD") {
         let _ = std::env::set_current_dir(dir);
     }
+    // A PDF the reader panics on is skipped with its reason; the panic itself is not news.
+    lightembed_ingest::pdf::quiet_reader_panics();
     lightembed_cli::main(lightembed_cli::args::Cli::parse())
 }

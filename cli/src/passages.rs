@@ -15,6 +15,9 @@
 //!  "text": "…"}
 //! ```
 //!
+//! A passage of a PDF also has `"page_number": N` (after `url`, which ends in `#page=N`): the
+//! page it is on.
+//!
 //! `url` is `--url-prefix` + the page URL (+ `#anchor`) for pages cut from files; JSONL records
 //! keep their own `url` (and have `page` = the JSONL file, `heading` empty, `page_title` =
 //! `title`). The embedded text is `heading` + `"\n"` + `text` (`text` alone without a heading,
@@ -55,24 +58,28 @@ pub fn run(a: PassagesArgs) -> Result<u8> {
             } else {
                 format!("{}{}", a.url_prefix, p.url)
             };
+            let json = |v: &str| serde_json::to_string(v);
             let mut fields = vec![
-                ("id", p.id.as_str()),
-                ("page", f.url.as_str()),
-                ("title", p.title.as_str()),
-                ("page_title", p.page_title.as_str()),
-                ("heading", p.heading.as_str()),
-                ("url", url.as_str()),
-                ("text", p.text.as_str()),
+                ("id", json(&p.id)?),
+                ("page", json(&f.url)?),
+                ("title", json(&p.title)?),
+                ("page_title", json(&p.page_title)?),
+                ("heading", json(&p.heading)?),
+                ("url", json(&url)?),
             ];
+            if let Some(n) = p.page {
+                fields.push(("page_number", n.to_string()));
+            }
+            fields.push(("text", json(&p.text)?));
             if a.embed_text {
-                fields.push(("embed_text", p.embed_text.as_str()));
+                fields.push(("embed_text", json(&p.embed_text)?));
             }
             out.push('{');
             for (i, (k, v)) in fields.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&format!("\"{k}\":{}", serde_json::to_string(v)?));
+                out.push_str(&format!("\"{k}\":{v}"));
             }
             out.push_str("}\n");
         }

@@ -269,8 +269,12 @@ fn search_in(
         let bold = std::io::IsTerminal::is_terminal(&std::io::stdout());
         for (i, h) in hits.iter().enumerate() {
             let e = excerpt_with(&h.text, &a.query, &fixes, stem, 200);
+            // A passage of a PDF says its page ("p. 12"), read from its URL (`#page=12`).
+            let page = lightembed_ingest::pdf_page(&h.url)
+                .map(|n| format!("  (p. {n})"))
+                .unwrap_or_default();
             outln!(
-                "\n{:>2}. {:.3}  {}\n    {}\n    {}",
+                "\n{:>2}. {:.3}  {}{page}\n    {}\n    {}",
                 i + 1,
                 h.score,
                 printable(&h.title),

@@ -56,8 +56,8 @@ pub struct InputFile {
 }
 
 /// Expands the command-line inputs: files as given (format by extension, plain text when
-/// unknown), folders walked recursively for `.html`, `.htm`, `.md`, `.markdown`, `.txt` and
-/// `.jsonl` files, sorted by path, skipping hidden entries (`.git/`, `.cache`, …). A file reached
+/// unknown), folders walked recursively for `.html`, `.htm`, `.md`, `.markdown`, `.txt`,
+/// `.jsonl`, `.pdf`, `.docx`, `.odt` and `.epub` files, sorted by path, skipping hidden entries (`.git/`, `.cache`, …). A file reached
 /// twice is read once. Unreadable entries inside a folder (a dangling symlink, a loop) are
 /// skipped with a warning on stderr and counted in `skipped`; files left out by `excludes` are
 /// counted in `excluded`. Errors on a missing input or a folder with nothing to read.
@@ -167,7 +167,8 @@ pub fn collect_inputs(
             }
             if out.len() == before && walk_was_empty(input) {
                 bail!(
-                    "{}: no .html, .htm, .md, .markdown, .txt or .jsonl files in this folder",
+                    "{}: no .html, .htm, .md, .markdown, .txt, .jsonl, .pdf, .docx, .odt or .epub \
+                     files in this folder",
                     input.display()
                 );
             }
@@ -388,6 +389,7 @@ fn jsonl_record(line: &str, file_url: &str, line_no: usize) -> Result<Passage> {
         url,
         text,
         embed_text,
+        page: None,
     })
 }
 

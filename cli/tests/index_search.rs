@@ -419,7 +419,7 @@ fn bad_inputs_and_damaged_indexes_fail_with_one_line() {
     assert_eq!(
         stderr(&o),
         format!(
-            "error: {}: no .html, .htm, .md, .markdown, .txt or .jsonl files in this folder\n",
+            "error: {}: no .html, .htm, .md, .markdown, .txt, .jsonl, .pdf, .docx, .odt or .epub files in this folder\n",
             empty.display()
         )
     );

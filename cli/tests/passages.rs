@@ -3,7 +3,7 @@
 //! files) gives for the same pages — so the CLI, the bundled corpus and the app cut pages the
 //! same way — and the ids are those of `lightembed index`.
 
-use lightembed_ingest::{embed_text, page_passages, Format, Sizer};
+use lightembed_ingest::{document_passages, embed_text, page_passages, Format, Sizer};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::process::Output;
@@ -327,4 +327,102 @@ fn excluding_everything_names_the_excludes() {
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr)
         .starts_with("1 file (1 excluded) → 1 document, 1 passage; "));
+}
+
+/// Documents (issue 33) through the CLI and through `document_passages` (what the app's worker
+/// calls on a dropped file's bytes), in the CLI's sorted file order with one `seen` set:
+/// identical passages, a PDF's with their page numbers; the files that cannot be read are named
+/// with their reason, skipped (exit code 4), and the others are read.
+#[test]
+fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
+    let dir = scratch("passages-documents");
+    let src = dir.join("docs");
+    std::fs::create_dir_all(&src).unwrap();
+    let fixtures = common::root().join("tests/fixtures/documents");
+    let names = [
+        "encrypted.pdf",
+        "guide.docx",
+        "guide.epub",
+        "guide.odt",
+        "lbxalg.pdf",
+        "scanned.pdf",
+    ];
+    for name in names {
+        std::fs::copy(fixtures.join(name), src.join(name)).unwrap();
+    }
+    let o = run(&[
+        "passages",
+        "--model",
+        common::model().to_str().unwrap(),
+        "--embed-text",
+        src.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let skipped = |name: &str| format!("warning: skipping {}: ", src.join(name).display());
+    assert!(
+        stderr.contains(&format!(
+        "{}the PDF is encrypted with a password; save a copy without the password and add that\n",
+        skipped("encrypted.pdf")
+    )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+        "{}the PDF has no text layer (its 1 page(s) are images, e.g. a scan); run OCR on it first \
+         (e.g. ocrmypdf) and add the result\n",
+        skipped("scanned.pdf")
+    )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("6 files (0 excluded) → 4 documents, "),
+        "{stderr}"
+    );
+    let got = lines(&o);
+
+    let bytes = std::fs::read(common::model()).unwrap();
+    let model = lightembed::Model::from_bytes(&bytes).unwrap();
+    let sizer = Sizer::new(&model);
+    let mut seen = HashSet::new();
+    let mut want = Vec::new();
+    for name in names {
+        let bytes = std::fs::read(fixtures.join(name)).unwrap();
+        let format = Format::from_name(name);
+        let Ok((ps, _)) = document_passages(&bytes, format, name, &sizer, &mut seen, None) else {
+            continue;
+        };
+        for p in ps {
+            let mut v = serde_json::json!({
+                "id": p.id,
+                "page": name,
+                "title": p.title,
+                "page_title": p.page_title,
+                "heading": p.heading,
+                "url": p.url,
+                "text": p.text,
+                "embed_text": p.embed_text,
+            });
+            if let Some(n) = p.page {
+                v["page_number"] = n.into();
+            }
+            want.push(v);
+        }
+    }
+    assert_eq!(got, want);
+    let p = got
+        .iter()
+        .find(|v| v["text"].as_str().unwrap().contains("CCITT Group 4 2D"))
+        .unwrap();
+    assert_eq!(
+        (&p["page_number"], &p["url"], &p["heading"]),
+        (
+            &serde_json::json!(3),
+            &serde_json::json!("lbxalg.pdf#page=3"),
+            &serde_json::json!("Bitmap Compression")
+        )
+    );
+    for name in ["guide.docx", "guide.epub", "guide.odt"] {
+        assert!(got.iter().any(|v| v["page"] == name), "{name}");
+    }
 }

@@ -353,6 +353,7 @@ pub fn html_sections_with_warning(
                     heading,
                     anchor,
                     blocks: Vec::new(),
+                    page: None,
                 });
             }
             continue;
@@ -413,6 +414,7 @@ pub fn html_sections_with_warning(
                 heading: text_of(node),
                 anchor: Some(url_encode(id)),
                 blocks: Vec::new(),
+                page: None,
             });
             continue;
         }
@@ -455,6 +457,7 @@ pub fn html_sections_with_warning(
                 heading,
                 anchor,
                 blocks: Vec::new(),
+                page: None,
             });
             continue;
         }

@@ -38,6 +38,14 @@
 //! ```
 
 //!
+//! Documents that are not text — PDF, Word (`.docx`), OpenDocument text (`.odt`), EPUB — come in
+//! as bytes through [`document_passages`] (also the one entry for text formats: it decodes them):
+//! [`pdf`] (one section per page, cut again at outline entries; each passage keeps its page
+//! number, [`Passage::page`]), [`office`] (Word and OpenDocument: headings become sections),
+//! [`epub`] (the spine's XHTML through the HTML path), all bounded ([`zipped`]: zip bombs, entry
+//! counts, XML depth). A file that cannot be read gives a [`DocumentError`] whose message says
+//! why (encrypted, no text layer, broken, too large); the callers skip it and go on.
+//!
 //! Modules, one concern each: [`charset`] (bytes → text), [`html`] (with its nesting limit,
 //! `depth.rs`), [`markdown`], [`text`] (text → sections), [`ids`] (anchors, URLs, unique ids),
 //! [`sizing`] (sections → passages in the model's word pieces). What BM25 indexes for a passage
@@ -46,22 +54,31 @@
 
 pub mod charset;
 mod depth;
+pub mod epub;
 pub mod html;
 pub mod ids;
 pub mod markdown;
+pub mod office;
+pub mod pdf;
 pub mod sizing;
 pub mod text;
+pub mod zipped;
 
 pub use charset::{
     charset_label, decode, is_utf8_or_utf16_label, looks_binary, utf16_bom, Charset,
     FALLBACK_WARNING,
 };
 pub use depth::{DEPTH_WARNING, MAX_DEPTH};
+pub use epub::epub_sections;
 pub use html::{
     html_sections, html_sections_in, html_sections_with_warning, RootSelector, ADMONITION_CLASSES,
     CHROME_CLASSES,
 };
 pub use ids::{slug, url_encode, url_path_encode, Uniquer};
+/// The page of a PDF a passage's URL points at (`file.pdf#page=12` → 12): how a result shows
+/// "p. N" where only its URL was kept (an index's hits). From `lightembed-title`, shared with the
+/// search side.
+pub use lightembed_title::pdf_page;
 /// The display title of a passage from its page title and heading: `Heading — Page title`, or
 /// the page title alone when the heading is empty or starts the page title. Ingestion's one title
 /// rule ([`Passage::title`]); it lives in the dependency-free `lightembed-title` crate so that the
@@ -69,13 +86,15 @@ pub use ids::{slug, url_encode, url_path_encode, Uniquer};
 /// bundle's hits by the same rule.
 pub use lightembed_title::section_title;
 pub use markdown::markdown_sections;
+pub use office::{docx_sections, odt_sections};
+pub use pdf::pdf_sections;
 pub use sizing::{split_passages_in_tokens, Sizer, PASSAGE_TOKENS};
 pub use text::text_sections;
 
 use std::collections::{HashMap, HashSet};
 
-/// How a page's text is read. With the `serde` feature it (de)serialises as `"Text"`,
-/// `"Markdown"`, `"Html"`.
+/// How a document is read. With the `serde` feature it (de)serialises as its variant's name
+/// (`"Text"`, `"Markdown"`, `"Html"`, `"Pdf"`, `"Docx"`, `"Odt"`, `"Epub"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Format {
@@ -85,19 +104,85 @@ pub enum Format {
     Markdown,
     /// HTML.
     Html,
+    /// PDF: one section per page (cut again at outline entries), passages with page numbers.
+    Pdf,
+    /// Word (Office Open XML, `.docx`): headings become sections.
+    Docx,
+    /// OpenDocument text (`.odt`): headings become sections.
+    Odt,
+    /// EPUB: each chapter (XHTML) as HTML.
+    Epub,
 }
 
 impl Format {
-    /// The format of a file from its name: `.md`/`.markdown` → Markdown, `.html`/`.htm` → HTML
-    /// (any case), anything else → plain text.
+    /// The format of a file from its name: `.md`/`.markdown` → Markdown, `.html`/`.htm` → HTML,
+    /// `.pdf`, `.docx`, `.odt`, `.epub` (any case), anything else → plain text.
     pub fn from_name(name: &str) -> Format {
         let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".md") || lower.ends_with(".markdown") {
-            Format::Markdown
-        } else if lower.ends_with(".html") || lower.ends_with(".htm") {
-            Format::Html
-        } else {
-            Format::Text
+        let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
+        match ext {
+            "md" | "markdown" => Format::Markdown,
+            "html" | "htm" => Format::Html,
+            "pdf" => Format::Pdf,
+            "docx" => Format::Docx,
+            "odt" => Format::Odt,
+            "epub" => Format::Epub,
+            _ => Format::Text,
+        }
+    }
+
+    /// True for the formats read from bytes, not text (PDF, Word, OpenDocument, EPUB): they go
+    /// through [`document_passages`], never through a text decoder.
+    pub fn is_binary(self) -> bool {
+        matches!(
+            self,
+            Format::Pdf | Format::Docx | Format::Odt | Format::Epub
+        )
+    }
+}
+
+/// Why a document gave no passages: its message says what was found and what to do; the callers
+/// skip the file and go on (`warning: skipping PATH: MESSAGE` in the CLI).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    /// A PDF that needs a password to open.
+    #[error("the PDF is encrypted with a password; save a copy without the password and add that")]
+    Encrypted,
+    /// A PDF whose pages hold no text at all (scanned pages, images only).
+    #[error(
+        "the PDF has no text layer (its {pages} page(s) are images, e.g. a scan); run OCR on it \
+         first (e.g. ocrmypdf) and add the result"
+    )]
+    NoText {
+        /// Pages in the file.
+        pages: u32,
+    },
+    /// A file that does not parse as its format.
+    #[error("not a readable {format} file: {reason}")]
+    Broken {
+        /// `"PDF"`, `"Word"`, `"OpenDocument"`, `"EPUB"`.
+        format: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file past a bound of [`zipped`] (a zip bomb, too many entries, XML nested too deep).
+    #[error("{what} (limit: {limit}); not read")]
+    TooLarge {
+        /// What was found.
+        what: String,
+        /// The limit it passes.
+        limit: String,
+    },
+}
+
+impl DocumentError {
+    /// A stable name of the kind of error (`encrypted`, `no-text`, `broken`, `too-large`).
+    pub fn rule(&self) -> &'static str {
+        match self {
+            DocumentError::Encrypted => "encrypted",
+            DocumentError::NoText { .. } => "no-text",
+            DocumentError::Broken { .. } => "broken",
+            DocumentError::TooLarge { .. } => "too-large",
         }
     }
 }
@@ -126,6 +211,13 @@ pub struct Passage {
     pub text: String,
     /// What is embedded: [`embed_text`] of `heading` and `text`.
     pub embed_text: String,
+    /// The page of a PDF the passage is on (1-based, the page tree's order); `None` for other
+    /// formats. Also in `url` as `#page=N`, what PDF viewers open.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub page: Option<u32>,
 }
 
 impl Passage {
@@ -149,7 +241,14 @@ impl Passage {
             heading,
             url: url.into(),
             text,
+            page: None,
         }
+    }
+
+    /// This passage, on page `page` of its document (see [`Passage::page`]).
+    pub fn on_page(mut self, page: Option<u32>) -> Passage {
+        self.page = page;
+        self
     }
 }
 
@@ -163,13 +262,77 @@ pub fn embed_text(heading: &str, text: &str) -> String {
     }
 }
 
-/// The page title and sections of `content` read as `format`.
+/// The page title and sections of `content` read as `format`. The binary formats
+/// ([`Format::is_binary`]) are read from `content`'s bytes as [`document_sections`] reads them;
+/// one that cannot be read gives no sections.
 pub fn sections(content: &str, format: Format) -> (Option<String>, Vec<Section>) {
     match format {
         Format::Html => html_sections(content),
         Format::Markdown => markdown_sections(content),
         Format::Text => text_sections(content),
+        _ => document_sections(content.as_bytes(), format)
+            .map(|(t, s, _)| (t, s))
+            .unwrap_or_default(),
     }
+}
+
+/// The title and sections of a document of a binary format ([`Format::is_binary`]) from its
+/// bytes, with a warning of the HTML path (an EPUB chapter nested too deep). A text format is
+/// decoded ([`decode`]) and read by [`sections`] (its charset note is the warning).
+///
+/// # Errors
+/// [`DocumentError`]: the file cannot be read (see its variants).
+pub fn document_sections(
+    bytes: &[u8],
+    format: Format,
+) -> Result<(Option<String>, Vec<Section>, Option<String>), DocumentError> {
+    match format {
+        Format::Pdf => pdf_sections(bytes).map(|(t, s)| (t, s, None)),
+        Format::Docx => docx_sections(bytes).map(|(t, s)| (t, s, None)),
+        Format::Odt => odt_sections(bytes).map(|(t, s)| (t, s, None)),
+        Format::Epub => epub_sections(bytes),
+        Format::Text | Format::Markdown | Format::Html => {
+            let (text, note) = decode(bytes, format);
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            let (title, sections) = sections(text, format);
+            Ok((title, sections, note))
+        }
+    }
+}
+
+/// The passages of one document from its bytes, in any [`Format`]: the binary formats through
+/// [`document_sections`], the text formats decoded ([`decode`]) and cut as [`page_passages_in`]
+/// cuts them (`root` applies to HTML). `url`, `seen` and ids as for [`page_passages`]; PDF
+/// passages carry their page ([`Passage::page`]) and link to it (`URL#page=N`). Returns the
+/// passages and a warning for the caller to print (a guessed charset, markup nested too deep).
+///
+/// # Errors
+/// [`DocumentError`] for a document that cannot be read (encrypted, no text layer, broken, too
+/// large): the caller reports it and goes on with the next file.
+pub fn document_passages(
+    bytes: &[u8],
+    format: Format,
+    url: &str,
+    sizer: &Sizer,
+    seen: &mut HashSet<String>,
+    root: Option<&RootSelector>,
+) -> Result<(Vec<Passage>, Option<String>), DocumentError> {
+    if !format.is_binary() {
+        let (content, charset_note) = decode(bytes, format);
+        let (passages, depth_note) =
+            page_passages_with_warning(&content, format, url, sizer, seen, root);
+        let warning = match (charset_note, depth_note) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+        return Ok((passages, warning));
+    }
+    let (title, sections, warning) = document_sections(bytes, format)?;
+    let title = title.unwrap_or_else(|| url.to_string());
+    Ok((
+        section_passages(&title, sections, url, sizer, seen),
+        warning,
+    ))
 }
 
 /// The passages of one page. `url` is the page's URL (ids and URLs are built from it; it is also
@@ -225,6 +388,22 @@ pub fn page_passages_with_warning(
         }
     };
     let page_title = page_title.unwrap_or_else(|| url.to_string());
+    (
+        section_passages(&page_title, sections, url, sizer, seen),
+        warning,
+    )
+}
+
+/// The passages of a page's `sections` (title `page_title`, at `url`): what [`page_passages`]
+/// and [`document_passages`] do once the page is cut into sections (ids, repeats through `seen`,
+/// titles, the page number of a PDF's sections).
+pub fn section_passages(
+    page_title: &str,
+    sections: Vec<Section>,
+    url: &str,
+    sizer: &Sizer,
+    seen: &mut HashSet<String>,
+) -> Vec<Passage> {
     let mut per_url: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::new();
     for section in sections {
@@ -243,16 +422,19 @@ pub fn page_passages_with_warning(
             // Passages are numbered per URL (sections without an anchor share the page's URL).
             let n = per_url.entry(section_url.clone()).or_insert(0usize);
             *n += 1;
-            out.push(Passage::new(
-                format!("{section_url}:{n}"),
-                page_title.as_str(),
-                section.heading.as_str(),
-                section_url.as_str(),
-                text,
-            ));
+            out.push(
+                Passage::new(
+                    format!("{section_url}:{n}"),
+                    page_title,
+                    section.heading.as_str(),
+                    section_url.as_str(),
+                    text,
+                )
+                .on_page(section.page),
+            );
         }
     }
-    (out, warning)
+    out
 }
 
 /// A run of text under one heading.
@@ -264,6 +446,8 @@ pub struct Section {
     pub anchor: Option<String>,
     /// Paragraph-like blocks, whitespace already collapsed.
     pub blocks: Vec<String>,
+    /// The page of a PDF the section is on (1-based); `None` for other formats.
+    pub page: Option<u32>,
 }
 
 /// Whitespace runs → one space, control characters dropped, trimmed.

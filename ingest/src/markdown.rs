@@ -45,6 +45,7 @@ pub fn markdown_sections(md: &str) -> (Option<String>, Vec<Section>) {
                         heading: text,
                         anchor,
                         blocks: Vec::new(),
+                        page: None,
                     });
                 }
             }

@@ -1116,6 +1116,7 @@ fn record(
         url: url.unwrap_or_default(),
         text,
         embed_text,
+        page: None,
     })
 }
 

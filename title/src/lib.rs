@@ -34,8 +34,26 @@ pub fn section_title(page_title: &str, heading: &str) -> String {
     }
 }
 
+/// The page a result's URL points at when it is a page of a PDF (`file.pdf#page=12` → 12), as
+/// ingestion links a PDF's passages; `None` for any other URL. What a result shows as "p. N".
+pub fn pdf_page(url: &str) -> Option<u32> {
+    let (_, fragment) = url.rsplit_once('#')?;
+    let n: u32 = fragment.strip_prefix("page=")?.parse().ok()?;
+    (n > 0).then_some(n)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pdf_pages_come_from_the_url() {
+        assert_eq!(super::pdf_page("manual.pdf#page=12"), Some(12));
+        assert_eq!(super::pdf_page("a/b.pdf#page=1"), Some(1));
+        assert_eq!(super::pdf_page("b.html#page=x"), None);
+        assert_eq!(super::pdf_page("b.html#pages"), None);
+        assert_eq!(super::pdf_page("b.pdf"), None);
+        assert_eq!(super::pdf_page("b.pdf#page=0"), None);
+    }
+
     use super::*;
 
     /// The rule on real shapes: a heading before its page, the page alone without a heading or

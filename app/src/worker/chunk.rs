@@ -94,9 +94,40 @@ fn app_id(doc_id: &str, page: &str, id: &str) -> String {
 /// (a user document is not served anywhere): titles, page titles, headings, texts and embedded
 /// texts are the CLI's.
 pub fn document_passages(name: &str, content: &str, format: Format, model: &Model) -> Vec<Passage> {
-    let doc_id = user_doc_id(name);
     let sizer = Sizer::new(model);
-    page_passages(content, format, name, &sizer, &mut HashSet::new())
+    as_app_passages(
+        name,
+        page_passages(content, format, name, &sizer, &mut HashSet::new()),
+    )
+}
+
+/// Passages of one user document from its bytes, in any format — PDF, Word, OpenDocument and
+/// EPUB too — cut by [`lightembed_ingest::document_passages`] exactly as `lightembed index` cuts a
+/// file of that name, under the app's ids ([`document_passages`]' rules; a PDF's passages keep
+/// their page, [`lightembed_ingest::Passage::page`]). Not yet called: the page sends text only
+/// (issue 33, the UI's next step). Errors: the document cannot be read (its message says why).
+pub fn document_file_passages(
+    name: &str,
+    bytes: &[u8],
+    format: Format,
+    model: &Model,
+) -> Result<Vec<Passage>, lightembed_ingest::DocumentError> {
+    let sizer = Sizer::new(model);
+    let (ps, _) = lightembed_ingest::document_passages(
+        bytes,
+        format,
+        name,
+        &sizer,
+        &mut HashSet::new(),
+        None,
+    )?;
+    Ok(as_app_passages(name, ps))
+}
+
+/// The pipeline's passages of document `name` under the app's ids and without URLs.
+fn as_app_passages(name: &str, passages: Vec<lightembed_ingest::Passage>) -> Vec<Passage> {
+    let doc_id = user_doc_id(name);
+    passages
         .into_iter()
         .map(|mut p| {
             p.id = app_id(&doc_id, name, &p.id);
@@ -249,6 +280,45 @@ mod tests {
                 assert!(ids.insert(a.id().to_string()), "unique id {}", a.id());
             }
         }
+        // Documents from their bytes (PDF, Word, OpenDocument, EPUB): the CLI's passages too.
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/documents/");
+        for name in ["lbxalg.pdf", "guide.docx", "guide.odt", "guide.epub"] {
+            let bytes = std::fs::read(format!("{fixtures}{name}")).unwrap();
+            let format = Format::from_name(name);
+            let app = document_file_passages(name, &bytes, format, &model).unwrap();
+            let sizer = Sizer::new(&model);
+            let (cli, _) = lightembed_ingest::document_passages(
+                &bytes,
+                format,
+                name,
+                &sizer,
+                &mut HashSet::new(),
+                None,
+            )
+            .unwrap();
+            assert_eq!(app.len(), cli.len(), "{name}");
+            assert!(!app.is_empty(), "{name}");
+            for (a, c) in app.iter().zip(&cli) {
+                let cli_shape = lightembed_ingest::Passage {
+                    id: a.id().to_string(),
+                    url: String::new(),
+                    ..c.clone()
+                };
+                assert_eq!(
+                    a.passage, cli_shape,
+                    "{name}: the app stores what the CLI cuts"
+                );
+                assert_eq!(doc_id_of(a.id()), user_doc_id(name));
+            }
+        }
+        let bytes = std::fs::read(format!("{fixtures}encrypted.pdf")).unwrap();
+        assert_eq!(
+            document_file_passages("e.pdf", &bytes, Format::Pdf, &model)
+                .unwrap_err()
+                .rule(),
+            "encrypted"
+        );
+
         let ps = document_passages("kitchen.html", html, Format::Html, &model);
         let got: Vec<(&str, &str, &str, &str, &str)> = ps
             .iter()
@@ -310,6 +380,8 @@ mod tests {
         assert_eq!(Format::from_name("A.MD"), Format::Markdown);
         assert_eq!(Format::from_name("x.htm"), Format::Html);
         assert_eq!(Format::from_name("x.csv"), Format::Text);
+        assert_eq!(Format::from_name("Report.PDF"), Format::Pdf);
+        assert_eq!(Format::from_name("a.docx"), Format::Docx);
     }
 
     /// Each bundled corpus has its own document prefix (its file name), English the one it

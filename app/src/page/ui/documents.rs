@@ -147,6 +147,15 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
             for file in files {
                 let name = file.name();
                 let format = Format::from_name(&name);
+                // The worker's ingestion reads these from bytes, but the page sends text only
+                // (issue 33: sending the bytes is the UI's next step).
+                if format.is_binary() {
+                    st.push_error(format!(
+                        "{name}: PDF, Word, OpenDocument and EPUB files are not read by the app \
+                         yet; `lightembed index` reads them."
+                    ));
+                    continue;
+                }
                 // The bytes, read by their charset as the CLI reads files.
                 let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
                     .await

@@ -1,0 +1,253 @@
+//! Documents that are not text (issue 33) through the shared pipeline, natively and compiled to
+//! wasm32: real PDFs from Debian's xorg-docs (a passage found at its page, headers and page
+//! numbers dropped, the outline's titles as headings), the PDFs that cannot be read (each with
+//! its message), and small Word, OpenDocument and EPUB files (`tests/fixtures/documents/`,
+//! written by `make_documents.py` there); the bounds of the zipped formats.
+
+use lightembed_ingest::{
+    document_passages, document_sections, DocumentError, Format, Passage, Sizer,
+};
+use std::collections::HashSet;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test;
+
+const MODEL: &[u8] = include_bytes!("../../tests/fixtures/models/static_fp32_uncased.bin");
+
+macro_rules! fixture {
+    ($name:literal) => {
+        include_bytes!(concat!("../../tests/fixtures/documents/", $name)).as_slice()
+    };
+}
+
+fn passages(bytes: &[u8], format: Format, url: &str) -> Result<Vec<Passage>, DocumentError> {
+    let model = lightembed::Model::from_bytes(MODEL).unwrap();
+    let sizer = Sizer::new(&model);
+    document_passages(bytes, format, url, &sizer, &mut HashSet::new(), None).map(|(p, _)| p)
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_pdf_passage_is_found_at_its_page() {
+    let ps = passages(fixture!("lbxalg.pdf"), Format::Pdf, "lbxalg.pdf").unwrap();
+    let p = ps
+        .iter()
+        .find(|p| p.text.contains("CCITT Group 4 2D compression algorithm"))
+        .unwrap();
+    assert_eq!(p.page, Some(3));
+    assert_eq!(p.url, "lbxalg.pdf#page=3");
+    assert_eq!(p.heading, "Bitmap Compression");
+    assert_eq!(p.page_title, "LBX X Consortium Algorithms");
+    assert_eq!(p.title, "Bitmap Compression — LBX X Consortium Algorithms");
+    assert_eq!(lightembed_ingest::pdf_page(&p.url), Some(3));
+    let last = ps.last().unwrap();
+    assert_eq!((last.page, last.heading.as_str()), (Some(4), "Extensions"));
+    // Running headers (the title atop pages 2-4) and page numbers (the last line of each page)
+    // are gone; the line that is an outline entry's title is its heading, not its text.
+    for p in &ps {
+        assert!(
+            !p.text.contains("LBX X Consortium Algorithms"),
+            "{}",
+            p.text
+        );
+        assert!(!["2", "3", "4"].contains(&p.text.as_str()), "{}", p.text);
+        assert!(!p.text.starts_with(&p.heading), "{}", p.text);
+        assert_eq!(p.url, format!("lbxalg.pdf#page={}", p.page.unwrap()));
+    }
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn pdfs_that_cannot_be_read_say_why() {
+    let err = |bytes: &[u8]| {
+        passages(bytes, Format::Pdf, "x.pdf")
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err(fixture!("encrypted.pdf")),
+        "the PDF is encrypted with a password; save a copy without the password and add that"
+    );
+    assert_eq!(
+        err(fixture!("scanned.pdf")),
+        "the PDF has no text layer (its 1 page(s) are images, e.g. a scan); run OCR on it first \
+         (e.g. ocrmypdf) and add the result"
+    );
+    assert_eq!(
+        err(fixture!("broken.pdf")),
+        "not a readable PDF file: failed parsing cross reference table: invalid start value"
+    );
+    assert_eq!(
+        err(fixture!("not-a.pdf")),
+        "not a readable PDF file: no %PDF- header"
+    );
+    // Encrypted with an empty user password ("owner password" only): read as any PDF.
+    let ps = passages(fixture!("owner-only.pdf"), Format::Pdf, "dps.pdf").unwrap();
+    let plain = passages(fixture!("dps.pdf"), Format::Pdf, "dps.pdf").unwrap();
+    assert_eq!(ps, plain);
+    assert!(ps.iter().any(|p| p.text.contains("DPS is now obsolete.")));
+}
+
+/// (heading, text) of each passage, and the passages' shared page title.
+fn outline(ps: &[Passage]) -> (String, Vec<(String, String)>) {
+    let title = ps[0].page_title.clone();
+    assert!(ps.iter().all(|p| p.page_title == title && p.page.is_none()));
+    (
+        title,
+        ps.iter()
+            .map(|p| (p.heading.clone(), p.text.clone()))
+            .collect(),
+    )
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn word_opendocument_and_epub_headings_become_sections() {
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(h, t)| (h.to_string(), t.to_string()))
+            .collect()
+    };
+    let ps = passages(fixture!("guide.docx"), Format::Docx, "guide.docx").unwrap();
+    assert_eq!(
+        outline(&ps),
+        (
+            "Greenhouse Guide (Word)".to_string(),
+            pairs(&[
+                (
+                    "Why a greenhouse",
+                    "A greenhouse keeps young plants warm through the cold spring nights. \
+                     Tomatoes and peppers ripen two weeks earlier."
+                ),
+                (
+                    "Watering",
+                    "Water the beds early in the morning, never in the midday sun. Plant \
+                     Litres a week Cucumber 12"
+                ),
+            ])
+        )
+    );
+    assert_eq!(ps[0].id, "guide.docx:1");
+    assert_eq!(ps[0].title, "Why a greenhouse — Greenhouse Guide (Word)");
+
+    let ps = passages(fixture!("guide.odt"), Format::Odt, "guide.odt").unwrap();
+    assert_eq!(
+        outline(&ps),
+        (
+            "Allotment Notes".to_string(),
+            pairs(&[
+                ("", "Notes from the allotment, autumn."),
+                (
+                    "Compost",
+                    "A fork works best. Turn the heap every three weeks; it should smell of \
+                     forest floor. Greens: grass cuttings Browns: dry leaves"
+                ),
+                ("Leaf mould", "Pack wet leaves in sacks and wait two years."),
+            ])
+        )
+    );
+
+    let ps = passages(fixture!("guide.epub"), Format::Epub, "guide.epub").unwrap();
+    assert_eq!(
+        outline(&ps),
+        (
+            "The Beekeeper's Year".to_string(),
+            pairs(&[
+                (
+                    "Spring",
+                    "In spring the colony grows fast; add a super before the hive is crowded."
+                ),
+                (
+                    "Swarms",
+                    "A swarm hangs in a cluster on a branch for an hour or a day."
+                ),
+                (
+                    "Autumn",
+                    "Feed sugar syrup after the last harvest so the bees winter well."
+                ),
+            ])
+        )
+    );
+    let urls: Vec<&str> = ps.iter().map(|p| p.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "guide.epub#text/ch%201.xhtml#spring",
+            "guide.epub#text/ch%201.xhtml#swarms",
+            "guide.epub#text/ch2.xhtml"
+        ]
+    );
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn broken_zipped_documents_say_why() {
+    let err = |bytes: &[u8], format| document_sections(bytes, format).unwrap_err().to_string();
+    assert_eq!(
+        err(b"just text", Format::Docx),
+        "not a readable Word file: not a zip archive (invalid Zip archive: Could not find EOCD)"
+    );
+    // An EPUB is not a Word document: the part Word needs is missing.
+    assert_eq!(
+        err(fixture!("guide.epub"), Format::Docx),
+        "not a readable Word file: no word/document.xml in the archive"
+    );
+    assert_eq!(
+        err(fixture!("guide.docx"), Format::Epub),
+        "not a readable EPUB file: no META-INF/container.xml in the archive"
+    );
+}
+
+/// A zip archive of `parts` (name, bytes), deflated.
+fn zip_of(parts: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in parts {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+#[test]
+fn zip_bombs_entry_counts_and_deep_xml_are_refused() {
+    // 65 MiB of one byte deflate to ~65 KB: past the per-part cap, found while inflating.
+    let mut body = b"<w:document><w:body><w:p><w:r><w:t>".to_vec();
+    body.resize(65 << 20, b'a');
+    let bomb = zip_of(&[("word/document.xml", body)]);
+    assert!(bomb.len() < 200_000, "{}", bomb.len());
+    assert_eq!(
+        document_sections(&bomb, Format::Docx).unwrap_err(),
+        DocumentError::TooLarge {
+            what: "word/document.xml inflates to more than 64 MiB".into(),
+            limit: "per part".into()
+        }
+    );
+    assert_eq!(
+        document_sections(&bomb, Format::Docx)
+            .unwrap_err()
+            .to_string(),
+        "word/document.xml inflates to more than 64 MiB (limit: per part); not read"
+    );
+    let names: Vec<String> = (0..10_001).map(|i| format!("f{i}")).collect();
+    let many: Vec<(&str, Vec<u8>)> = names.iter().map(|n| (n.as_str(), Vec::new())).collect();
+    assert_eq!(
+        document_sections(&zip_of(&many), Format::Odt)
+            .unwrap_err()
+            .to_string(),
+        "10001 entries in the archive (limit: 10000 entries); not read"
+    );
+    let deep = format!(
+        "{}{}",
+        "<text:span>".repeat(600),
+        "</text:span>".repeat(600)
+    );
+    let deep = zip_of(&[("content.xml", deep.into_bytes())]);
+    assert_eq!(
+        document_sections(&deep, Format::Odt)
+            .unwrap_err()
+            .to_string(),
+        "content.xml nests elements more than 512 deep (limit: XML depth); not read"
+    );
+}
