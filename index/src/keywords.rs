@@ -963,3 +963,89 @@ pub fn keyword_text(page_title: &str, heading: &str, text: &str) -> String {
     out.push_str(text);
     out
 }
+
+/// The PostgreSQL `tsvector` input text of a passage's keyword side: each distinct term of
+/// `terms` (in [`terms_with`]'s order) as a quoted lexeme with its 1-based positions,
+/// `'own':1,4 'move':2` — so `ts_rank` sees each term's frequency and the passage's length.
+/// Positions past PostgreSQL's limit (16,383) are dropped (the term keeps its earlier ones; a
+/// term first seen past it gets the last position), and at most 256 per term, PostgreSQL's limits. `lightembed serve`'s loader stores this, and
+/// [`tsquery_literal`] makes the query: both sides tokenised here, never by PostgreSQL's
+/// parsers, so a query matches exactly the terms BM25 would.
+///
+/// ```
+/// use lightembed_index::keywords::tsvector_literal;
+/// let t = ["it's".to_string(), "a".to_string(), "it's".to_string()];
+/// assert_eq!(tsvector_literal(&t), "'it''s':1,3 'a':2");
+/// ```
+pub fn tsvector_literal(terms: &[String]) -> String {
+    const MAX_POS: usize = 16_383;
+    let mut order: Vec<&str> = Vec::new();
+    let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, t) in terms.iter().enumerate() {
+        if t.len() > PG_MAX_LEXEME {
+            continue;
+        }
+        let pos = (i + 1).min(MAX_POS);
+        let e = positions.entry(t.as_str()).or_insert_with(|| {
+            order.push(t.as_str());
+            Vec::new()
+        });
+        if e.last() != Some(&pos) && e.len() < 256 {
+            e.push(pos);
+        }
+    }
+    let mut out = String::new();
+    for t in order {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        push_pg_lexeme(&mut out, t);
+        out.push(':');
+        let ps: Vec<String> = positions[t].iter().map(|p| p.to_string()).collect();
+        out.push_str(&ps.join(","));
+    }
+    out
+}
+
+/// The PostgreSQL `tsquery` input text matching any of `terms` (their distinct values, OR-ed, as
+/// BM25 scores any query term): `'read' | 'file'`; `None` when there are none (a query of
+/// punctuation only), which the keyword side treats as no match. Every lexeme is quoted and
+/// escaped, so no query text can change the tsquery's operators.
+///
+/// ```
+/// use lightembed_index::keywords::tsquery_literal;
+/// let t = ["read".to_string(), "file".to_string(), "read".to_string()];
+/// assert_eq!(tsquery_literal(&t).as_deref(), Some("'read' | 'file'"));
+/// assert_eq!(tsquery_literal(&[]), None);
+/// ```
+pub fn tsquery_literal(terms: &[String]) -> Option<String> {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut out = String::new();
+    for t in terms {
+        if t.is_empty() || t.len() > PG_MAX_LEXEME || !seen.insert(t.as_str()) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(" | ");
+        }
+        push_pg_lexeme(&mut out, t);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// PostgreSQL's longest lexeme, in bytes (2 KiB − 2): longer terms (a run of base64) are left out
+/// of [`tsvector_literal`] and [`tsquery_literal`]. Also at most 256 positions are kept per term.
+const PG_MAX_LEXEME: usize = 2046;
+
+/// `'lexeme'` as PostgreSQL's tsvector/tsquery input reads it: `'` doubled, `\` escaped.
+fn push_pg_lexeme(out: &mut String, t: &str) {
+    out.push('\'');
+    for c in t.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}

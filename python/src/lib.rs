@@ -1151,6 +1151,138 @@ fn _run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
     }
 }
 
+/// Pages → passages through the CLI's reader (`lightembed passages`): `paths[i]` is the page's
+/// path relative to its folder (`/`-separated; its extension picks HTML, Markdown or text, as the
+/// CLI's folder walk does; any other extension reads as text) and `contents[i]` its bytes or
+/// text. Returns `(rows, warnings)`: per passage `(page_index, id, page, title, page_title,
+/// heading, url, text, embed_text)`, `url` with `url_prefix` in front, as `lightembed passages
+/// --url-prefix` writes it; a warning per page skipped (binary) or read with a note (a guessed
+/// charset), `"PATH: why"`. Ids are unique and repeated passage text is dropped *within this
+/// call*, as within one CLI run.
+#[pyfunction]
+#[pyo3(signature = (model, paths, contents, url_prefix="", root_selector=None, passage_tokens=None))]
+#[allow(clippy::type_complexity)]
+fn _page_passages(
+    py: Python<'_>,
+    model: &Model,
+    paths: Vec<String>,
+    contents: Vec<Option<Bound<'_, PyAny>>>,
+    url_prefix: &str,
+    root_selector: Option<&str>,
+    passage_tokens: Option<usize>,
+) -> PyResult<(
+    Vec<(
+        usize,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+    )>,
+    Vec<String>,
+)> {
+    use lightembed_build::inputs::{url_of, Kind, PageReader};
+    if paths.len() != contents.len() {
+        return Err(PyValueError::new_err(format!(
+            "paths and contents differ in length ({} and {})",
+            paths.len(),
+            contents.len()
+        )));
+    }
+    let tokens = passage_tokens.unwrap_or(lightembed_ingest::PASSAGE_TOKENS);
+    if !(8..=65535).contains(&tokens) {
+        return Err(PyValueError::new_err(format!(
+            "passage_tokens: {tokens} is not in 8..=65535"
+        )));
+    }
+    let mut docs: Vec<(String, Kind, Vec<u8>)> = Vec::with_capacity(paths.len());
+    for (i, (path, content)) in paths.into_iter().zip(contents).enumerate() {
+        let bytes = match &content {
+            None => Vec::new(),
+            Some(c) => {
+                if let Ok(s) = c.cast::<PyString>() {
+                    s.extract::<String>()?.into_bytes()
+                } else if let Ok(b) = c.extract::<PyBackedBytes>() {
+                    b.to_vec()
+                } else {
+                    return Err(PyTypeError::new_err(format!(
+                        "contents[{i}]: expected bytes or str, got {}",
+                        type_name(c)
+                    )));
+                }
+            }
+        };
+        let kind = Kind::of(&path).unwrap_or(Kind::Text);
+        if kind == Kind::Jsonl {
+            return Err(PyValueError::new_err(format!(
+                "paths[{i}]: {path}: JSON Lines records are passages already; embed them with \
+                 lightembed.arrow.embed_batch"
+            )));
+        }
+        docs.push((path, kind, bytes));
+    }
+    let inner = model.inner.clone();
+    let root = root_selector.map(str::to_owned);
+    let prefix = url_prefix.to_owned();
+    py.detach(move || {
+        let mut reader = PageReader::new(root.as_deref(), tokens)
+            .map_err(|e| LightembedError::new_err(e.to_string()))?;
+        let mut rows = Vec::new();
+        let mut warnings = Vec::new();
+        let mut buf = Vec::new();
+        for (i, (path, kind, bytes)) in docs.iter().enumerate() {
+            let page = url_of(path);
+            buf.clear();
+            let out = reader.read(&inner, &page, *kind, bytes, &mut buf);
+            if let Some(why) = out.skipped {
+                warnings.push(format!("skipping {path}: {why}"));
+            }
+            if let Some(w) = out.warning {
+                warnings.push(format!("{path}: {w}"));
+            }
+            for p in buf.drain(..) {
+                rows.push((
+                    i,
+                    p.id,
+                    page.clone(),
+                    p.title,
+                    p.page_title,
+                    p.heading,
+                    format!("{prefix}{}", p.url),
+                    p.text,
+                    p.embed_text,
+                ));
+            }
+        }
+        Ok((rows, warnings))
+    })
+}
+
+/// The keyword side of a passage as PostgreSQL reads it (`tsvector` input text): the terms of
+/// `keyword_text(page_title, heading, text)` — what `lightembed index` gives BM25 — tokenised
+/// with or without English stemming (`stem`), with positions
+/// (`lightembed_index::keywords::tsvector_literal`).
+#[pyfunction]
+fn _keyword_tsvector(page_title: &str, heading: &str, text: &str, stem: bool) -> String {
+    use lightembed_index::keywords;
+    let kw = keywords::keyword_text(page_title, heading, text);
+    keywords::tsvector_literal(&keywords::terms_with(&kw, stem))
+}
+
+/// Whether an index for `model_id` stems its keyword side by default (the CLI's
+/// `--keyword-stemming auto`).
+#[pyfunction]
+fn _default_stemming(model_id: &str) -> bool {
+    lightembed_index::keywords::default_stemming(model_id)
+}
+
+/// The table schema `lightembed serve` reads (serve/sql/schema.sql), `{dims}`, `{vector_type}` and
+/// `{prefix}` to fill in.
+const PG_SCHEMA_SQL: &str = include_str!("../../serve/sql/schema.sql");
+
 /// The native module `lightembed._lightembed` (re-exported by the package `lightembed`).
 #[pymodule]
 fn _lightembed(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -1160,5 +1292,9 @@ fn _lightembed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyIndex>()?;
     m.add_function(wrap_pyfunction!(_build_site, m)?)?;
     m.add_function(wrap_pyfunction!(_run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(_page_passages, m)?)?;
+    m.add_function(wrap_pyfunction!(_keyword_tsvector, m)?)?;
+    m.add_function(wrap_pyfunction!(_default_stemming, m)?)?;
+    m.add("_PG_SCHEMA_SQL", PG_SCHEMA_SQL)?;
     Ok(())
 }

@@ -1,0 +1,43 @@
+-- The tables `lightembed serve` searches, written by the loader (`lightembed.pg.load`, Python).
+-- Placeholders filled by the loader: {prefix} (table-name prefix, default `lightembed`), {dims}
+-- (the vectors' length) and {vector_type} (`vector` = float32, or `halfvec` = float16: half the
+-- space, for indexes past a few million passages; docs/scale-out.md).
+--
+-- {prefix}_model holds one row: the spec's §8 manifest of the loaded vectors, which `serve`
+-- checks every request's model against. {prefix}_passages holds the passage fields of
+-- `lightembed passages`, the vector, and the keyword side as a tsvector made by lightembed's
+-- own tokeniser (`lightembed_index::keywords::tsvector_literal`), never by PostgreSQL's parsers.
+
+CREATE EXTENSION IF NOT EXISTS vector;
+
+CREATE TABLE {prefix}_model (
+    one              boolean PRIMARY KEY DEFAULT true CHECK (one),
+    schema_version   integer NOT NULL,          -- this file's layout: 1
+    model_id         text    NOT NULL,
+    model_version    text    NOT NULL,          -- major.minor.patch
+    dims             integer NOT NULL,
+    metric           text    NOT NULL DEFAULT 'cosine',
+    model_sha256     text    NOT NULL,          -- 64 hex digits, the model file's trailer
+    keyword_stemming boolean NOT NULL,          -- English stemming of the keyword side
+    vector_type      text    NOT NULL,          -- 'vector' or 'halfvec'
+    count            bigint  NOT NULL,
+    loaded_at        timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE {prefix}_passages (
+    id         text PRIMARY KEY,
+    page       text NOT NULL,
+    title      text NOT NULL,
+    page_title text NOT NULL,
+    heading    text NOT NULL,
+    url        text NOT NULL,
+    text       text NOT NULL,
+    embedding  {vector_type}({dims}) NOT NULL,
+    keywords   tsvector NOT NULL
+);
+
+-- Built after the rows are in (faster than growing them row by row).
+-- @@INDEXES@@
+CREATE INDEX {prefix}_passages_embedding ON {prefix}_passages
+    USING hnsw (embedding {vector_type}_cosine_ops) WITH (m = 16, ef_construction = 200);
+CREATE INDEX {prefix}_passages_keywords ON {prefix}_passages USING gin (keywords);
