@@ -65,6 +65,59 @@ pub enum Command {
     /// Customer fingerprints (spec §7): detect which license a suspect model was issued to.
     #[command(subcommand)]
     Fingerprint(crate::commands::fingerprint::FingerprintCommand),
+    /// Serve hybrid search over PostgreSQL + pgvector (tables written by the Python loader,
+    /// `lightembed.pg.load`): POST /search {query, vector, model, k} → hits, ranked in SQL as
+    /// `search` ranks (one hit per section). Stateless; listens on loopback unless told otherwise.
+    #[cfg(all(feature = "serve", not(target_family = "wasm")))]
+    #[command(
+        after_help = "The browser embeds the query and sends {\"query\", \"vector\", \"model\": {\"id\", \"version\", \"dims\", \"sha256\"}, \"k\"}; a vector from a model the loaded passages were not embedded with is refused (409) with the spec's §8 message.\n\nExample:\n  lightembed serve --database-url postgresql://lightembed@127.0.0.1:5432/docs --cors-origin https://docs.example.org"
+    )]
+    Serve(ServeCommand),
+}
+
+/// The arguments of `lightembed serve` (see [`Command::Serve`]).
+#[cfg(all(feature = "serve", not(target_family = "wasm")))]
+#[derive(Args, Debug)]
+pub struct ServeCommand {
+    /// PostgreSQL to read: `postgresql://user@host:port/db` or `host=… user=… dbname=…`.
+    /// Default: the environment variable DATABASE_URL (keeps a password off the command line).
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Address to listen on. Loopback by default: put a reverse proxy (TLS) in front.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub listen: std::net::SocketAddr,
+    /// An origin whose pages may call the service (CORS), e.g. https://docs.example.org;
+    /// repeatable. None: no CORS headers (same-origin pages only).
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub cors_origins: Vec<String>,
+    /// Tables read: PREFIX_passages and PREFIX_model.
+    #[arg(long, value_name = "PREFIX", default_value = "lightembed")]
+    pub table_prefix: String,
+    /// PostgreSQL statement_timeout of every query, milliseconds (504 past it).
+    #[arg(long, value_name = "MS", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub statement_timeout_ms: u64,
+    /// Database connections in the pool.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub pool_size: u64,
+    /// Largest request body in bytes (413 above).
+    #[arg(long, value_name = "BYTES", default_value_t = 65536,
+          value_parser = clap::value_parser!(u64).range(1024..=16_777_216))]
+    pub max_body_bytes: u64,
+    /// Largest k a request may ask for.
+    #[arg(long, value_name = "K", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_k: u64,
+    /// HNSW beam of the vector side (pgvector's hnsw.ef_search; at least the candidates, at
+    /// most 1000), as `search --ef-search`.
+    #[arg(long, value_name = "N", default_value_t = 96,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub ef_search: u64,
+    /// Candidates taken from each side before fusing, as `search --candidates`.
+    #[arg(long, value_name = "N", default_value_t = SearchOptions::default().candidates as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub candidates: u64,
 }
 
 /// The arguments of `lightembed inspect` (see [`Command::Inspect`]).

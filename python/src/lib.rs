@@ -1261,15 +1261,16 @@ fn _page_passages(
     })
 }
 
-/// The keyword side of a passage as PostgreSQL reads it (`tsvector` input text): the terms of
-/// `keyword_text(page_title, heading, text)` — what `lightembed index` gives BM25 — tokenised
-/// with or without English stemming (`stem`), with positions
-/// (`lightembed_index::keywords::tsvector_literal`).
+/// The keyword side of a passage as PostgreSQL reads it: `(tsvector input text, |d|)` — the
+/// terms of `keyword_text(page_title, heading, text)` (what `lightembed index` gives BM25),
+/// tokenised with or without English stemming (`stem`), with positions
+/// (`lightembed_index::keywords::tsvector_literal`), and their number (BM25's document length).
 #[pyfunction]
-fn _keyword_tsvector(page_title: &str, heading: &str, text: &str, stem: bool) -> String {
+fn _keyword_tsvector(page_title: &str, heading: &str, text: &str, stem: bool) -> (String, usize) {
     use lightembed_index::keywords;
     let kw = keywords::keyword_text(page_title, heading, text);
-    keywords::tsvector_literal(&keywords::terms_with(&kw, stem))
+    let terms = keywords::terms_with(&kw, stem);
+    (keywords::tsvector_literal(&terms), terms.len())
 }
 
 /// Whether an index for `model_id` stems its keyword side by default (the CLI's

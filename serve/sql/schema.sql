@@ -4,9 +4,12 @@
 -- space, for indexes past a few million passages; docs/scale-out.md).
 --
 -- {prefix}_model holds one row: the spec's §8 manifest of the loaded vectors, which `serve`
--- checks every request's model against. {prefix}_passages holds the passage fields of
--- `lightembed passages`, the vector, and the keyword side as a tsvector made by lightembed's
--- own tokeniser (`lightembed_index::keywords::tsvector_literal`), never by PostgreSQL's parsers.
+-- checks every request's model against, and the BM25 corpus figures (N = count, avgdl).
+-- {prefix}_passages holds the passage fields of `lightembed passages`, the vector, and the
+-- keyword side as a tsvector made by lightembed's own tokeniser
+-- (`lightembed_index::keywords::tsvector_literal`: one lexeme per term, its positions giving
+-- its frequency), never by PostgreSQL's parsers, with kw_len = |d| (the number of terms).
+-- {prefix}_terms holds each term's document frequency (BM25's df).
 
 CREATE EXTENSION IF NOT EXISTS vector;
 
@@ -20,7 +23,8 @@ CREATE TABLE {prefix}_model (
     model_sha256     text    NOT NULL,          -- 64 hex digits, the model file's trailer
     keyword_stemming boolean NOT NULL,          -- English stemming of the keyword side
     vector_type      text    NOT NULL,          -- 'vector' or 'halfvec'
-    count            bigint  NOT NULL,
+    count            bigint  NOT NULL,          -- passages (BM25's N)
+    avgdl            float8  NOT NULL,          -- mean kw_len (BM25's avgdl)
     loaded_at        timestamptz NOT NULL DEFAULT now()
 );
 
@@ -33,11 +37,19 @@ CREATE TABLE {prefix}_passages (
     url        text NOT NULL,
     text       text NOT NULL,
     embedding  {vector_type}({dims}) NOT NULL,
-    keywords   tsvector NOT NULL
+    keywords   tsvector NOT NULL,
+    kw_len     integer NOT NULL
+);
+
+CREATE TABLE {prefix}_terms (
+    term text PRIMARY KEY,
+    df   integer NOT NULL
 );
 
 -- Built after the rows are in (faster than growing them row by row).
 -- @@INDEXES@@
+INSERT INTO {prefix}_terms (term, df)
+    SELECT word, ndoc FROM ts_stat('SELECT keywords FROM {prefix}_passages');
 CREATE INDEX {prefix}_passages_embedding ON {prefix}_passages
     USING hnsw (embedding {vector_type}_cosine_ops) WITH (m = 16, ef_construction = 200);
 CREATE INDEX {prefix}_passages_keywords ON {prefix}_passages USING gin (keywords);
