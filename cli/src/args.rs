@@ -114,6 +114,11 @@ pub struct ServeCommand {
     #[arg(long, value_name = "N", default_value_t = 96,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub ef_search: u64,
+    /// Postings blocks (1,024 passages each) read per query term on the keyword side: exact
+    /// while no query term is in more passages than that, else the term's best-weighted ones.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub keyword_blocks: u64,
     /// Candidates taken from each side before fusing, as `search --candidates`.
     #[arg(long, value_name = "N", default_value_t = SearchOptions::default().candidates as u64,
           value_parser = clap::value_parser!(u64).range(1..=1000))]

@@ -966,11 +966,13 @@ pub fn keyword_text(page_title: &str, heading: &str, text: &str) -> String {
 
 /// The PostgreSQL `tsvector` input text of a passage's keyword side: each distinct term of
 /// `terms` (in [`terms_with`]'s order) as a quoted lexeme with its 1-based positions,
-/// `'own':1,4 'move':2` — so `ts_rank` sees each term's frequency and the passage's length.
-/// Positions past PostgreSQL's limit (16,383) are dropped (the term keeps its earlier ones; a
-/// term first seen past it gets the last position), and at most 256 per term, PostgreSQL's limits. `lightembed serve`'s loader stores this, and
-/// [`tsquery_literal`] makes the query: both sides tokenised here, never by PostgreSQL's
-/// parsers, so a query matches exactly the terms BM25 would.
+/// `'own':1,4 'move':2` — so the term's frequency in the passage is its number of positions.
+/// `lightembed serve`'s loader stores this: the terms are tokenised here, never by PostgreSQL's
+/// parsers, so `serve`'s BM25 sees the index's terms.
+///
+/// PostgreSQL's limits apply: positions past 16,383 are dropped (a term first seen past it gets
+/// that last position), at most 256 positions are kept per term (a frequency above 256 counts as
+/// 256), and terms longer than 2,046 bytes (a run of base64) are left out.
 ///
 /// ```
 /// use lightembed_index::keywords::tsvector_literal;
@@ -1007,34 +1009,8 @@ pub fn tsvector_literal(terms: &[String]) -> String {
     out
 }
 
-/// The PostgreSQL `tsquery` input text matching any of `terms` (their distinct values, OR-ed, as
-/// BM25 scores any query term): `'read' | 'file'`; `None` when there are none (a query of
-/// punctuation only), which the keyword side treats as no match. Every lexeme is quoted and
-/// escaped, so no query text can change the tsquery's operators.
-///
-/// ```
-/// use lightembed_index::keywords::tsquery_literal;
-/// let t = ["read".to_string(), "file".to_string(), "read".to_string()];
-/// assert_eq!(tsquery_literal(&t).as_deref(), Some("'read' | 'file'"));
-/// assert_eq!(tsquery_literal(&[]), None);
-/// ```
-pub fn tsquery_literal(terms: &[String]) -> Option<String> {
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    let mut out = String::new();
-    for t in terms {
-        if t.is_empty() || t.len() > PG_MAX_LEXEME || !seen.insert(t.as_str()) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(" | ");
-        }
-        push_pg_lexeme(&mut out, t);
-    }
-    (!out.is_empty()).then_some(out)
-}
-
 /// PostgreSQL's longest lexeme, in bytes (2 KiB − 2): longer terms (a run of base64) are left out
-/// of [`tsvector_literal`] and [`tsquery_literal`]. Also at most 256 positions are kept per term.
+/// of [`tsvector_literal`]. Also at most 256 positions are kept per term.
 const PG_MAX_LEXEME: usize = 2046;
 
 /// `'lexeme'` as PostgreSQL's tsvector/tsquery input reads it: `'` doubled, `\` escaped.

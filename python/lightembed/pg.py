@@ -9,8 +9,9 @@ The Parquet files hold the passage fields (:data:`lightembed.arrow.PASSAGE_FIELD
 writes. Every row's ``model_sha256`` must be the model's: vectors of another model file are
 refused before anything is written. The loader fills ``{prefix}_passages`` (``COPY``), writes the
 one-row ``{prefix}_model`` (the spec's §8 identity: model id, version, dims, SHA-256, whether
-the keyword side is stemmed, and BM25's N and avgdl) and ``{prefix}_terms`` (each term's
-document frequency), then builds the HNSW and GIN indexes, all in one transaction: a
+the keyword side is stemmed, and BM25's N and avgdl), then builds ``{prefix}_postings`` (each
+term's passages in BM25 impact order, in blocks), ``{prefix}_terms`` (document frequencies) and
+the HNSW index, all in one transaction: a
 failed load leaves the database as it was.
 
 Needs ``pyarrow`` and ``psycopg`` (3.x: ``pip install "psycopg[binary]"``).
@@ -27,7 +28,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from lightembed._lightembed import Model, _default_stemming, _keyword_tsvector, _PG_SCHEMA_SQL
+from lightembed._lightembed import (
+    _BM25_B,
+    _BM25_K1,
+    _PG_SCHEMA_SQL,
+    Model,
+    _default_stemming,
+    _keyword_tsvector,
+)
 from lightembed.arrow import PASSAGE_FIELDS, cached_model
 
 __all__ = ["SCHEMA_VERSION", "load", "schema_sql"]
@@ -48,7 +56,8 @@ def schema_sql(dims: int, prefix: str = "lightembed", vector_type: str = "vector
     if not (isinstance(dims, int) and 1 <= dims <= (16000 if vector_type == "vector" else 4000)):
         raise ValueError(f"dims {dims}: pgvector's HNSW index takes 1..2000 vector / 4000 halfvec dims")
     text = (_PG_SCHEMA_SQL.replace("{prefix}", prefix).replace("{dims}", str(dims))
-            .replace("{vector_type}", vector_type))
+            .replace("{vector_type}", vector_type)
+            .replace("{k1}", repr(float(_BM25_K1))).replace("{b}", repr(float(_BM25_B))))
     tables, indexes = text.split("-- @@INDEXES@@")
     return tables, indexes
 
@@ -133,9 +142,10 @@ def load(
         with conn.transaction():
             t = time.perf_counter()
             if replace:
-                conn.execute(f"DROP TABLE IF EXISTS {prefix}_passages, {prefix}_model, {prefix}_terms")
+                conn.execute(f"DROP TABLE IF EXISTS {prefix}_passages, {prefix}_model, "
+                             f"{prefix}_postings, {prefix}_terms")
             conn.execute(tables)
-            columns = ", ".join((*PASSAGE_FIELDS, "embedding", "keywords", "kw_len"))
+            columns = ", ".join(("pid", *PASSAGE_FIELDS, "embedding", "keywords", "kw_len"))
             total_len = 0
             with conn.cursor().copy(f"COPY {prefix}_passages ({columns}) FROM STDIN") as copy:
                 for batch in dataset.to_batches(columns=[*PASSAGE_FIELDS, "vector"], batch_size=batch_rows):
@@ -146,7 +156,7 @@ def load(
                         kw, kw_len = _keyword_tsvector(cols["page_title"][i] or "", cols["heading"][i] or "",
                                                        cols["text"][i] or "", stem)
                         total_len += kw_len
-                        copy.write_row((*row, _vector_text(vectors[i]), kw, kw_len))
+                        copy.write_row((count + i, *row, _vector_text(vectors[i]), kw, kw_len))
                     count += batch.num_rows
             seconds["copy"] = time.perf_counter() - t
             conn.execute(

@@ -1297,5 +1297,7 @@ fn _lightembed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_keyword_tsvector, m)?)?;
     m.add_function(wrap_pyfunction!(_default_stemming, m)?)?;
     m.add("_PG_SCHEMA_SQL", PG_SCHEMA_SQL)?;
+    m.add("_BM25_K1", lightembed_index::keywords::K1)?;
+    m.add("_BM25_B", lightembed_index::keywords::B)?;
     Ok(())
 }

@@ -29,7 +29,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use lightembed_index::keywords::{terms_with, tsquery_literal, B, K1};
+use lightembed_index::keywords::{terms_with, B, K1};
 use lightembed_index::snippet::{excerpt, head};
 use lightembed_index::{Fusion, Manifest, Metric, ModelIdentity, PAGE_WEIGHT};
 use serde_json::json;
@@ -71,6 +71,10 @@ pub struct Config {
     pub candidates: usize,
     /// HNSW beam (`hnsw.ef_search`, at least the candidates).
     pub ef_search: usize,
+    /// Postings blocks (1,024 each) read per query term: the keyword side is exact while no
+    /// query term is in more than `1024 × keyword_blocks` passages (default 64: 65,536), else it
+    /// takes the term's best-weighted passages (docs/scale-out.md).
+    pub keyword_blocks: usize,
     /// Snippet length in characters: the first this many of the passage's text, cut at a word,
     /// as `lightembed index --snippet-chars` stores it (default 400).
     pub snippet_chars: usize,
@@ -91,6 +95,7 @@ impl Default for Config {
             max_query_bytes: 1_000,
             candidates: 50,
             ef_search: 96,
+            keyword_blocks: 64,
             snippet_chars: 400,
         }
     }
@@ -389,11 +394,9 @@ async fn run_search(
     loaded: &Loaded,
     req: &SearchRequest,
 ) -> Result<Vec<serde_json::Value>, ApiError> {
-    let terms = terms_with(&req.query, loaded.keyword_stemming);
-    let tsquery = tsquery_literal(&terms);
-    let mut distinct = terms;
-    distinct.sort_unstable();
-    distinct.dedup();
+    let mut terms = terms_with(&req.query, loaded.keyword_stemming);
+    terms.sort_unstable();
+    terms.dedup();
     let c = state.config.candidates.max(req.k).max(1);
     let ef = state.config.ef_search.max(c).min(1000);
     let Fusion::Convex { vector_weight } = Fusion::DEFAULT else {
@@ -415,14 +418,14 @@ async fn run_search(
             stmt.as_str(),
             &[
                 &vector,
-                &tsquery,
+                &terms,
                 &(c as i64),
                 &(vector_weight as f64),
                 &(PAGE_WEIGHT as f64),
                 &(req.k as i64),
-                &distinct,
                 &(K1 as f64),
                 &(B as f64),
+                &(state.config.keyword_blocks as i32),
             ],
         )
         .await

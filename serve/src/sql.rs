@@ -8,24 +8,27 @@
 //! It is [`lightembed_index::Index::query`]'s (`index/src/hybrid.rs`), step by step:
 //!
 //! 1. candidates: the `c = max(candidates, k)` nearest passages by cosine (the HNSW index,
-//!    `hnsw.ef_search = max(ef_search, c)`), and the `c` best by BM25 among the passages
-//!    matching any query term (the GIN index);
+//!    `hnsw.ef_search = max(ef_search, c)`), and the `c` best by BM25, summed over the query
+//!    terms' postings (`{prefix}_postings`: each term's passages in impact order, best first,
+//!    in blocks of 1,024; at most `keyword_blocks` blocks are read per term — exact while no
+//!    query term is in more passages than that, else the term's best-weighted passages);
 //! 2. every candidate scored on both sides exactly: cosine `1 − (embedding <=> q)` and BM25;
 //! 3. each side min–max normalised over the candidates (0 when all equal) and fused convexly,
 //!    `w · cos′ + (1 − w) · kw′`, `w` = [`lightembed_index::Fusion::DEFAULT`]'s 0.4;
 //! 4. page evidence: `+ page_weight ×` the best fused score of another section of the same page
 //!    (URL before `#`; [`lightembed_index::PAGE_WEIGHT`]);
-//! 5. one hit per section (URL; empty URLs never collapse), best first, ties by id, the first `k`.
+//! 5. one hit per section (URL; empty URLs never collapse), best first, the first `k`. Ties go
+//!    to the lower `pid` (load order), as the index breaks them by slot.
 //!
 //! BM25 is `lightembed_index::keywords`' own (k1 = 1.2, b = 0.75,
 //! `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`), computed from what the loader stored: each
 //! passage's terms as a `tsvector` (lexeme = term, its positions = its frequency;
 //! [`lightembed_index::keywords::tsvector_literal`]), `kw_len` = |d|, `{prefix}_terms` = df,
 //! and N and avgdl in the model table. The query's terms are made by the same tokeniser
-//! ([`lightembed_index::keywords::terms_with`], the loaded stemming) and matched through the
-//! GIN index with [`lightembed_index::keywords::tsquery_literal`]. PostgreSQL's own text search
-//! (`to_tsvector`, `ts_rank`) is never used: ts_rank has no idf, and its parsers split words
-//! differently. Scores are float8 here, f32 in the index: the same ranking, scores within ~1e-6.
+//! ([`lightembed_index::keywords::terms_with`], the loaded stemming). PostgreSQL's own text
+//! search (`to_tsvector`, `ts_rank`) is never used: ts_rank has no idf, and its parsers split
+//! words differently. Scores are float8 here, f32 in the index: the same ranking, scores within
+//! ~1e-6.
 
 /// The layout of the tables this crate reads (`schema_version` in the model table).
 pub const SCHEMA_VERSION: i32 = 1;
@@ -67,38 +70,36 @@ pub fn model_row(prefix: &str) -> String {
     )
 }
 
-/// The hybrid search. Parameters: `$1` the query vector (`vector`), `$2` the tsquery text or
-/// NULL (no terms), `$3` candidates per side, `$4` vector weight, `$5` page weight, `$6` k, `$7`
-/// the query's distinct terms (`text[]`), `$8` BM25's k1, `$9` BM25's b. Columns: id, title,
-/// url, text, score (float8).
+/// The hybrid search. Parameters: `$1` the query vector (`vector`), `$2` the query's distinct
+/// terms (`text[]`), `$3` candidates per side, `$4` vector weight, `$5` page weight, `$6` k,
+/// `$7` BM25's k1, `$8` BM25's b, `$9` postings blocks read per term (1,024 postings each).
+/// Columns: id, title, url, text, score (float8).
 pub fn hybrid_search(prefix: &str, vector_type: &str) -> String {
     let p = prefix;
     let q = format!("$1::vector::{vector_type}");
     format!(
         "WITH st AS (
     SELECT count::float8 AS n, greatest(avgdl, 1e-9) AS avgdl FROM {p}_model
-), qt AS (
+), qt AS MATERIALIZED (
     SELECT t.term, ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) AS idf
-    FROM {p}_terms t, st WHERE t.term = ANY($7::text[])
-), matched AS (
-    SELECT p.id, (
-        SELECT COALESCE(sum(qt.idf * u.tf * ($8::float8 + 1)
-                            / (u.tf + $8::float8 * (1 - $9::float8 + $9::float8 * p.kw_len / st.avgdl))), 0)
-        FROM (SELECT lexeme, cardinality(positions)::float8 AS tf FROM unnest(p.keywords)) u
-        JOIN qt ON qt.term = u.lexeme
-    ) AS bm
-    FROM {p}_passages p, st
-    WHERE $2::text IS NOT NULL AND p.keywords @@ $2::text::tsquery
+    FROM {p}_terms t, st WHERE t.term = ANY($2::text[])
 ), kw AS (
-    SELECT id FROM matched ORDER BY bm DESC, id LIMIT $3
+    SELECT x.pid FROM qt
+    JOIN {p}_postings po ON po.term = qt.term AND po.block < $9::int
+    CROSS JOIN LATERAL unnest(po.pids, po.ws) AS x(pid, w)
+    GROUP BY x.pid ORDER BY sum(qt.idf * x.w) DESC, x.pid LIMIT $3
 ), vec AS (
-    SELECT id FROM {p}_passages ORDER BY embedding <=> {q} LIMIT $3
+    SELECT pid FROM {p}_passages ORDER BY embedding <=> {q} LIMIT $3
 ), cand AS (
-    SELECT id FROM vec UNION SELECT id FROM kw
+    SELECT pid FROM vec UNION SELECT pid FROM kw
 ), scored AS (
-    SELECT p.id, p.title, p.url, p.text,
-           (1 - (p.embedding <=> {q}))::float8 AS cos, COALESCE(m.bm, 0)::float8 AS kw
-    FROM cand JOIN {p}_passages p USING (id) LEFT JOIN matched m USING (id)
+    SELECT p.pid, p.id, p.title, p.url, p.text,
+           (1 - (p.embedding <=> {q}))::float8 AS cos,
+           (SELECT COALESCE(sum(qt.idf * u.tf * ($7::float8 + 1)
+                    / (u.tf + $7::float8 * (1 - $8::float8 + $8::float8 * p.kw_len / st.avgdl))), 0)
+            FROM (SELECT lexeme, cardinality(positions)::float8 AS tf FROM unnest(p.keywords)) u
+            JOIN qt ON qt.term = u.lexeme, st) AS kw
+    FROM cand JOIN {p}_passages p USING (pid)
 ), norm AS (
     SELECT *,
         CASE WHEN max(cos) OVER () > min(cos) OVER ()
@@ -116,11 +117,11 @@ pub fn hybrid_search(prefix: &str, vector_type: &str) -> String {
     FROM fused a
 ), collapsed AS (
     SELECT *, row_number() OVER (
-        PARTITION BY CASE WHEN url = '' THEN 'id:' || id ELSE 'url:' || url END
-        ORDER BY score DESC, id) AS nth
+        PARTITION BY CASE WHEN url = '' THEN 'pid:' || pid ELSE 'url:' || url END
+        ORDER BY score DESC, pid) AS nth
     FROM evidence
 )
-SELECT id, title, url, text, score FROM collapsed WHERE nth = 1 ORDER BY score DESC, id LIMIT $6"
+SELECT id, title, url, text, score FROM collapsed WHERE nth = 1 ORDER BY score DESC, pid LIMIT $6"
     )
 }
 

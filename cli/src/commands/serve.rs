@@ -23,6 +23,7 @@ pub fn run(c: ServeCommand) -> Result<u8> {
         max_k: c.max_k as usize,
         ef_search: c.ef_search as usize,
         candidates: c.candidates as usize,
+        keyword_blocks: c.keyword_blocks as usize,
         ..lightembed_serve::Config::default()
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
