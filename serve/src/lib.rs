@@ -124,9 +124,12 @@ pub fn app(config: Config) -> Result<Router, String> {
         .database_url
         .parse()
         .map_err(|e| format!("--database-url: {e}"))?;
+    // Every session: the statement timeout, read-only, and the HNSW beam most requests need
+    // (a request whose k needs a wider beam sets it for its own transaction, `run_search`).
     pg.options(format!(
-        "-c statement_timeout={} -c default_transaction_read_only=on",
-        config.statement_timeout_ms
+        "-c statement_timeout={} -c default_transaction_read_only=on -c hnsw.ef_search={}",
+        config.statement_timeout_ms,
+        session_ef(&config)
     ));
     pg.application_name("lightembed-serve");
     pg.connect_timeout(Duration::from_millis(config.pool_wait_ms.max(1)));
@@ -170,6 +173,11 @@ pub fn app(config: Config) -> Result<Router, String> {
         router = router.layer(cors);
     }
     Ok(router)
+}
+
+/// The HNSW beam every session starts with: `max(ef_search, candidates)`, pgvector's 1..=1000.
+fn session_ef(config: &Config) -> usize {
+    config.ef_search.max(config.candidates).clamp(1, 1000)
 }
 
 /// The CORS layer for `origins` (`None` when empty: no CORS headers at all).
@@ -404,33 +412,35 @@ async fn run_search(
     };
     let vector = pgvector::Vector::from(req.vector.clone());
     let db = |e: tokio_postgres::Error| ApiError::from_db(&e);
-    let tx = client.transaction().await.map_err(db)?;
-    tx.query(sql::SET_EF_SEARCH, &[&ef.to_string()])
-        .await
-        .map_err(db)?;
     let stmt = if loaded.vector_type == "halfvec" {
         &state.search_sql[1]
     } else {
         &state.search_sql[0]
     };
-    let rows = tx
-        .query(
-            stmt.as_str(),
-            &[
-                &vector,
-                &terms,
-                &(c as i64),
-                &(vector_weight as f64),
-                &(PAGE_WEIGHT as f64),
-                &(req.k as i64),
-                &(K1 as f64),
-                &(B as f64),
-                &(state.config.keyword_blocks as i32),
-            ],
-        )
-        .await
-        .map_err(db)?;
-    tx.commit().await.map_err(db)?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        &vector,
+        &terms,
+        &(c as i64),
+        &(vector_weight as f64),
+        &(PAGE_WEIGHT as f64),
+        &(req.k as i64),
+        &(K1 as f64),
+        &(B as f64),
+        &(state.config.keyword_blocks as i32),
+    ];
+    // One round trip when the session's beam is wide enough (k ≤ candidates); else the wider
+    // beam for this transaction only.
+    let rows = if ef <= session_ef(&state.config) {
+        client.query(stmt.as_str(), &params).await.map_err(db)?
+    } else {
+        let tx = client.transaction().await.map_err(db)?;
+        tx.query(sql::SET_EF_SEARCH, &[&ef.to_string()])
+            .await
+            .map_err(db)?;
+        let rows = tx.query(stmt.as_str(), &params).await.map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        rows
+    };
     let mut hits = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let get = |n: usize| -> Result<String, ApiError> {

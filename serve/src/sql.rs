@@ -83,16 +83,17 @@ pub fn hybrid_search(prefix: &str, vector_type: &str) -> String {
 ), qt AS MATERIALIZED (
     SELECT t.term, ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) AS idf
     FROM {p}_terms t, st WHERE t.term = ANY($2::text[])
+), po AS MATERIALIZED (
+    SELECT term, pids, ws FROM {p}_postings WHERE term = ANY($2::text[]) AND block < $9::int
 ), kw AS (
-    SELECT x.pid FROM qt
-    JOIN {p}_postings po ON po.term = qt.term AND po.block < $9::int
+    SELECT x.pid FROM po JOIN qt USING (term)
     CROSS JOIN LATERAL unnest(po.pids, po.ws) AS x(pid, w)
     GROUP BY x.pid ORDER BY sum(qt.idf * x.w) DESC, x.pid LIMIT $3
 ), vec AS (
     SELECT pid FROM {p}_passages ORDER BY embedding <=> {q} LIMIT $3
 ), cand AS (
     SELECT pid FROM vec UNION SELECT pid FROM kw
-), scored AS (
+), scored AS MATERIALIZED (
     SELECT p.pid, p.id, p.title, p.url, p.text,
            (1 - (p.embedding <=> {q}))::float8 AS cos,
            (SELECT COALESCE(sum(qt.idf * u.tf * ($7::float8 + 1)
