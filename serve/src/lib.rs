@@ -468,3 +468,128 @@ async fn run_search(
     }
     Ok(hits)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lightembed_index::ModelVersion;
+    use request::RequestModel;
+
+    fn config() -> Config {
+        Config {
+            database_url: "postgresql://lightembed@127.0.0.1:5432/docs".into(),
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn defaults_are_loopback_and_bounded() {
+        let c = Config::default();
+        assert!(c.listen.ip().is_loopback());
+        assert!(c.cors_origins.is_empty());
+        assert_eq!(
+            (c.max_k, c.max_body_bytes, c.statement_timeout_ms),
+            (100, 65_536, 2_000)
+        );
+        assert_eq!(session_ef(&c), 96);
+    }
+
+    #[test]
+    fn cors_takes_named_origins_only() {
+        assert!(cors_layer(&[]).unwrap().is_none());
+        assert!(cors_layer(&["https://docs.example.org".into()])
+            .unwrap()
+            .is_some());
+        for bad in [
+            "*",
+            "https://docs.example.org/",
+            "docs.example.org",
+            "https://a\nb",
+        ] {
+            assert!(cors_layer(&[bad.to_string()]).is_err(), "{bad:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_configs_are_refused_before_serving() {
+        assert!(app(config()).is_ok());
+        let e = app(Config {
+            table_prefix: "docs; drop".into(),
+            ..config()
+        })
+        .unwrap_err();
+        assert!(e.starts_with("--table-prefix"), "{e}");
+        let e = app(Config {
+            database_url: "postgresql://[::1".into(),
+            ..config()
+        })
+        .unwrap_err();
+        assert!(e.starts_with("--database-url"), "{e}");
+    }
+
+    fn manifest() -> Manifest {
+        Manifest {
+            index_version: lightembed_index::INDEX_VERSION,
+            model_id: "lightembed-en-0l".into(),
+            model_version: ModelVersion {
+                major: 4,
+                minor: 0,
+                patch: 0,
+            },
+            dims: 128,
+            count: 10,
+            metric: Metric::Cosine,
+            model_sha256: [7; 32],
+        }
+    }
+
+    fn request(id: &str, major: u8, dims: usize, sha: u8) -> SearchRequest {
+        SearchRequest {
+            query: "q".into(),
+            vector: vec![1.0; dims],
+            model: RequestModel {
+                id: id.into(),
+                version: ModelVersion {
+                    major,
+                    minor: 1,
+                    patch: 0,
+                },
+                dims,
+                sha256: [sha; 32],
+            },
+            k: 10,
+        }
+    }
+
+    #[test]
+    fn the_model_check_is_spec_8() {
+        let m = manifest();
+        let w = check_model(&m, &request("lightembed-en-0l", 4, 128, 7)).unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("note: index was built with model v4.0.0"),
+            "{w:?}"
+        );
+        let w = check_model(&m, &request("lightembed-en-0l", 4, 128, 8)).unwrap();
+        assert!(w.iter().any(|w| w.contains("SHA-256")), "{w:?}");
+        for (r, needle) in [
+            (request("lightembed-tr-0l", 4, 128, 7), "lightembed-tr-0l"),
+            (request("lightembed-en-0l", 5, 128, 7), "v5.1"),
+            (request("lightembed-en-0l", 4, 64, 7), "64"),
+        ] {
+            let e = check_model(&m, &r).unwrap_err();
+            assert_eq!(e.status, StatusCode::CONFLICT);
+            assert!(
+                e.message
+                    .starts_with("Index was built with lightembed-en-0l v4.0"),
+                "{}",
+                e.message
+            );
+            assert!(
+                e.message.contains(needle) && e.message.contains("Re-run"),
+                "{}",
+                e.message
+            );
+        }
+    }
+}
