@@ -190,18 +190,23 @@ def spark_schema(input_schema: Any, dims: int, vector_column: str = "vector") ->
 
 
 def spark_passage_schema(embed_text: bool = True) -> Any:
-    """:func:`passage_schema` as a Spark ``StructType`` (strings, not null), the output schema of
+    """:func:`passage_schema` as a Spark ``StructType``, the output schema of
     :func:`page_passages_batches` in ``mapInArrow``. Needs ``pyspark``."""
-    from pyspark.sql.types import StringType, StructField, StructType
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-    return StructType([StructField(f.name, StringType(), nullable=False)
-                       for f in passage_schema(embed_text)])
+    return StructType([
+        StructField(f.name, IntegerType() if f.name == "page_number" else StringType(), f.nullable)
+        for f in passage_schema(embed_text)
+    ])
 
 
 def passage_schema(embed_text: bool = False, page_index: bool = False) -> pa.Schema:
-    """The schema :func:`page_passages_batch` returns: :data:`PASSAGE_FIELDS` as strings (then
-    ``embed_text``, and ``page_index``: the row of the page in the input batch, when asked)."""
+    """The schema :func:`page_passages_batch` returns: :data:`PASSAGE_FIELDS` as strings, with
+    ``page_number`` (int32, null but for PDF passages: the CLI's ``"page_number"``) after
+    ``url``; then ``embed_text``, and ``page_index`` (the row of the page in the input batch)
+    when asked."""
     fields = [pa.field(name, pa.string(), nullable=False) for name in PASSAGE_FIELDS]
+    fields.insert(PASSAGE_FIELDS.index("url") + 1, pa.field("page_number", pa.int32(), nullable=True))
     if embed_text:
         fields.append(pa.field("embed_text", pa.string(), nullable=False))
     if page_index:
@@ -225,8 +230,9 @@ def page_passages_batch(
     """Pages → passages, as ``lightembed passages`` cuts them: ``batch`` has one page per row,
     ``path`` (relative to the site's folder, ``/``-separated: the passage ids and ``page`` are
     made from it, and its extension picks HTML, Markdown or text) and ``content`` (``binary`` —
-    charset detected as the CLI does — or ``string``). Returns one row per passage with
-    :data:`PASSAGE_FIELDS` (the CLI's values exactly, ``url`` with ``url_prefix`` in front), and
+    charset detected as the CLI does — or ``string``; PDF, Word, OpenDocument and EPUB files
+    too, by extension). Returns one row per passage with :data:`PASSAGE_FIELDS` (the CLI's
+    values exactly, ``url`` with ``url_prefix`` in front), ``page_number`` (PDF passages), and
     ``embed_text`` (``heading`` + newline + ``text``: what ``lightembed index`` embeds; feed it to
     :func:`embed_batch` with ``text_column="embed_text"``).
 
@@ -250,8 +256,9 @@ def page_passages_batch(
         for w in warnings:
             on_warning(w)
     schema = passage_schema(embed_text, page_index)
-    cols = list(zip(*rows)) if rows else [()] * 9
+    cols = list(zip(*rows)) if rows else [()] * 10
     arrays = [pa.array(list(cols[i + 1]), type=pa.string()) for i in range(len(PASSAGE_FIELDS))]
+    arrays.insert(PASSAGE_FIELDS.index("url") + 1, pa.array(list(cols[9]), type=pa.int32()))
     if embed_text:
         arrays.append(pa.array(list(cols[8]), type=pa.string()))
     if page_index:

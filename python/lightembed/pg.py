@@ -4,7 +4,8 @@ searches (``serve/sql/schema.sql``, shipped in the wheel as its text)::
     import lightembed.pg
     lightembed.pg.load("passages.parquet", "postgresql://…", model="model.bin")
 
-The Parquet files hold the passage fields (:data:`lightembed.arrow.PASSAGE_FIELDS`), ``vector``
+The Parquet files hold the passage fields (:data:`lightembed.arrow.PASSAGE_FIELDS`, and
+``page_number`` when present), ``vector``
 (float32 lists of one length) and ``model_sha256`` — what :func:`lightembed.arrow.embed_batch`
 writes. Every row's ``model_sha256`` must be the model's: vectors of another model file are
 refused before anything is written. The loader fills ``{prefix}_passages`` (``COPY``), writes the
@@ -145,18 +146,21 @@ def load(
                 conn.execute(f"DROP TABLE IF EXISTS {prefix}_passages, {prefix}_model, "
                              f"{prefix}_postings, {prefix}_terms")
             conn.execute(tables)
-            columns = ", ".join(("pid", *PASSAGE_FIELDS, "embedding", "keywords", "kw_len"))
+            columns = ", ".join(("pid", *PASSAGE_FIELDS, "page_number", "embedding", "keywords", "kw_len"))
+            has_page = "page_number" in names
             total_len = 0
             with conn.cursor().copy(f"COPY {prefix}_passages ({columns}) FROM STDIN") as copy:
-                for batch in dataset.to_batches(columns=[*PASSAGE_FIELDS, "vector"], batch_size=batch_rows):
+                wanted = [*PASSAGE_FIELDS, "vector"] + (["page_number"] if has_page else [])
+                for batch in dataset.to_batches(columns=wanted, batch_size=batch_rows):
                     cols = {name: batch.column(name).to_pylist() for name in PASSAGE_FIELDS}
+                    pages = batch.column("page_number").to_pylist() if has_page else [None] * batch.num_rows
                     vectors = batch.column("vector").to_pylist()
                     for i in range(batch.num_rows):
                         row = [cols[name][i] or "" for name in PASSAGE_FIELDS]
                         kw, kw_len = _keyword_tsvector(cols["page_title"][i] or "", cols["heading"][i] or "",
                                                        cols["text"][i] or "", stem)
                         total_len += kw_len
-                        copy.write_row((count + i, *row, _vector_text(vectors[i]), kw, kw_len))
+                        copy.write_row((count + i, *row, pages[i], _vector_text(vectors[i]), kw, kw_len))
                     count += batch.num_rows
             seconds["copy"] = time.perf_counter() - t
             conn.execute(

@@ -1152,10 +1152,10 @@ fn _run_cli(py: Python<'_>, argv: Vec<String>) -> u8 {
 }
 
 /// Pages → passages through the CLI's reader (`lightembed passages`): `paths[i]` is the page's
-/// path relative to its folder (`/`-separated; its extension picks HTML, Markdown or text, as the
-/// CLI's folder walk does; any other extension reads as text) and `contents[i]` its bytes or
+/// path relative to its folder (`/`-separated; its extension picks HTML, Markdown, PDF, Word,
+/// OpenDocument, EPUB or text, as the CLI's folder walk does; any other extension reads as text) and `contents[i]` its bytes or
 /// text. Returns `(rows, warnings)`: per passage `(page_index, id, page, title, page_title,
-/// heading, url, text, embed_text)`, `url` with `url_prefix` in front, as `lightembed passages
+/// heading, url, text, embed_text, page_number)` (`page_number`: a PDF passage's page), `url` with `url_prefix` in front, as `lightembed passages
 /// --url-prefix` writes it; a warning per page skipped (binary) or read with a note (a guessed
 /// charset), `"PATH: why"`. Ids are unique and repeated passage text is dropped *within this
 /// call*, as within one CLI run.
@@ -1181,6 +1181,7 @@ fn _page_passages(
         String,
         String,
         String,
+        Option<u32>,
     )>,
     Vec<String>,
 )> {
@@ -1254,6 +1255,7 @@ fn _page_passages(
                     format!("{prefix}{}", p.url),
                     p.text,
                     p.embed_text,
+                    p.page,
                 ));
             }
         }

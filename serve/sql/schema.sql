@@ -39,6 +39,7 @@ CREATE TABLE {prefix}_passages (
     page_title text NOT NULL,
     heading    text NOT NULL,
     url        text NOT NULL,
+    page_number integer,                    -- a PDF passage's page (`lightembed passages`)
     text       text NOT NULL,
     embedding  {vector_type}({dims}) NOT NULL,
     keywords   tsvector NOT NULL,
