@@ -68,7 +68,6 @@ pub enum Command {
     /// Serve hybrid search over PostgreSQL + pgvector (tables written by the Python loader,
     /// `lightembed.pg.load`): POST /search {query, vector, model, k} → hits, ranked in SQL as
     /// `search` ranks (one hit per section). Stateless; listens on loopback unless told otherwise.
-    #[cfg(all(feature = "serve", not(target_family = "wasm")))]
     #[command(
         after_help = "The browser embeds the query and sends {\"query\", \"vector\", \"model\": {\"id\", \"version\", \"dims\", \"sha256\"}, \"k\"}; a vector from a model the loaded passages were not embedded with is refused (409) with the spec's §8 message.\n\nExample:\n  lightembed serve --database-url postgresql://lightembed@127.0.0.1:5432/docs --cors-origin https://docs.example.org"
     )]
@@ -76,7 +75,6 @@ pub enum Command {
 }
 
 /// The arguments of `lightembed serve` (see [`Command::Serve`]).
-#[cfg(all(feature = "serve", not(target_family = "wasm")))]
 #[derive(Args, Debug)]
 pub struct ServeCommand {
     /// PostgreSQL to read: `postgresql://user@host:port/db` or `host=… user=… dbname=…`.

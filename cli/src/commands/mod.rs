@@ -8,7 +8,6 @@ pub mod index;
 pub mod inspect;
 pub mod passages;
 pub mod search;
-#[cfg(all(feature = "serve", not(target_family = "wasm")))]
 pub mod serve;
 pub mod site;
 pub mod tokenize;
@@ -29,7 +28,6 @@ pub fn run(command: Command) -> Result<u8> {
         Command::Site(c) => site::run(c),
         Command::Search(c) => search::run(c),
         Command::Fingerprint(c) => fingerprint::run(c),
-        #[cfg(all(feature = "serve", not(target_family = "wasm")))]
         Command::Serve(c) => serve::run(c),
     }
 }
