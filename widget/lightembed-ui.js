@@ -67,7 +67,7 @@ async function readManifest() {
 
 // A fragment the worker could not use ({kind, n, file, problem}), in words for the status line.
 function fragmentWords(f) {
-  const part = `${{ t: 'keyword shard', n: 'typo shard' }[f.kind] || 'text chunk'} ${f.n}`;
+  const part = `${{ t: 'keyword shard', n: 'typo shard', v: 'vector partition', c: 'text chunk' }[f.kind] || 'fragment'} ${f.n}`;
   const problem = { missing: 'is missing on the site', damaged: 'is damaged or incomplete' }[f.problem]
     || 'could not be downloaded';
   return `part of the search index (${part}, file ${f.file}) ${problem}`;

@@ -6,13 +6,17 @@
 // answered by the keyword side), {type: 'ready', ...} (the model too: by the hybrid ranking),
 // {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch}, {type:
 // 'excerpts', id, items}, {type: 'error', id, message, fragment} (`fragment`:
-// {kind, n, file, problem, status} when a term shard or text chunk could not be used; the page
+// {kind, n, file, problem, status} when a fragment (term shard, vector partition, text chunk, typo
+// or row shard) could not be used; the page
 // then re-reads the manifest, since a rebuilt site removes the old build's fragments).
 //
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
-// query the term shards of its words, then the text chunks of the results shown (for excerpts);
-// a word no page holds (a typo?) costs its typo shards and then its correction's term shard
-// (`typoShards`), a query whose words all occur nothing more.
+// query the term shards of its words and, once its embedding exists (the model or the query
+// encoder with its tokens' row shards is in), the vector partitions nearest it, alongside; a word
+// no page holds (a typo?) costs its typo shards and then its correction's term shard
+// (`typoShards`), a query whose words all occur nothing more; then the text chunks of its results,
+// which carry their URLs and titles as well as their text (so results are posted one round trip
+// after the ranking, titled; the excerpts then find their chunks in).
 // On a slow link no file waits for another to be processed: the wasm and the core are asked for
 // at once as soon as the manifest is read, the model as soon as those two are downloaded, the term
 // shards of a query as soon as the core is read; a query is answered by the keyword side (BM25,
@@ -48,7 +52,7 @@ let fragBase = null;
 let rowsBase = null;
 // Fragments being fetched (number → promise), so concurrent queries share one request:
 // term shards, text chunks, row shards.
-const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map() };
+const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map(), v: new Map() };
 // Resolved once the core is read (queries asked before wait for it).
 const indexReady = (() => {
   let resolve;
@@ -244,9 +248,9 @@ async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCa
   });
 }
 
-const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard', n: 'typo shard' };
+const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard', n: 'typo shard', v: 'vector partition' };
 
-// A term shard, text chunk or row shard that could not be used, said by what it is, never by raw HTTP
+// A term shard, vector partition, text chunk, typo or row shard that could not be used, said by what it is, never by raw HTTP
 // status: `problem` is 'missing' (404/410: gone, as after a rebuild of the site), 'unreachable'
 // (another status, or no answer) or 'damaged' (it failed its check: `addShard`/`addChunk` threw).
 class FragmentError extends Error {
@@ -256,8 +260,8 @@ class FragmentError extends Error {
   }
 }
 
-// Fetches and adds fragment `n` of `kind` ('t' term shard, 'c' text chunk, 'n' typo shard, 'r'
-// row shard of the query encoder) once; resolves to true when it came from the network. A failure is
+// Fetches and adds fragment `n` of `kind` ('t' term shard, 'v' vector partition, 'c' text chunk,
+// 'n' typo shard, 'r' row shard of the query encoder) once; resolves to true when it came from the network. A failure is
 // forgotten, so the next query tries again.
 function ensure(kind, n) {
   const map = pending[kind];
@@ -266,7 +270,7 @@ function ensure(kind, n) {
     const p = (async () => {
       let got;
       try {
-        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows', n: 'terms' }[kind], { quiet: true });
+        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows', n: 'terms', v: 'vectors' }[kind], { quiet: true });
       } catch (err) {
         throw new FragmentError(kind, n, err.status === 404 || err.status === 410 ? 'missing' : 'unreachable', err);
       }
@@ -275,6 +279,7 @@ function ensure(kind, n) {
         if (kind === 't') index.addShard(bytes);
         else if (kind === 'c') index.addChunk(bytes);
         else if (kind === 'n') index.addTypoShard(bytes);
+        else if (kind === 'v') index.addPartition(bytes);
         else encoder.addShard(bytes);
       } catch (err) {
         if (got.fromCache && cache) cache.delete(url).catch(() => {});
@@ -289,26 +294,50 @@ function ensure(kind, n) {
   return map.get(n);
 }
 
-// Ranks `query`: fetches the term shards it needs first (all at once, with the row shards of its
-// tokens when the query encoder is in). Hits carry no text yet. Ranked by the hybrid ranking once
-// the model (or the query encoder) is in; before, by the keyword side alone (BM25, which needs
-// no model): `mode` says which.
+// Ranks `query`: fetches the term shards it needs and, alongside, the vector side's files (the row
+// shards of its tokens when the query encoder is in, then the vector partitions its embedding
+// probes), ranks, then fetches the text chunks of the hits (their URLs and titles travel there)
+// and ranks again — the same ranking, now titled. Hits carry no text yet. Ranked by the hybrid
+// ranking once the model (or the query encoder) is in; before, by the keyword side alone (BM25,
+// which needs no model): `mode` says which.
 async function search(query, k) {
   let fetched = 0;
   const count = (downloaded) => { if (downloaded) fetched += 1; };
-  const enc = encoder;
-  await Promise.all([
-    ...Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)),
-    ...(enc ? Array.from(enc.missingShards(query), (n) => ensure('r', n).then(count)) : []),
-  ]);
+  const vectorSide = queryVector(query, encoder, count);
+  vectorSide.catch(() => {}); // awaited below, after the term shards
+  await Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
   await typoShards(query, count);
+  const vector = await vectorSide;
+  const mode = vector ? 'hybrid' : 'keyword';
+  const options = vector ? { k, mode, vector } : { k, mode };
+  const hits = await titled(query, options, index.search(query, options), count);
   // keywordMatch: some passage holds a word of the query (the keyword side decides, not the
   // excerpts shown: a word only in a title or heading counts).
-  const mode = model || enc ? 'hybrid' : 'keyword';
-  let hits;
-  if (enc) hits = index.search(query, { k, mode, vector: enc.embed(query, index.dims) });
-  else hits = index.search(query, model ? { k, mode, model } : { k, mode });
   return { fetched, mode, hits, keywordMatch: index.keywordMatches(query) };
+}
+
+// The query's embedding at the index dims, with the vector partitions it probes added: from the
+// query encoder once its tokens' row shards are in, or from the model; null before either is in
+// (the keyword side answers alone).
+async function queryVector(query, enc, count) {
+  let vector = null;
+  if (enc) {
+    await Promise.all(Array.from(enc.missingShards(query), (n) => ensure('r', n).then(count)));
+    vector = enc.embed(query, index.dims);
+  } else if (model) {
+    vector = model.embed(query, index.dims);
+  }
+  if (vector) await Promise.all(Array.from(index.partitionsFor(vector), (n) => ensure('v', n).then(count)));
+  return vector;
+}
+
+// `hits` with their URLs and titles: those travel in the text chunks, so the chunks of hits not
+// titled yet are fetched and the query ranked again (the same ranking, now titled).
+async function titled(query, options, hits, count) {
+  const missing = [...new Set(hits.filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))];
+  if (missing.length === 0) return hits;
+  await Promise.all(missing.map((n) => ensure('c', n).then(count)));
+  return index.search(query, options);
 }
 
 // Typo tolerance: once a query's term shards are in, a word of it no page holds needs its typo

@@ -7,13 +7,13 @@
 //! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
 //! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see [`Prepared`]); the widget loads it only for a transformer model |
 //! | `query.<hash>.bin`, `q/<head>/r<n>.bin` | a static model's query side ([`lightembed::query_rows`]): tokenizer, bias and per-token rows in shards of 4 — the widget embeds a query from its tokens' rows alone, the same bits as the model |
-//! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): sections, keyword lengths, one sign bit per vector dim — all a query needs first |
-//! | `f/<build>/t<n>.bin`, `f/<build>/c<n>.bin` | term shards and text chunks, fetched as a query needs them |
+//! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): the manifest, the vector code's frame and the partitions' centroids — nothing per passage or section, so it stays small as the site grows |
+//! | `f/<build>/t<n>.bin`, `f/<build>/v<n>.bin`, `f/<build>/c<n>.bin` | term shards, vector partitions (one sign bit per dim per passage) and text chunks (text, URLs, titles), fetched as a query needs them |
 //! | `f/<build>/n<n>.bin` | typo shards: the indexed terms by their first or last two characters, fetched only for a query word no page holds (typo tolerance) |
 //! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, byte sizes, counts |
 //!
 //! `<hash>` is the first 16 hex digits of the file's SHA-256 (of its bytes as stored) and
-//! `<build>` the first 16 of the core's build id (which covers every shard and chunk), so a widget
+//! `<build>` the first 16 of the core's build id (which covers every shard, partition and chunk), so a widget
 //! caches these files forever and a rebuilt site changes their names.
 //!
 //! **Pre-compressed** (bundle version 3, the default): the core, the term and typo shards, the text chunks,
@@ -71,6 +71,9 @@ pub struct SiteOptions {
     /// Store the core, shards, chunks, model and wasm gzip-compressed (default `true`;
     /// `--no-gzip` writes them raw).
     pub gzip: bool,
+    /// Fragment sizes and vector partitions (`--partitions`, `--probes`; default: chosen by
+    /// bytes, [`fragments::SplitOptions`]).
+    pub split: fragments::SplitOptions,
 }
 
 impl Default for SiteOptions {
@@ -80,6 +83,7 @@ impl Default for SiteOptions {
             full_model: false,
             root_selector: None,
             gzip: true,
+            split: fragments::SplitOptions::default(),
         }
     }
 }
@@ -102,6 +106,7 @@ pub struct SiteBuilder {
     dims: usize,
     full_model: bool,
     gzip: bool,
+    split: fragments::SplitOptions,
     reader: PageReader,
     passages: Vec<Passage>,
     /// Pages that gave passages.
@@ -138,6 +143,7 @@ impl SiteBuilder {
             dims,
             full_model: opts.full_model,
             gzip: opts.gzip,
+            split: opts.split,
             reader,
             passages: Vec::new(),
             documents: 0,
@@ -264,6 +270,7 @@ impl SiteBuilder {
             documents: self.documents,
             site_model_note: note,
             gzip: self.gzip,
+            split: self.split,
         })
     }
 }
@@ -341,6 +348,7 @@ pub struct Prepared {
     documents: usize,
     site_model_note: Option<String>,
     gzip: bool,
+    split: fragments::SplitOptions,
 }
 
 impl Prepared {
@@ -435,7 +443,7 @@ impl Prepared {
                 fail!("passage {}: {e}", p.id);
             }
         }
-        let fragments = match b.finish(&Default::default()) {
+        let fragments = match b.finish(&self.split) {
             Ok(f) => f,
             Err(e) => fail!("splitting the index: {e}"),
         };
@@ -468,6 +476,10 @@ impl Prepared {
                 stored.shards.len(),
                 stored.shards.iter().map(Vec::len).sum(),
             ),
+            partitions: (
+                stored.partitions.len(),
+                stored.partitions.iter().map(Vec::len).sum(),
+            ),
             chunks: (
                 stored.chunks.len(),
                 stored.chunks.iter().map(Vec::len).sum(),
@@ -497,6 +509,8 @@ pub struct Bundle {
     pub core_bytes: usize,
     /// Term shards: count, bytes (as stored).
     pub shards: (usize, usize),
+    /// Vector partitions: count, bytes (as stored).
+    pub partitions: (usize, usize),
     /// Text chunks: count, bytes (as stored).
     pub chunks: (usize, usize),
     /// Typo shards: count, bytes (as stored).
@@ -527,8 +541,7 @@ impl Bundle {
     pub fn summary(&self, dir: &str, seconds: f64) -> String {
         format!(
             "indexed {} → {} in {:.1} s; wrote {} (index core {} bytes, {} {} bytes, {} {} bytes, \
-             {} {} bytes; model {} bytes{}{})
-\
+             {} {} bytes, {} {} bytes; model {} bytes{}{})\n\
              add to your pages:\n  <link rel=\"stylesheet\" href=\"/{BUNDLE_DIR}/lightembed-ui.css\">\n  \
              <script type=\"module\" src=\"/{BUNDLE_DIR}/lightembed-ui.js\"></script>\n  \
              <lightembed-search></lightembed-search>",
@@ -539,6 +552,8 @@ impl Bundle {
             self.core_bytes,
             crate::count(self.shards.0, "term shard"),
             self.shards.1,
+            crate::count(self.partitions.0, "vector partition"),
+            self.partitions.1,
             crate::count(self.chunks.0, "text chunk"),
             self.chunks.1,
             crate::count(self.typos.0, "typo shard"),
@@ -562,6 +577,7 @@ impl Bundle {
 struct Stored {
     core: Vec<u8>,
     shards: Vec<Vec<u8>>,
+    partitions: Vec<Vec<u8>>,
     chunks: Vec<Vec<u8>>,
     typos: Vec<Vec<u8>>,
     model: Vec<u8>,
@@ -594,6 +610,7 @@ impl Stored {
         Stored {
             core: enc(f.core),
             shards: f.shards.into_iter().map(enc).collect(),
+            partitions: f.partitions.into_iter().map(enc).collect(),
             chunks: f.chunks.into_iter().map(enc).collect(),
             typos: f.typos.into_iter().map(enc).collect(),
             model: enc(model.to_vec()),
@@ -632,6 +649,9 @@ fn bundle_files(
     files.push((core_file.clone(), stored.core.clone()));
     for (n, s) in stored.shards.iter().enumerate() {
         files.push((format!("{frag_dir}t{n}.bin"), s.clone()));
+    }
+    for (n, v) in stored.partitions.iter().enumerate() {
+        files.push((format!("{frag_dir}v{n}.bin"), v.clone()));
     }
     for (n, c) in stored.chunks.iter().enumerate() {
         files.push((format!("{frag_dir}c{n}.bin"), c.clone()));
@@ -672,8 +692,8 @@ fn bundle_files(
                   "sha256": model_sha, "bytes": stored.model.len()},
         "index": {"sha256": core_sha, "bytes": stored.core.len(),
                   "fragments_version": fragments::FRAGMENTS_VERSION,
-                  "shards": stored.shards.len(), "chunks": stored.chunks.len(),
-                  "typos": stored.typos.len(),
+                  "shards": stored.shards.len(), "partitions": stored.partitions.len(),
+                  "chunks": stored.chunks.len(), "typos": stored.typos.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
         "wasm": {"bytes": stored.wasm.len()},
         "query": query.as_ref().map(|q| json!({"bytes": q.2, "shards": q.3,

@@ -321,6 +321,16 @@ pub struct SiteCommand {
     /// are for inspecting them, or for readers older than bundle version 3.
     #[arg(long)]
     pub no_gzip: bool,
+    /// Vector partitions (k-means clusters of the passage vectors; a query downloads the codes
+    /// of the --probes nearest). Default: one below 4,096 passages (every code scored), else
+    /// √(probes · passages · code bytes / centroid bytes), the fewest first-query bytes.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub partitions: Option<u32>,
+    /// Vector partitions a query probes by default (`lightembed search --ef-search` overrides
+    /// it per search).
+    #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_PROBES as u32,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub probes: u32,
 }
 
 /// The arguments of `lightembed search` (see [`Command::Search`]).
@@ -336,7 +346,9 @@ pub struct SearchCommand {
     /// Number of results.
     #[arg(short, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub k: u32,
-    /// HNSW beam width for this search (default: the index's ef_search).
+    /// HNSW beam width for this search (default: the index's ef_search). For a `lightembed
+    /// site` bundle: the vector partitions probed (default: the bundle's; their count or more
+    /// scores every passage's code).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_EF as i64))]
     pub ef_search: Option<u32>,
     /// Print one JSON object (query, mode, dims, ms, results with rank, score, id, title,

@@ -46,7 +46,9 @@ pub struct SearchArgs {
 }
 
 /// A `lightembed site` bundle folder (`…/lightembed`, holding `manifest.json` with a `core`),
-/// loaded whole: the core, every term shard, text chunk and typo shard; and the bundle's model (path and
+/// loaded whole: the core, every term shard, vector partition, text chunk and typo shard (a
+/// search still scores only the partitions its query probes, as the widget does); and the
+/// bundle's model (path and
 /// bytes). Files stored gzip-compressed (bundle version 3) are decompressed; raw ones (version 2,
 /// or `--no-gzip`) read as they are.
 fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>> {
@@ -75,6 +77,7 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>
     let frags = file("fragments")?;
     let counts = [
         ("t", index.shard_count()),
+        ("v", index.partition_count()),
         ("c", index.chunk_count()),
         ("n", index.typo_shard_count()),
     ];
@@ -84,6 +87,7 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>
             let bytes = read_bundle_file(&p)?;
             let added = match kind {
                 "t" => index.add_shard(&bytes),
+                "v" => index.add_partition(&bytes),
                 "c" => index.add_chunk(&bytes),
                 _ => index.add_typo_shard(&bytes),
             };
@@ -148,7 +152,12 @@ pub fn search(a: SearchArgs) -> Result<u8> {
         for w in warnings {
             crate::warn(&w.to_string());
         }
-        return search_in(&index, &model, &a, a.options);
+        // A bundle's --ef-search is the number of vector partitions probed.
+        let opts = SearchOptions {
+            ef_search: a.ef_search,
+            ..a.options
+        };
+        return search_in(&index, &model, &a, opts);
     }
     let (bin, bytes, sidecar) = open_index(&a.index)?;
     let mut index = Index::from_bytes(&bytes).map_err(|e| anyhow!("{}: {e}", bin.display()))?;

@@ -55,6 +55,10 @@ pub struct SiteArgs {
     pub root_selector: Option<String>,
     /// Store the bundle's binary files gzip-compressed (`--no-gzip`: raw).
     pub gzip: bool,
+    /// Vector partitions (`None`: chosen by bytes).
+    pub partitions: Option<usize>,
+    /// Vector partitions a query probes by default.
+    pub probes: usize,
 }
 
 /// Runs `lightembed site`: see the command's `--help`.
@@ -117,6 +121,11 @@ pub fn run(a: SiteArgs) -> Result<u8> {
         full_model: !a.prune,
         root_selector: a.root_selector.clone(),
         gzip: a.gzip,
+        split: lightembed_index::fragments::SplitOptions {
+            partitions: a.partitions,
+            probes: a.probes,
+            ..Default::default()
+        },
     };
     let mut builder = SiteBuilder::new(model_bytes, &model_name, &opts).map_err(|e| anyhow!(e))?;
     let excludes = Excludes::site(&a.exclude, a.default_excludes).map_err(|e| anyhow!(e))?;

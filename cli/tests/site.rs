@@ -95,6 +95,12 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
             .add_shard(&read_gz(&bundle.join(format!("{frags}t{n}.bin"))))
             .unwrap();
     }
+    assert_eq!(manifest["index"]["partitions"], index.partition_count());
+    for n in 0..index.partition_count() {
+        index
+            .add_partition(&read_gz(&bundle.join(format!("{frags}v{n}.bin"))))
+            .unwrap();
+    }
     for n in 0..index.chunk_count() {
         index
             .add_chunk(&read_gz(&bundle.join(format!("{frags}c{n}.bin"))))

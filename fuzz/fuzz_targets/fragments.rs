@@ -1,10 +1,13 @@
 //! Fuzz the fragmented-index readers (`index/src/fragments.rs`): `FragmentedIndex::from_core`,
-//! `add_shard`, `add_chunk` and `add_typo_shard` over arbitrary bytes return `Ok` or `Err`, never panic, never hang,
+//! `add_shard`, `add_partition`, `add_chunk` and `add_typo_shard` over arbitrary bytes return
+//! `Ok` or `Err`, never panic, never hang,
 //! never allocate from a length the bytes cannot back. The input is split in three (core, shard,
 //! chunk); each part is tried as is and with its trailing SHA-256 recomputed (otherwise nearly
-//! every mutation stops at the checksum), and a shard/chunk part is also tried against a real
-//! core with its build id patched in, so the postings and text parsers behind the build-id check
-//! are reached. Whatever loads must answer `missing_shards`, `missing_typo_shards`, `query` (three modes) and `text`
+//! every mutation stops at the checksum; the shard part is tried as a partition too), and a
+//! shard/chunk part is also tried against a real core with its build id patched in, so the
+//! postings, code, text and typo parsers behind the build-id check are reached. Whatever loads
+//! must answer `missing_shards`, `missing_typo_shards`, `partitions_for`, `query` (three modes)
+//! and `text`
 //! safely: at most `k` hits, passages in range.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
@@ -44,7 +47,11 @@ fn real() -> &'static (Vec<u8>, [u8; 16]) {
             ix.insert_with_text(Document::new(format!("d{i}"), "T", format!("p{}.html", i / 3), text.clone()), &v, &text)
                 .unwrap();
         }
-        let f = split(&ix, &SplitOptions { shard_bytes: 32, chunk_bytes: 40 }).unwrap();
+        let f = split(
+            &ix,
+            &SplitOptions { shard_bytes: 32, chunk_bytes: 40, partitions: Some(2), probes: 1 },
+        )
+        .unwrap();
         let n = f.core.len() - 32;
         let mut id = [0u8; 16];
         id.copy_from_slice(&f.core[n..n + 16]);
@@ -57,6 +64,7 @@ fn exercise(fx: &FragmentedIndex, query: &str) {
     let _ = fx.missing_typo_shards(query);
     let _ = fx.corrections(query);
     let v = vec![0.25f32; fx.dims()];
+    let _ = fx.partitions_for(&v, None);
     for mode in [Mode::Hybrid, Mode::Vector, Mode::Keyword] {
         let opts = SearchOptions { mode, ..SearchOptions::default() };
         if let Ok(hits) = fx.query(Some(&v), query, 5, &opts) {
@@ -78,6 +86,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(mut fx) = FragmentedIndex::from_core(&c) {
             for s in [shard.to_vec(), resealed(shard)] {
                 let _ = fx.add_shard(&s);
+                let _ = fx.add_partition(&s);
             }
             for t in [chunk.to_vec(), resealed(chunk)] {
                 let _ = fx.add_chunk(&t);
@@ -86,18 +95,19 @@ fuzz_target!(|data: &[u8]| {
             exercise(&fx, "borrow café");
         }
     }
-    // Shard and chunk parsers behind a real core's build id.
+    // Shard, partition and chunk parsers behind a real core's build id.
     let (real_core, id) = real();
     let mut fx = FragmentedIndex::from_core(real_core).unwrap();
     for part in [shard, chunk] {
         if part.len() >= 6 + 16 + 32 {
-            for magic in [b"LEFT", b"LEFC", b"LEFY"] {
+            for magic in [b"LEFT", b"LEFV", b"LEFC", b"LEFY"] {
                 let mut p = part.to_vec();
                 p[..4].copy_from_slice(magic);
                 p[4..6].copy_from_slice(&FRAGMENTS_VERSION.to_le_bytes());
                 p[6..22].copy_from_slice(id);
                 let p = resealed(&p);
                 let _ = fx.add_shard(&p);
+                let _ = fx.add_partition(&p);
                 let _ = fx.add_chunk(&p);
                 let _ = fx.add_typo_shard(&p);
             }

@@ -1,16 +1,17 @@
 //! A read-only index cut into fragments, for static sites: a visitor downloads the small *core*
-//! first, then only the keyword postings of the query's terms and the text of the results shown
-//! (Pagefind's idea, with vectors).
+//! first, then only the keyword postings of the query's terms, the vector codes of the query's
+//! nearest partitions and the text of the results shown (Pagefind's idea, with vectors).
 //!
-//! [`split`] turns a built [`Index`] into three kinds of files; [`FragmentedIndex`] reads them
+//! [`split`] turns a built [`Index`] into four kinds of files; [`FragmentedIndex`] reads them
 //! back and ranks exactly like [`Index::query`] on the keyword side (same tokeniser, same BM25
 //! statistics, same bits) and by an asymmetric binary code on the vector side:
 //!
 //! | fragment | holds | fetched |
 //! |---|---|---|
-//! | core | manifest (spec §8), section titles and URLs, per passage its section, its length in keyword tokens and a binary code of its vector | on the first query |
-//! | term shard `s` | the postings `(passage, tf)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
-//! | text chunk `c` | the text of consecutive passages (for excerpts) | for the results shown |
+//! | core | manifest (spec §8), the code's frame (μ, σ, α_max), the partitions' centroids; nothing per passage or per section | on the first query |
+//! | term shard `s` | the postings `(passage, tf, passage length, place)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
+//! | partition `v` | the binary codes (and places) of the passages whose vectors k-means put in cluster `v` — a range of passage numbers | the `probes` partitions nearest the query vector |
+//! | text chunk `c` | passages `c·P .. (c+1)·P`: their text and their sections' URLs and titles | for the results shown |
 //! | typo shard `y` | per *typo key* `k` with `fnv1a(k) mod Y = y`, the indexed terms listed under it, each with its df | for a query term no passage holds (a typo?), after its term shard |
 //!
 //! **Typos.** A query term of at least 4 characters that no passage holds (its term shard is in
@@ -28,6 +29,17 @@
 //! [`FragmentedIndex::missing_shards`]. [`Index::query`] has no typo tolerance: on a query whose
 //! terms all occur the two rank alike.
 //!
+//! **The core does not grow with the site.** It holds no per-passage or per-section data: a
+//! passage's keyword length travels in its postings (BM25 needs it only for passages a query
+//! term holds), its *place* — `(page, anchor)` numbers that say which passages share a URL and
+//! which a page, all that collapsing to one hit per section and page evidence need — in its
+//! postings and its partition entry, and its section's URL, page title and heading in its text
+//! chunk. A chunk is a fixed number `P` of consecutive passages, so no chunk table is needed
+//! either. What the core keeps per partition (a centroid, an entry count) grows with √n. The
+//! price: a hit's URL and titles are known once its chunk is added — one round trip after the
+//! ranking (a front end fetches the chunks of the hits it shows, as it does for excerpts, and
+//! titles them then; [`FragmentHit`]'s strings are empty before).
+//!
 //! **Vectors.** Each passage vector `x` (L2-normalised, the index dims) is stored as the signs of
 //! `x − μ` (`μ` the mean passage vector, kept in the core), one bit per dim, plus one byte for its
 //! scale `α` (`α ≈ code / 255 · α_max`): the least-squares fit of `x − μ ≈ α · σ ⊙ sign(x − μ)`,
@@ -35,49 +47,88 @@
 //! frame the leading dims spread most, and a bit of a leading dim stands for more). A query `q`
 //! (normalised) scores `q·μ + α · Σ_j q_j σ_j sign_j` — the inner product with that
 //! reconstruction, an estimate of the cosine computed without unpacking (a 256-entry table per
-//! code byte). At 128
-//! dims a passage costs 17 bytes instead of 132 (int8) or 512 (f32). The search over codes is
-//! exact (every passage scored): for a site's few thousand to few ten thousand passages that is a
-//! millisecond or two, and no graph has to be downloaded.
+//! code byte). At 128 dims a passage costs 17 bytes instead of 132 (int8) or 512 (f32).
 //!
-//! # Byte layouts (version 4: typo shards, their count in the core; version 3: a section keeps its page title and heading apart, so a front end
-//! never splits a display title back into them — Sphinx's `Page — Project` titles were split at
-//! the wrong dash; version 2: keyword terms fold `ı` → `i`. Older bundles are refused with
-//! "re-run `lightembed site`")
+//! **Partitions (IVF).** The codes are cut by spherical k-means of the passage vectors
+//! ([`crate::kmeans`]: seeded, so a build is reproducible) into `K` partitions; the core keeps
+//! each partition's mean vector (int8 with one f32 scale per centroid: a centroid only ranks
+//! partitions, and int8 moves a centroid score by well under the gap between partitions, at a
+//! quarter of f32's bytes and half of f16's). A query scores the centroids (cosine to the
+//! direction of each mean), takes the `probes` best partitions (the core's default, chosen at
+//! build time; [`SearchOptions::ef_search`] overrides it) and scores every code in them; so a
+//! query downloads `K` centroids and `probes` partitions of `≈ n/K` codes instead of `n` codes.
+//! `K` is chosen by bytes: the first query's vector bytes `K·(dims + 5) + probes·(n/K)·(code +
+//! place)` are least at `K = √(probes · n · entry / centroid)`; sites under
+//! [`PARTITION_MIN_PASSAGES`] passages keep one partition, an exact scan. **Passages are numbered
+//! partition by partition** (in source order within one), so a partition is a range of passage
+//! numbers: its file lists no passage numbers, and a passage's partition is known from its
+//! number alone ([`FragmentedIndex::partition_of`]). On the hybrid side a keyword candidate
+//! outside the probed partitions has no code loaded; its vector score is the query's inner
+//! product with its partition's mean vector (the expected cosine of a member; giving it the
+//! lowest score of the scanned codes instead cost the big Debian docs site 2.7 points of
+//! success@10 against the exact scan). Everything a ranking reads is decided by the query alone
+//! (the probed set, not whatever other partitions happen to be loaded), so every front end
+//! ranks alike. The numbering has one visible effect: passages with equal scores are ordered by
+//! passage number, which is no longer the source order, so the keyword ranking equals
+//! [`Index::query`]'s score for score but may order tied passages differently.
+//!
+//! **Places.** Pages (the distinct URLs before `#`, first seen first) are numbered from 1; page
+//! 0 is "no URL" (never collapsed, no page evidence). A passage's anchor is the number of its URL
+//! among its page's distinct URLs (first seen first). Two passages share a section (one hit per
+//! section) when their places are equal, a page when their page numbers are.
+//!
+//! # Byte layouts (version 5: partitioned vector codes and a core that holds nothing per passage
+//! or section — postings carry lengths and places, chunks carry sections; version 4: typo shards,
+//! their count in the core; version 3: a section keeps its page title and heading apart; version
+//! 2: keyword terms fold `ı` → `i`. Older bundles are refused with "re-run `lightembed site`")
 //!
 //! Integers little-endian, `varint` unsigned LEB128 in shortest form (as in [`crate::layout`]),
-//! `str` a `u32` byte length + UTF-8. Every fragment ends with the SHA-256 of its preceding bytes.
-//! A shard or chunk repeats the first 16 bytes of the core's SHA-256 (the *build id*), so a
-//! fragment of another build is refused instead of mixed in.
+//! `str` a `varint` byte length + UTF-8, `zigzag` a signed value as a varint (`2v` for `v ≥ 0`,
+//! `−2v − 1` below). Every fragment ends with the SHA-256 of its preceding bytes. A shard,
+//! partition or chunk repeats the first 16 bytes of the core's SHA-256 (the *build id*), so a
+//! fragment of another build is refused instead of mixed in. `m × place` is two columns: `m ×
+//! zigzag (page − the previous entry's page, 0 before the first)`, then `m × varint anchor`
+//! (anchor 0 when page 0). Lists are written column by column: gzip finds more in a column of
+//! like values (term shards 16 % smaller than row by row on the Python docs).
 //!
 //! ```text
-//! core    "LEFI" u16 version=4 u16 flags (bit 0: English stemming)
-//!         manifest (as crate::layout; count = passages n)
-//!         varint sections S; S × (str url, str page title, str heading (empty: none));
-//!             a section's display title is `lightembed_title::section_title` of the two
-//!         n × (varint section < S, varint |d| in keyword tokens)
-//!         dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0); n × u8 α code;
-//!         n × ⌈dims/8⌉ sign bytes
-//!             (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
-//!         varint term shards (≥ 1); u64 Σ|d|; varint typo shards (≥ 1)
-//!         varint text chunks C (≥ 1 when n > 0); C × varint first passage (0, then increasing, < n)
-//!         32-byte content digest: SHA-256 over every term shard, chunk and typo shard (in that
-//!             order), each as u64 length + its
-//!             bytes up to its trailer with the build id zeroed (so the build id, and every
-//!             cached fragment name derived from it, changes when any text or posting does)
-//!         32-byte SHA-256
-//! shard   "LEFT" u16 version=4 16-byte build id, varint shard number
-//!         varint terms; per term (distinct, each hashing to this shard): str term,
-//!             varint df ≥ 1, df × (varint passage delta (first = passage), varint tf ≥ 1)
-//!         32-byte SHA-256
-//! chunk   "LEFC" u16 version=4 16-byte build id, varint chunk number
-//!         varint count (= passages of the chunk per the core); count × str text
-//!         32-byte SHA-256
-//! typo    "LEFY" u16 version=4 16-byte build id, varint typo shard number
-//!         varint keys; per key (distinct, ascending, each hashing to this shard): str key
-//!             (`^` + a term's first two chars, or its last two + `$`), varint count ≥ 1,
-//!             count × (str term (ascending, distinct, under that key), varint df ≥ 1)
-//!         32-byte SHA-256
+//! core      "LEFI" u16 version=5 u16 flags (bit 0: English stemming)
+//!           manifest (as crate::layout; count = passages n < 2³²−1)
+//!           varint term shards (1..=65536); u64 Σ|d| (keyword tokens of every passage);
+//!           varint typo shards (1..=65536)
+//!           varint chunk passages P (≥ 1; text chunks = ⌈n / P⌉)
+//!           dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0)
+//!           varint partitions K (≥ 1 when n > 0, ≤ 65536); varint probes (1..=K; 0 when K = 0)
+//!           K × (varint entries ≥ 1; f32 scale (finite, ≥ 0); dims × i8 centroid)
+//!               (Σ entries = n; partition v holds passages Σ_{u<v} entries_u onwards; a centroid
+//!               is its partition's mean vector ≈ scale · i8)
+//!           32-byte content digest: SHA-256 over every term shard, partition, chunk and typo
+//!               shard (in that order), each as u64 length + its bytes up to its trailer with the build id
+//!               zeroed (so the build id, and every cached fragment name derived from it,
+//!               changes when any text, posting or code does)
+//!           32-byte SHA-256
+//! shard     "LEFT" u16 version=5 16-byte build id, varint shard number
+//!           varint terms; per term (distinct, each hashing to this shard): str term,
+//!               varint df ≥ 1, df × varint passage delta (first = passage; increasing, < n),
+//!               df × varint tf ≥ 1, df × varint |d| ≥ tf (the passage's keyword length),
+//!               df × place
+//!           32-byte SHA-256
+//! partition "LEFV" u16 version=5 16-byte build id, varint partition number
+//!           varint entries m (= the core's count for it; entry i is passage start_v + i)
+//!           m × place; m × u8 α code; m × ⌈dims/8⌉ sign bytes
+//!               (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
+//!           32-byte SHA-256
+//! chunk     "LEFC" u16 version=5 16-byte build id, varint chunk number
+//!           varint count (= min(P, n − c·P)); varint sections S (1..=count; 0 when count 0);
+//!           S × (str url, str page title, str heading (empty: none));
+//!               a section's display title is `lightembed_title::section_title` of the two
+//!           count × (varint section < S, str text)
+//!           32-byte SHA-256
+//! typo      "LEFY" u16 version=5 16-byte build id, varint typo shard number
+//!           varint keys; per key (distinct, ascending, each hashing to this shard): str key
+//!               (`^` + a term's first two chars, or its last two + `$`), varint count ≥ 1,
+//!               count × (str term (ascending, distinct, under that key), varint df ≥ 1)
+//!           32-byte SHA-256
 //! ```
 
 use std::collections::{HashMap, HashSet};
@@ -85,7 +136,7 @@ use std::collections::{HashMap, HashSet};
 use sha2::{Digest, Sha256};
 
 use crate::error::IndexError;
-use crate::hybrid::{checked_options, collapse_sections, fuse_candidates};
+use crate::hybrid::{checked_options, collapse_sections, fuse_candidates, Place};
 use crate::index::Index;
 use crate::keywords::{avgdl, for_each_term, idf, term_score};
 use crate::layout::{malformed, read_manifest, write_manifest, Reader, Writer};
@@ -94,13 +145,25 @@ use crate::util::{dot, sort_best_first, Scored};
 use crate::{Mode, SearchOptions};
 
 /// Version of the fragment layouts written and read here.
-pub const FRAGMENTS_VERSION: u16 = 4;
+pub const FRAGMENTS_VERSION: u16 = 5;
 
 const CORE_MAGIC: [u8; 4] = *b"LEFI";
 const SHARD_MAGIC: [u8; 4] = *b"LEFT";
+const PART_MAGIC: [u8; 4] = *b"LEFV";
 const CHUNK_MAGIC: [u8; 4] = *b"LEFC";
 const TYPO_MAGIC: [u8; 4] = *b"LEFY";
 const TRAILER: usize = 32;
+
+/// Below this many passages a bundle keeps one partition (every code scored: exact). Chosen by
+/// bytes and recall on the Rust book and the Python docs (`bench/RESULTS.md`, "Partitioned
+/// vectors, flat core").
+pub const PARTITION_MIN_PASSAGES: usize = 4096;
+
+/// Partitions a query probes by default ([`SplitOptions::probes`]).
+pub const DEFAULT_PROBES: usize = 8;
+
+/// Most partitions a core may list.
+const MAX_PARTITIONS: usize = 1 << 16;
 
 /// Sizes of the fragments [`split`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +171,16 @@ pub struct SplitOptions {
     /// Target raw bytes of postings per term shard (the shard count is
     /// `⌈postings bytes / shard_bytes⌉`), and of typo lists per typo shard. Default 16 KiB.
     pub shard_bytes: usize,
-    /// Target raw bytes of text per chunk (a chunk closes once it reaches this). Default 16 KiB.
+    /// Target raw bytes of text per chunk: a chunk holds a fixed number of passages, that many
+    /// as hold this much text on average. Default 16 KiB.
     pub chunk_bytes: usize,
+    /// Vector partitions: `None` chooses by bytes (one below [`PARTITION_MIN_PASSAGES`]
+    /// passages, else `√(probes · n · entry bytes / centroid bytes)`); `Some(k)` asks for `k`
+    /// (fewer when k-means leaves some empty; at most 65,536).
+    pub partitions: Option<usize>,
+    /// Partitions a query probes by default (written in the core; at most the partitions).
+    /// Default [`DEFAULT_PROBES`].
+    pub probes: usize,
 }
 
 impl Default for SplitOptions {
@@ -117,18 +188,27 @@ impl Default for SplitOptions {
         SplitOptions {
             shard_bytes: 16 << 10,
             chunk_bytes: 16 << 10,
+            partitions: None,
+            probes: DEFAULT_PROBES,
         }
     }
 }
 
 /// The files of a fragmented index, as bytes: `core`, `shards[s]` (term shard `s`),
-/// `chunks[c]` (text chunk `c`), `typos[y]` (typo shard `y`).
+/// `partitions[v]` (vector partition `v`), `chunks[c]` (text chunk `c`), `typos[y]` (typo shard
+/// `y`).
 #[derive(Debug, Clone)]
 pub struct Fragments {
+    /// Where each passage came from, by passage number (passages are numbered partition by
+    /// partition): the index slot ([`split`]) or the push number ([`Builder::finish`]). Not
+    /// written to any file.
+    pub slots: Vec<u32>,
     /// The core (always fetched first).
     pub core: Vec<u8>,
     /// Term shards, by number.
     pub shards: Vec<Vec<u8>>,
+    /// Vector partitions, by number.
+    pub partitions: Vec<Vec<u8>>,
     /// Text chunks, by number.
     pub chunks: Vec<Vec<u8>>,
     /// Typo shards, by number.
@@ -157,7 +237,8 @@ pub fn term_hash(term: &str) -> u32 {
     h
 }
 
-/// Cuts `index` into fragments. Live documents become passages `0..n` in slot order; a
+/// Cuts `index` into fragments. Live documents become passages `0..n`, partition by partition
+/// and in slot order within one ([`Fragments::slots`] says which is which); a
 /// passage's text is its payload snippet, its section its `(url, title)`.
 ///
 /// Errors: [`IndexError::InvalidArgument`] when a size in `opts` is 0.
@@ -310,22 +391,126 @@ struct Source<'a> {
     live: Vec<u32>,
 }
 
+/// The number of partitions for `n` passages of `dims` dims: `opts.partitions`, or by bytes
+/// (module docs).
+fn partitions_for_size(n: usize, dims: usize, opts: &SplitOptions) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let k = match opts.partitions {
+        Some(k) => k,
+        None if n < PARTITION_MIN_PASSAGES => 1,
+        None => {
+            // A code (α + signs) and its place and passage delta (~4 bytes); a centroid (its
+            // i8 dims, its scale, its count).
+            let entry = (dims.div_ceil(8) + 5) as f64;
+            let centroid = (dims + 6) as f64;
+            ((opts.probes as f64) * n as f64 * entry / centroid)
+                .sqrt()
+                .round() as usize
+        }
+    };
+    k.clamp(1, MAX_PARTITIONS).min(n)
+}
+
+/// A passage's place in a fragment: `(page, anchor)`, page 0 = no URL (module docs).
+type FragPlace = (u32, u32);
+
+/// As [`crate::hybrid`]'s [`Place`]: pages by number, sections by page and anchor.
+fn place_key((page, anchor): FragPlace) -> Place<u64> {
+    (page != 0).then(|| (page as u64, (page as u64) << 32 | anchor as u64))
+}
+
+/// `places` as two columns: each page as a zigzag delta from the one before (0 before the
+/// first), then each anchor.
+fn write_places(w: &mut Writer, places: impl Iterator<Item = FragPlace> + Clone) {
+    let mut prev: i64 = 0;
+    for (page, _) in places.clone() {
+        let d = page as i64 - prev;
+        // Pages are fewer than 2³¹ (checked in `write`), so the zigzag value fits a u32.
+        let z = if d >= 0 { 2 * d } else { -2 * d - 1 };
+        w.varint(z as u32);
+        prev = page as i64;
+    }
+    for (_, anchor) in places {
+        w.varint(anchor);
+    }
+}
+
+/// `m` places written by [`write_places`] (the caller checked that the bytes can hold them).
+fn read_places(r: &mut Reader<'_>, m: usize) -> Result<Vec<FragPlace>, IndexError> {
+    let mut out = Vec::with_capacity(m);
+    let mut prev: i64 = 0;
+    for _ in 0..m {
+        let z = r.varint("place page")? as i64;
+        let page = prev + if z & 1 == 0 { z >> 1 } else { -(z >> 1) - 1 };
+        if !(0..=u32::MAX as i64).contains(&page) {
+            return Err(malformed("place page", format!("page {page}")));
+        }
+        out.push((page as u32, 0));
+        prev = page;
+    }
+    for x in out.iter_mut() {
+        x.1 = r.varint("place anchor")?;
+        if x.0 == 0 && x.1 != 0 {
+            return Err(malformed(
+                "place anchor",
+                "a passage without a URL has anchor 0".into(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError> {
-    if opts.shard_bytes == 0 || opts.chunk_bytes == 0 {
+    if opts.shard_bytes == 0
+        || opts.chunk_bytes == 0
+        || opts.probes == 0
+        || opts.partitions == Some(0)
+    {
         return Err(IndexError::InvalidArgument {
             what: "split options",
-            detail: "shard_bytes and chunk_bytes must be > 0".into(),
+            detail: "shard_bytes, chunk_bytes, probes and partitions must be > 0".into(),
         });
     }
     let dims = src.manifest.dims;
-    let live = &src.live;
-    let n = live.len();
+    let n = src.live.len();
     let kw = src.keywords;
+    let vec_of = |slot: u32| &src.vectors[slot as usize * dims..(slot as usize + 1) * dims];
 
-    // Sections: distinct (url, page title, heading), in first-seen order.
-    let mut section_ids: HashMap<(&str, &str, &str), u32> = HashMap::new();
-    let mut sections: Vec<(&str, &str, &str)> = Vec::new();
-    let mut section_of = Vec::with_capacity(n);
+    // Partitions: spherical k-means of the passage vectors (one partition below the size where
+    // it pays). Passages are numbered partition by partition (in source order within one), so a
+    // partition is a range of passage numbers and a passage's partition needs no bytes.
+    let k = partitions_for_size(n, dims, opts);
+    let clusters = if k <= 1 {
+        crate::kmeans::Clusters {
+            means: Vec::new(), // the mean vector, below
+            assign: vec![0; n],
+        }
+    } else {
+        let rows: std::borrow::Cow<'_, [f32]> =
+            if src.live.iter().enumerate().all(|(i, &s)| s as usize == i) {
+                std::borrow::Cow::Borrowed(&src.vectors[..n * dims])
+            } else {
+                std::borrow::Cow::Owned(src.live.iter().flat_map(|&s| vec_of(s).to_vec()).collect())
+            };
+        crate::kmeans::spherical_kmeans(&rows, dims, k, crate::kmeans::SEED)
+    };
+    let k = if k <= 1 { k } else { clusters.k(dims) };
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| clusters.assign[i]); // stable: source order within a partition
+    let live: Vec<u32> = order.iter().map(|&i| src.live[i]).collect();
+    let live = &live;
+    let mut sizes = vec![0usize; k];
+    for &c in &clusters.assign {
+        sizes[c as usize] += 1;
+    }
+    let probes = opts.probes.min(k);
+
+    // Per passage: its section (url, page title, heading), its place and its keyword length.
+    let mut sections: Vec<(&str, &str, &str)> = Vec::with_capacity(n);
+    let mut pages: HashMap<&str, (u32, HashMap<&str, u32>)> = HashMap::new();
+    let mut places: Vec<FragPlace> = Vec::with_capacity(n);
     let mut lens = Vec::with_capacity(n);
     for &slot in live {
         let p = &src.docs[slot as usize].payload;
@@ -337,18 +522,29 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
             // An index keeps one title per document: it is the page title, with no heading.
             None => (p.title.as_str(), ""),
         };
-        let key = (p.url.as_str(), page_title, heading);
-        let id = *section_ids.entry(key).or_insert_with(|| {
-            sections.push(key);
-            sections.len() as u32 - 1
+        let url = p.url.as_str();
+        sections.push((url, page_title, heading));
+        places.push(if url.is_empty() {
+            (0, 0)
+        } else {
+            let next = pages.len() as u32 + 1;
+            let (page, anchors) = pages
+                .entry(url.split('#').next().unwrap_or(url))
+                .or_insert_with(|| (next, HashMap::new()));
+            let a = anchors.len() as u32;
+            (*page, *anchors.entry(url).or_insert(a))
         });
-        section_of.push(id);
         lens.push(kw.terms_of(slot).iter().map(|&(_, tf)| tf).sum::<u32>());
+    }
+    if pages.len() >= 1 << 31 {
+        return Err(IndexError::InvalidArgument {
+            what: "pages",
+            detail: format!("{} pages: at most 2³¹ − 1", pages.len()),
+        });
     }
     let total_len: u64 = lens.iter().map(|&l| l as u64).sum();
 
     // Binary codes of the centred vectors.
-    let vec_of = |slot: u32| &src.vectors[slot as usize * dims..(slot as usize + 1) * dims];
     let mut mean = vec![0.0f64; dims];
     for &slot in live {
         for (m, &x) in mean.iter_mut().zip(vec_of(slot)) {
@@ -392,6 +588,18 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         });
     }
     let alpha_max = alphas.iter().copied().fold(0.0f32, f32::max);
+    let alpha_codes: Vec<u8> = alphas
+        .iter()
+        .map(|&a| {
+            if alpha_max > 0.0 {
+                (a / alpha_max * 255.0).round().clamp(0.0, 255.0) as u8
+            } else {
+                0
+            }
+        })
+        .collect();
+
+    let means: &[f32] = if k <= 1 { &mean[..k * dims] } else { &clusters.means };
 
     // Postings per term over passages.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kw.vocab.len()];
@@ -405,7 +613,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         .iter()
         .zip(&postings)
         .filter(|(_, p)| !p.is_empty())
-        .map(|(t, p)| t.len() + 6 + 3 * p.len())
+        .map(|(t, p)| t.len() + 6 + 6 * p.len())
         .sum();
     let n_shards = posting_bytes.div_ceil(opts.shard_bytes).clamp(1, 1 << 16);
     let mut by_shard: Vec<Vec<u32>> = vec![Vec::new(); n_shards];
@@ -442,16 +650,19 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         by_typo[(term_hash(key) % n_typos as u32) as usize].push((key, terms));
     }
 
-    // Text chunks: consecutive passages up to chunk_bytes.
-    let mut chunk_starts: Vec<u32> = Vec::new();
-    let mut acc = usize::MAX;
-    for (i, &slot) in live.iter().enumerate() {
-        if acc >= opts.chunk_bytes {
-            chunk_starts.push(i as u32);
-            acc = 0;
-        }
-        acc += src.docs[slot as usize].payload.snippet.len() + 4;
-    }
+    // Text chunks: a fixed number of consecutive passages, as many as hold chunk_bytes of text
+    // on average.
+    let text_bytes: usize = live
+        .iter()
+        .map(|&s| src.docs[s as usize].payload.snippet.len() + 4)
+        .sum();
+    let per_chunk = if n == 0 {
+        1
+    } else {
+        ((opts.chunk_bytes as f64 * n as f64 / text_bytes.max(1) as f64).round() as usize)
+            .clamp(1, n)
+    };
+    let n_chunks = n.div_ceil(per_chunk);
 
     // Core.
     let mut w = Writer { buf: Vec::new() };
@@ -459,77 +670,111 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     w.u16(FRAGMENTS_VERSION);
     w.u16(u16::from(kw.stem));
     write_manifest(&mut w, src.manifest, n as u64);
-    w.varint(sections.len() as u32);
-    for (url, page_title, heading) in &sections {
-        varstr(&mut w, url);
-        varstr(&mut w, page_title);
-        varstr(&mut w, heading);
-    }
-    for i in 0..n {
-        w.varint(section_of[i]);
-        w.varint(lens[i]);
-    }
+    w.varint(n_shards as u32);
+    w.u64(total_len);
+    w.varint(n_typos as u32);
+    w.varint(per_chunk as u32);
     for &m in mean.iter().chain(&sigma) {
         w.f32(m);
     }
     w.f32(alpha_max);
-    for &a in &alphas {
-        let code = if alpha_max > 0.0 {
-            (a / alpha_max * 255.0).round().clamp(0.0, 255.0) as u8
-        } else {
-            0
-        };
-        w.u8(code);
-    }
-    w.buf.extend_from_slice(&codes);
-    w.varint(n_shards as u32);
-    w.u64(total_len);
-    w.varint(n_typos as u32);
-    w.varint(chunk_starts.len() as u32);
-    for &s in &chunk_starts {
-        w.varint(s);
+    w.varint(k as u32);
+    w.varint(probes as u32);
+    for (c, m) in means.chunks_exact(dims.max(1)).enumerate() {
+        w.varint(sizes[c] as u32);
+        let top = m.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
+        let scale = top / 127.0;
+        w.f32(scale);
+        for &x in m {
+            let q = if scale > 0.0 {
+                (x / scale).round().clamp(-127.0, 127.0) as i8
+            } else {
+                0
+            };
+            w.u8(q as u8);
+        }
     }
     let mut core = w;
 
-    // Shards and chunks are written with a zeroed build id, hashed into the core, then given
-    // the core's build id and sealed.
+    // Shards, partitions and chunks are written with a zeroed build id, hashed into the core,
+    // then given the core's build id and sealed.
+    let header = |magic: &[u8; 4], number: usize| {
+        let mut w = Writer { buf: Vec::new() };
+        w.buf.extend_from_slice(magic);
+        w.u16(FRAGMENTS_VERSION);
+        w.buf.extend_from_slice(&[0; 16]);
+        w.varint(number as u32);
+        w
+    };
     let shards: Vec<Writer> = by_shard
         .iter_mut()
         .enumerate()
         .map(|(s, terms)| {
             terms.sort_by(|&a, &b| kw.vocab[a as usize].cmp(&kw.vocab[b as usize]));
-            let mut w = Writer { buf: Vec::new() };
-            w.buf.extend_from_slice(&SHARD_MAGIC);
-            w.u16(FRAGMENTS_VERSION);
-            w.buf.extend_from_slice(&[0; 16]);
-            w.varint(s as u32);
+            let mut w = header(&SHARD_MAGIC, s);
             w.varint(terms.len() as u32);
             for &t in terms.iter() {
                 varstr(&mut w, &kw.vocab[t as usize]);
                 let list = &postings[t as usize];
                 w.varint(list.len() as u32);
+                // Column by column (gzip finds more in a column of like values).
                 let mut prev = 0;
-                for (k, &(p, tf)) in list.iter().enumerate() {
+                for (k, &(p, _)) in list.iter().enumerate() {
                     w.varint(if k == 0 { p } else { p - prev });
-                    w.varint(tf);
                     prev = p;
                 }
+                for &(_, tf) in list {
+                    w.varint(tf);
+                }
+                for &(p, _) in list {
+                    w.varint(lens[p as usize]);
+                }
+                write_places(&mut w, list.iter().map(|&(p, _)| places[p as usize]));
             }
             w
         })
         .collect();
-    let chunks: Vec<Writer> = (0..chunk_starts.len())
+    let mut start = 0;
+    let parts: Vec<Writer> = sizes
+        .iter()
+        .enumerate()
+        .map(|(v, &m)| {
+            let range = start..start + m;
+            start += m;
+            let mut w = header(&PART_MAGIC, v);
+            w.varint(m as u32);
+            write_places(&mut w, places[range.clone()].iter().copied());
+            w.buf.extend_from_slice(&alpha_codes[range.clone()]);
+            w.buf
+                .extend_from_slice(&codes[range.start * nbytes..range.end * nbytes]);
+            w
+        })
+        .collect();
+    let chunks: Vec<Writer> = (0..n_chunks)
         .map(|c| {
-            let from = chunk_starts[c] as usize;
-            let to = chunk_starts.get(c + 1).map_or(n, |&x| x as usize);
-            let mut w = Writer { buf: Vec::new() };
-            w.buf.extend_from_slice(&CHUNK_MAGIC);
-            w.u16(FRAGMENTS_VERSION);
-            w.buf.extend_from_slice(&[0; 16]);
-            w.varint(c as u32);
+            let from = c * per_chunk;
+            let to = (from + per_chunk).min(n);
+            let mut w = header(&CHUNK_MAGIC, c);
             w.varint((to - from) as u32);
-            for &slot in &live[from..to] {
-                varstr(&mut w, &src.docs[slot as usize].payload.snippet);
+            let mut local: HashMap<(&str, &str, &str), u32> = HashMap::new();
+            let mut order = Vec::new();
+            let section_of: Vec<u32> = (from..to)
+                .map(|i| {
+                    *local.entry(sections[i]).or_insert_with(|| {
+                        order.push(sections[i]);
+                        order.len() as u32 - 1
+                    })
+                })
+                .collect();
+            w.varint(order.len() as u32);
+            for (url, page_title, heading) in &order {
+                varstr(&mut w, url);
+                varstr(&mut w, page_title);
+                varstr(&mut w, heading);
+            }
+            for (i, &s) in (from..to).zip(&section_of) {
+                w.varint(s);
+                varstr(&mut w, &src.docs[live[i] as usize].payload.snippet);
             }
             w
         })
@@ -538,11 +783,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         .iter()
         .enumerate()
         .map(|(y, keys)| {
-            let mut w = Writer { buf: Vec::new() };
-            w.buf.extend_from_slice(&TYPO_MAGIC);
-            w.u16(FRAGMENTS_VERSION);
-            w.buf.extend_from_slice(&[0; 16]);
-            w.varint(y as u32);
+            let mut w = header(&TYPO_MAGIC, y);
             w.varint(keys.len() as u32);
             for (key, terms) in keys {
                 varstr(&mut w, key);
@@ -556,7 +797,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         })
         .collect();
     let mut content = Sha256::new();
-    for w in shards.iter().chain(&chunks).chain(&typos) {
+    for w in shards.iter().chain(&parts).chain(&chunks).chain(&typos) {
         content.update((w.buf.len() as u64).to_le_bytes());
         content.update(&w.buf);
     }
@@ -571,8 +812,10 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         w.buf
     };
     Ok(Fragments {
+        slots: live.clone(),
         core: core.buf,
         shards: shards.into_iter().map(seal).collect(),
+        partitions: parts.into_iter().map(seal).collect(),
         chunks: chunks.into_iter().map(seal).collect(),
         typos: typos.into_iter().map(seal).collect(),
     })
@@ -596,48 +839,86 @@ fn read_varstr(r: &mut Reader<'_>, what: &'static str) -> Result<String, IndexEr
 #[derive(Debug, Clone, PartialEq)]
 pub struct FragmentHit {
     /// The passage number (`0..len()`): ask [`FragmentedIndex::chunk_of`] which text chunk
-    /// holds its text.
+    /// holds its text, URL and titles.
     pub passage: u32,
     /// Higher is better: the estimated cosine (vector mode), BM25 (keyword mode) or the fused
     /// score (hybrid), as in [`Index::query`].
     pub score: f32,
     /// The passage's section title as shown: [`lightembed_title::section_title`] of `page_title`
-    /// and `heading` (the title ingestion gave the passage).
+    /// and `heading` (the title ingestion gave the passage). Empty until its chunk is added.
     pub title: String,
-    /// The title of the passage's page (group results by page with it).
+    /// The title of the passage's page (group results by page with it). Empty until its chunk
+    /// is added.
     pub page_title: String,
-    /// The passage's section heading (empty before the page's first heading).
+    /// The passage's section heading (empty before the page's first heading, and until its
+    /// chunk is added).
     pub heading: String,
-    /// The passage's section URL.
+    /// The passage's section URL. Empty until its chunk is added.
     pub url: String,
 }
 
-/// A fragmented index being read: the core, plus whatever term shards and text chunks have been
-/// added. Queries need the shards of their terms ([`FragmentedIndex::missing_shards`]); excerpts
-/// need the chunks of their passages.
+/// A posting as read: passage, tf, the passage's keyword length, its place.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    passage: u32,
+    tf: u32,
+    len: u32,
+    place: FragPlace,
+}
+
+/// A vector partition as read: passages `start .. start + places.len()`.
+#[derive(Debug, Clone)]
+struct Partition {
+    start: u32,
+    places: Vec<FragPlace>,
+    alphas: Vec<u8>,
+    /// `passages.len() × ⌈dims/8⌉` sign bytes.
+    signs: Vec<u8>,
+}
+
+/// A text chunk as read.
+#[derive(Debug, Clone)]
+struct Chunk {
+    /// `(url, page title, heading)`.
+    sections: Vec<(String, String, String)>,
+    section_of: Vec<u32>,
+    texts: Vec<String>,
+}
+
+/// A fragmented index being read: the core, plus whatever term shards, vector partitions and
+/// text chunks have been added. Queries need the shards of their terms
+/// ([`FragmentedIndex::missing_shards`]) and the partitions nearest their vector
+/// ([`FragmentedIndex::partitions_for`]); titles and excerpts need the chunks of their passages.
+/// Nothing is allocated by the passage count: only by the bytes of what is added.
 #[derive(Debug, Clone)]
 pub struct FragmentedIndex {
     manifest: Manifest,
     stem: bool,
     build_id: [u8; 16],
-    /// `(url, page title, heading)`.
-    sections: Vec<(String, String, String)>,
-    section_of: Vec<u32>,
-    lens: Vec<u32>,
+    n: u32,
     total_len: u64,
     mean: Vec<f32>,
     sigma: Vec<f32>,
-    alphas: Vec<f32>,
-    codes: Vec<u8>,
+    alpha_max: f32,
+    /// `K × dims`: each partition's centroid direction (unit, or 0 for a zero mean).
+    centroids: Vec<f32>,
+    /// `K × dims`: each partition's mean vector (as stored: the expected cosine of a member).
+    means: Vec<f32>,
+    /// Entries of each partition.
+    part_sizes: Vec<u32>,
+    /// First passage of each partition (passages are numbered partition by partition).
+    part_starts: Vec<u32>,
+    probes: u32,
     n_shards: u32,
     shard_loaded: Vec<bool>,
-    postings: HashMap<String, Vec<(u32, u32)>>,
+    postings: HashMap<String, Vec<Posting>>,
     n_typos: u32,
     typo_loaded: Vec<bool>,
     /// Typo key → the listed terms under it, with their df.
     typo_lists: HashMap<String, Vec<(String, u32)>>,
-    chunk_starts: Vec<u32>,
-    texts: Vec<Option<String>>,
+    parts: HashMap<u32, Partition>,
+    chunk_passages: u32,
+    chunks: HashMap<u32, Chunk>,
 }
 
 /// Checks magic, version and trailer; returns a reader after the version field.
@@ -689,8 +970,8 @@ fn done(r: &Reader<'_>) -> Result<(), IndexError> {
 
 impl FragmentedIndex {
     /// Loads the core written by [`split`]. Checks magic, version, the SHA-256 trailer and every
-    /// field (lengths against the bytes left before anything is allocated, section numbers,
-    /// finite floats, chunk starts); never panics.
+    /// field (lengths against the bytes left before anything is allocated, finite floats,
+    /// partition counts summing to the passages); never panics.
     ///
     /// Errors: [`IndexError::Truncated`], [`IndexError::Malformed`],
     /// [`IndexError::ChecksumMismatch`], [`IndexError::TrailingBytes`].
@@ -705,29 +986,31 @@ impl FragmentedIndex {
         }
         let manifest = read_manifest(&mut r)?;
         let dims = manifest.dims;
-        let n = r.need(manifest.count, "passages")?; // each passage takes ≥ 2 bytes below
-        let n_sections = r.varint("sections")? as usize;
-        r.need(3 * n_sections as u64, "sections")?;
-        let mut sections = Vec::with_capacity(n_sections);
-        for _ in 0..n_sections {
-            let url = read_varstr(&mut r, "section url")?;
-            let page_title = read_varstr(&mut r, "section page title")?;
-            let heading = read_varstr(&mut r, "section heading")?;
-            sections.push((url, page_title, heading));
+        if manifest.count >= u32::MAX as u64 {
+            return Err(malformed(
+                "passages",
+                format!("{} is not below 2³² − 1", manifest.count),
+            ));
         }
-        r.need(2 * n as u64, "passages")?;
-        let mut section_of = Vec::with_capacity(n);
-        let mut lens = Vec::with_capacity(n);
-        for _ in 0..n {
-            let s = r.varint("passage section")?;
-            if s as usize >= n_sections {
-                return Err(malformed(
-                    "passage section",
-                    format!("section {s} of {n_sections}"),
-                ));
-            }
-            section_of.push(s);
-            lens.push(r.varint("passage length")?);
+        let n = manifest.count as u32;
+        let n_shards = r.varint("term shards")?;
+        if n_shards == 0 || n_shards > 1 << 16 {
+            return Err(malformed(
+                "term shards",
+                format!("{n_shards} is not in 1..=65536"),
+            ));
+        }
+        let total_len = r.u64("total length")?;
+        let n_typos = r.varint("typo shards")?;
+        if n_typos == 0 || n_typos > 1 << 16 {
+            return Err(malformed(
+                "typo shards",
+                format!("{n_typos} is not in 1..=65536"),
+            ));
+        }
+        let chunk_passages = r.varint("chunk passages")?;
+        if chunk_passages == 0 {
+            return Err(malformed("chunk passages", "0".into()));
         }
         r.need(8 * dims as u64, "mean vector")?;
         let mut mean = Vec::with_capacity(dims);
@@ -753,59 +1036,54 @@ impl FragmentedIndex {
                 format!("{alpha_max} is not finite ≥ 0"),
             ));
         }
-        let alphas = r
-            .take(n as u64, "alpha codes")?
-            .iter()
-            .map(|&c| c as f32 / 255.0 * alpha_max)
-            .collect();
-        let nbytes = dims.div_ceil(8);
-        let codes = r.take((n as u64) * nbytes as u64, "sign codes")?.to_vec();
-        if dims % 8 != 0 {
-            let pad = !((1u8 << (dims % 8)) - 1);
-            if codes.chunks(nbytes).any(|c| c[nbytes - 1] & pad != 0) {
-                return Err(malformed("sign codes", "bits set past dims".into()));
+        let k = r.varint("partitions")? as usize;
+        if k > MAX_PARTITIONS || (k == 0) != (n == 0) {
+            return Err(malformed(
+                "partitions",
+                format!("{k} for {n} passages (at most 65536; none only without passages)"),
+            ));
+        }
+        let probes = r.varint("probes")?;
+        if probes as usize > k || (probes == 0 && k > 0) {
+            return Err(malformed("probes", format!("{probes} of {k} partitions")));
+        }
+        r.need(k as u64 * (5 + dims as u64), "partition centroids")?;
+        let mut centroids = Vec::with_capacity(k * dims);
+        let mut means = Vec::with_capacity(k * dims);
+        let mut part_sizes = Vec::with_capacity(k);
+        let mut part_starts = Vec::with_capacity(k);
+        let mut total: u64 = 0;
+        for _ in 0..k {
+            let m = r.varint("partition entries")?;
+            if m == 0 {
+                return Err(malformed("partition entries", "an empty partition".into()));
             }
-        }
-        let n_shards = r.varint("term shards")?;
-        if n_shards == 0 || n_shards > 1 << 16 {
-            return Err(malformed(
-                "term shards",
-                format!("{n_shards} is not in 1..=65536"),
-            ));
-        }
-        let total_len = r.u64("total length")?;
-        if total_len != lens.iter().map(|&l| l as u64).sum::<u64>() {
-            return Err(malformed(
-                "total length",
-                "is not the sum of the passage lengths".into(),
-            ));
-        }
-        let n_typos = r.varint("typo shards")?;
-        if n_typos == 0 || n_typos > 1 << 16 {
-            return Err(malformed(
-                "typo shards",
-                format!("{n_typos} is not in 1..=65536"),
-            ));
-        }
-        let n_chunks = r.varint("text chunks")? as usize;
-        r.need(n_chunks as u64, "text chunks")?;
-        let mut chunk_starts = Vec::with_capacity(n_chunks);
-        for c in 0..n_chunks {
-            let s = r.varint("chunk start")?;
-            let ok = if c == 0 {
-                s == 0
-            } else {
-                s > chunk_starts[c - 1] && (s as usize) < n
-            };
-            if !ok || (s as usize) >= n {
-                return Err(malformed("chunk start", format!("chunk {c} starts at {s}")));
+            if total + m as u64 > n as u64 {
+                return Err(malformed(
+                    "partition entries",
+                    format!("more than the {n} passages"),
+                ));
             }
-            chunk_starts.push(s);
+            part_starts.push(total as u32);
+            total += m as u64;
+            part_sizes.push(m);
+            let scale = r.f32("centroid scale")?;
+            if !(scale.is_finite() && scale >= 0.0) {
+                return Err(malformed(
+                    "centroid scale",
+                    format!("{scale} is not finite ≥ 0"),
+                ));
+            }
+            let raw = r.take(dims as u64, "centroid")?;
+            let c: Vec<f32> = raw.iter().map(|&b| b as i8 as f32 * scale).collect();
+            let norm = dot(&c, &c).sqrt();
+            centroids.extend(c.iter().map(|&x| if norm > 0.0 { x / norm } else { 0.0 }));
+            means.extend(c);
         }
-        if n > 0 && n_chunks == 0 {
+        if total != n as u64 {
             return Err(malformed(
-                "text chunks",
-                "no chunk holds the passages".into(),
+                "partition entries",
+                format!("{total} entries for {n} passages"),
             ));
         }
         r.take(32, "content digest")?;
@@ -816,22 +1094,25 @@ impl FragmentedIndex {
             manifest,
             stem: flags & 1 != 0,
             build_id,
-            sections,
-            section_of,
-            lens,
+            n,
             total_len,
             mean,
             sigma,
-            alphas,
-            codes,
+            alpha_max,
+            centroids,
+            means,
+            part_sizes,
+            part_starts,
+            probes,
             n_shards,
             shard_loaded: vec![false; n_shards as usize],
             postings: HashMap::new(),
             n_typos,
             typo_loaded: vec![false; n_typos as usize],
             typo_lists: HashMap::new(),
-            chunk_starts,
-            texts: vec![None; n],
+            parts: HashMap::new(),
+            chunk_passages,
+            chunks: HashMap::new(),
         })
     }
 
@@ -841,19 +1122,20 @@ impl FragmentedIndex {
     }
 
     /// The first 16 bytes of the core's SHA-256, as 32 hex digits: names this build's
-    /// fragments (every shard and chunk carries it; any change of the index changes it).
+    /// fragments (every shard, partition and chunk carries it; any change of the index changes
+    /// it).
     pub fn build_id(&self) -> String {
         hex(&self.build_id)
     }
 
     /// Number of passages.
     pub fn len(&self) -> usize {
-        self.section_of.len()
+        self.n as usize
     }
 
     /// `true` without passages.
     pub fn is_empty(&self) -> bool {
-        self.section_of.is_empty()
+        self.n == 0
     }
 
     /// Vector dims (a query embedding must have this length).
@@ -873,7 +1155,36 @@ impl FragmentedIndex {
 
     /// Number of text chunks.
     pub fn chunk_count(&self) -> u32 {
-        self.chunk_starts.len() as u32
+        self.n.div_ceil(self.chunk_passages)
+    }
+
+    /// Passages per text chunk (the last may hold fewer).
+    pub fn chunk_passages(&self) -> u32 {
+        self.chunk_passages
+    }
+
+    /// Number of vector partitions.
+    pub fn partition_count(&self) -> u32 {
+        self.part_sizes.len() as u32
+    }
+
+    /// Partitions a query probes unless [`SearchOptions::ef_search`] says otherwise.
+    pub fn probes(&self) -> u32 {
+        self.probes
+    }
+
+    /// Entries of partition `v` (`None` out of range).
+    pub fn partition_len(&self, v: u32) -> Option<u32> {
+        self.part_sizes.get(v as usize).copied()
+    }
+
+    /// The vector partition holding `passage`'s code (`None` out of range): passages are
+    /// numbered partition by partition.
+    pub fn partition_of(&self, passage: u32) -> Option<u32> {
+        if passage >= self.n {
+            return None;
+        }
+        Some(self.part_starts.partition_point(|&s| s <= passage) as u32 - 1)
     }
 
     /// The query's distinct terms, in query order (the index's tokeniser and stemming).
@@ -1093,12 +1404,56 @@ impl FragmentedIndex {
         out
     }
 
+    /// The partitions probed for the normalised query `q`: the `probes` whose centroid
+    /// directions are nearest, best first (ties: the lower number).
+    fn probe_set(&self, q: &[f32], probes: usize) -> Vec<u32> {
+        let dims = self.dims().max(1);
+        let mut scored: Vec<Scored> = self
+            .centroids
+            .chunks_exact(dims)
+            .enumerate()
+            .map(|(v, c)| Scored {
+                score: dot(q, c),
+                id: v as u32,
+            })
+            .collect();
+        top_n(&mut scored, probes.max(1));
+        scored.into_iter().map(|s| s.id).collect()
+    }
+
+    /// The probes of a search: `ef_search` when given (at least 1), else the core's.
+    fn probes_of(&self, ef_search: Option<usize>) -> usize {
+        ef_search.map_or(self.probes as usize, |p| p.max(1))
+    }
+
+    /// The vector partitions a search for `vector` (the query's embedding at
+    /// [`FragmentedIndex::dims`]) probes that are not added yet, ascending: fetch and add them
+    /// ([`FragmentedIndex::add_partition`]) before searching in hybrid or vector mode. `probes`:
+    /// as [`SearchOptions::ef_search`] (`None`: the core's default).
+    ///
+    /// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`].
+    pub fn partitions_for(
+        &self,
+        vector: &[f32],
+        probes: Option<usize>,
+    ) -> Result<Vec<u32>, IndexError> {
+        let q = crate::util::checked_query(vector, self.dims())?;
+        let mut out: Vec<u32> = self
+            .probe_set(&q, self.probes_of(probes))
+            .into_iter()
+            .filter(|v| !self.parts.contains_key(v))
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
     /// Adds a term shard written by [`split`] for this core; returns its number. Adding a shard
     /// again is a no-op.
     ///
     /// Errors: [`IndexError::Truncated`], [`IndexError::ChecksumMismatch`],
     /// [`IndexError::TrailingBytes`], [`IndexError::Malformed`] (another build's shard, a term
-    /// in the wrong shard or listed twice, a passage out of range or out of order, tf 0).
+    /// in the wrong shard or listed twice, a passage out of range or out of order, tf 0, a
+    /// length below tf, a bad place).
     pub fn add_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
         let mut r = open(bytes, SHARD_MAGIC, "term shard")?;
         self.check_build(&mut r, "term shard")?;
@@ -1112,10 +1467,10 @@ impl FragmentedIndex {
         if self.shard_loaded[s as usize] {
             return Ok(s);
         }
-        let n = self.len() as u64;
+        let n = self.n as u64;
         let n_terms = r.varint("shard terms")?;
         r.need(3 * n_terms as u64, "shard terms")?;
-        let mut terms: Vec<(String, Vec<(u32, u32)>)> = Vec::with_capacity(n_terms as usize);
+        let mut terms: Vec<(String, Vec<Posting>)> = Vec::with_capacity(n_terms as usize);
         let mut seen = HashSet::new();
         for _ in 0..n_terms {
             let term = read_varstr(&mut r, "shard term")?;
@@ -1135,7 +1490,7 @@ impl FragmentedIndex {
                     format!("{df} for {n} passages"),
                 ));
             }
-            r.need(2 * df, "postings")?;
+            r.need(5 * df, "postings")?;
             let mut list = Vec::with_capacity(df as usize);
             let mut prev: u64 = 0;
             for k in 0..df {
@@ -1147,15 +1502,28 @@ impl FragmentedIndex {
                         format!("passage {p} out of order or ≥ {n}"),
                     ));
                 }
-                let tf = r.varint("term frequency")?;
-                if tf == 0 || tf > self.lens[p as usize] {
+                list.push(Posting {
+                    passage: p as u32,
+                    tf: 0,
+                    len: 0,
+                    place: (0, 0),
+                });
+                prev = p;
+            }
+            for x in list.iter_mut() {
+                x.tf = r.varint("term frequency")?;
+            }
+            for x in list.iter_mut() {
+                x.len = r.varint("passage length")?;
+                if x.tf == 0 || x.tf > x.len {
                     return Err(malformed(
                         "term frequency",
-                        format!("{tf} in passage {p} of length {}", self.lens[p as usize]),
+                        format!("{} in passage {} of length {}", x.tf, x.passage, x.len),
                     ));
                 }
-                list.push((p as u32, tf));
-                prev = p;
+            }
+            for (x, place) in list.iter_mut().zip(read_places(&mut r, df as usize)?) {
+                x.place = place;
             }
             terms.push((term, list));
         }
@@ -1165,61 +1533,150 @@ impl FragmentedIndex {
         Ok(s)
     }
 
-    /// The text chunk that holds `passage`'s text (`None` for a passage out of range).
-    pub fn chunk_of(&self, passage: u32) -> Option<u32> {
-        if passage as usize >= self.len() {
-            return None;
+    /// Adds a vector partition written by [`split`] for this core; returns its number. Adding
+    /// one again is a no-op.
+    ///
+    /// Errors: as [`FragmentedIndex::add_shard`], plus an entry count that is not the core's,
+    /// passages out of order or range, sign bits set past dims.
+    pub fn add_partition(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
+        let mut r = open(bytes, PART_MAGIC, "vector partition")?;
+        self.check_build(&mut r, "vector partition")?;
+        let v = r.varint("partition number")?;
+        let Some(&size) = self.part_sizes.get(v as usize) else {
+            return Err(malformed(
+                "partition number",
+                format!("{v} of {}", self.part_sizes.len()),
+            ));
+        };
+        if self.parts.contains_key(&v) {
+            return Ok(v);
         }
-        Some(self.chunk_starts.partition_point(|&s| s <= passage) as u32 - 1)
+        let m = r.varint("partition entries")?;
+        if m != size {
+            return Err(malformed(
+                "partition entries",
+                format!("{m}, the core says {size}"),
+            ));
+        }
+        let nbytes = self.dims().div_ceil(8);
+        let m = m as usize;
+        r.need(m as u64 * (3 + nbytes as u64), "partition entries")?;
+        let places = read_places(&mut r, m)?;
+        let alphas = r.take(m as u64, "alpha codes")?.to_vec();
+        let signs = r.take((m * nbytes) as u64, "sign codes")?.to_vec();
+        let dims = self.dims();
+        if dims % 8 != 0 {
+            let pad = !((1u8 << (dims % 8)) - 1);
+            if signs.chunks(nbytes).any(|c| c[nbytes - 1] & pad != 0) {
+                return Err(malformed("sign codes", "bits set past dims".into()));
+            }
+        }
+        done(&r)?;
+        self.parts.insert(
+            v,
+            Partition {
+                start: self.part_starts[v as usize],
+                places,
+                alphas,
+                signs,
+            },
+        );
+        Ok(v)
     }
 
-    /// Adds a text chunk written by [`split`] for this core; returns its number.
+    /// The text chunk that holds `passage`'s text, URL and titles (`None` for a passage out of
+    /// range).
+    pub fn chunk_of(&self, passage: u32) -> Option<u32> {
+        (passage < self.n).then(|| passage / self.chunk_passages)
+    }
+
+    /// Adds a text chunk written by [`split`] for this core; returns its number. Adding one
+    /// again is a no-op.
     ///
-    /// Errors: as [`FragmentedIndex::add_shard`], plus a passage count that is not the core's.
+    /// Errors: as [`FragmentedIndex::add_shard`], plus a passage count that is not the core's,
+    /// a section number out of range.
     pub fn add_chunk(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
         let mut r = open(bytes, CHUNK_MAGIC, "text chunk")?;
         self.check_build(&mut r, "text chunk")?;
-        let c = r.varint("chunk number")? as usize;
-        if c >= self.chunk_starts.len() {
+        let c = r.varint("chunk number")?;
+        if c >= self.chunk_count() {
             return Err(malformed(
                 "chunk number",
-                format!("{c} of {}", self.chunk_starts.len()),
+                format!("{c} of {}", self.chunk_count()),
             ));
         }
-        let from = self.chunk_starts[c] as usize;
-        let to = self
-            .chunk_starts
-            .get(c + 1)
-            .map_or(self.len(), |&x| x as usize);
-        let count = r.varint("chunk passages")? as usize;
-        if count != to - from {
+        if self.chunks.contains_key(&c) {
+            return Ok(c);
+        }
+        let from = c as u64 * self.chunk_passages as u64;
+        let expect = (self.n as u64 - from).min(self.chunk_passages as u64);
+        let count = r.varint("chunk passages")? as u64;
+        if count != expect {
             return Err(malformed(
                 "chunk passages",
-                format!("{count}, the core says {}", to - from),
+                format!("{count}, the core says {expect}"),
             ));
         }
-        let mut texts = Vec::with_capacity(count);
+        let n_sections = r.varint("chunk sections")? as u64;
+        if n_sections > count || (n_sections == 0 && count > 0) {
+            return Err(malformed(
+                "chunk sections",
+                format!("{n_sections} for {count} passages"),
+            ));
+        }
+        r.need(3 * n_sections + 2 * count, "chunk sections")?;
+        let mut sections = Vec::with_capacity(n_sections as usize);
+        for _ in 0..n_sections {
+            let url = read_varstr(&mut r, "section url")?;
+            let page_title = read_varstr(&mut r, "section page title")?;
+            let heading = read_varstr(&mut r, "section heading")?;
+            sections.push((url, page_title, heading));
+        }
+        let mut section_of = Vec::with_capacity(count as usize);
+        let mut texts = Vec::with_capacity(count as usize);
         for _ in 0..count {
+            let s = r.varint("passage section")?;
+            if s as u64 >= n_sections {
+                return Err(malformed(
+                    "passage section",
+                    format!("section {s} of {n_sections}"),
+                ));
+            }
+            section_of.push(s);
             texts.push(read_varstr(&mut r, "passage text")?);
         }
         done(&r)?;
-        for (slot, t) in self.texts[from..to].iter_mut().zip(texts) {
-            *slot = Some(t);
-        }
-        Ok(c as u32)
+        self.chunks.insert(
+            c,
+            Chunk {
+                sections,
+                section_of,
+                texts,
+            },
+        );
+        Ok(c)
     }
 
-    /// The section `(url, page title, heading)` of `passage` (`None` out of range; the heading
-    /// is empty for a passage before the page's first heading).
+    /// The loaded chunk of `passage` and its index in it.
+    fn in_chunk(&self, passage: u32) -> Option<(&Chunk, usize)> {
+        let c = self.chunk_of(passage)?;
+        let chunk = self.chunks.get(&c)?;
+        Some((chunk, (passage % self.chunk_passages) as usize))
+    }
+
+    /// The section `(url, page title, heading)` of `passage` once its chunk is added (`None`
+    /// before, or out of range; the heading is empty for a passage before the page's first
+    /// heading).
     pub fn section(&self, passage: u32) -> Option<(&str, &str, &str)> {
-        let s = *self.section_of.get(passage as usize)? as usize;
-        let (url, page_title, heading) = &self.sections[s];
+        let (chunk, i) = self.in_chunk(passage)?;
+        let (url, page_title, heading) = &chunk.sections[chunk.section_of[i] as usize];
         Some((url, page_title, heading))
     }
 
     /// The text of `passage` once its chunk is added.
     pub fn text(&self, passage: u32) -> Option<&str> {
-        self.texts.get(passage as usize)?.as_deref()
+        let (chunk, i) = self.in_chunk(passage)?;
+        Some(&chunk.texts[i])
     }
 
     fn check_build(&self, r: &mut Reader<'_>, what: &'static str) -> Result<(), IndexError> {
@@ -1234,11 +1691,12 @@ impl FragmentedIndex {
         Ok(())
     }
 
-    /// The estimated cosine of every passage to the normalised query `q` (see the module docs).
-    fn vector_scores(&self, q: &[f32]) -> Vec<f32> {
+    /// The estimated cosine (see the module docs) of every passage of the `probe` partitions to
+    /// the normalised query `q`, with its place: `(passage, score, place)`, in probe order.
+    fn vector_scores(&self, q: &[f32], probe: &[u32]) -> Vec<(u32, f32, FragPlace)> {
         let dims = self.dims();
         let nbytes = dims.div_ceil(8);
-        // table[p][byte] = Σ_k q[8p+k] · (±1 by bit k)
+        // table[p][byte] = Σ_k q[8p+k] σ[8p+k] · (±1 by bit k)
         let mut table = vec![0.0f32; nbytes * 256];
         for p in 0..nbytes {
             let qs: Vec<f32> = (0..8)
@@ -1256,30 +1714,36 @@ impl FragmentedIndex {
             }
         }
         let base = dot(q, &self.mean);
-        self.codes
-            .chunks_exact(nbytes.max(1))
-            .zip(&self.alphas)
-            .map(|(code, &a)| {
-                let s: f32 = code
+        let mut out = Vec::new();
+        for v in probe {
+            let Some(part) = self.parts.get(v) else {
+                continue;
+            };
+            for i in 0..part.places.len() {
+                let p = part.start + i as u32;
+                let s: f32 = part.signs[i * nbytes..(i + 1) * nbytes]
                     .iter()
                     .enumerate()
-                    .map(|(p, &b)| table[p * 256 + b as usize])
+                    .map(|(b, &x)| table[b * 256 + x as usize])
                     .sum();
-                base + a * s
-            })
-            .collect()
+                let a = part.alphas[i] as f32 / 255.0 * self.alpha_max;
+                out.push((p, base + a * s, part.places[i]));
+            }
+        }
+        out
     }
 
     /// The `k` best passages for a query, as [`Index::query`] ranks them: `vector` is the
     /// query's embedding at [`FragmentedIndex::dims`] (required unless `opts.mode` is
-    /// [`Mode::Keyword`]), `text` the query text for BM25. `opts.ef_search` is ignored (the
-    /// vector side scores every passage's code). Keyword scores equal [`Index::query`]'s on the
-    /// index this was split from.
+    /// [`Mode::Keyword`]), `text` the query text for BM25. `opts.ef_search`, if given, is the
+    /// number of vector partitions probed (default: the core's; all of them: an exact scan of
+    /// the codes). Keyword scores equal [`Index::query`]'s on the index this was split from. A
+    /// hit's URL and titles are filled in when its chunk is added, empty otherwise.
     ///
     /// Errors: [`IndexError::InvalidArgument`] when the vector is missing, a fusion parameter is
-    /// out of range, or a term shard the query needs is not added yet
-    /// ([`FragmentedIndex::missing_shards`]); [`IndexError::VectorDims`],
-    /// [`IndexError::NonFiniteVector`].
+    /// out of range, or a term shard or vector partition the query needs is not added yet
+    /// ([`FragmentedIndex::missing_shards`], [`FragmentedIndex::partitions_for`]);
+    /// [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`].
     pub fn query(
         &self,
         vector: Option<&[f32]>,
@@ -1311,12 +1775,27 @@ impl FragmentedIndex {
             }
             terms
         };
+        let probe = match (&q, opts.mode) {
+            (Some(q), Mode::Hybrid | Mode::Vector) if !self.is_empty() => {
+                let probe = self.probe_set(q, self.probes_of(opts.ef_search));
+                if let Some(v) = probe.iter().find(|v| !self.parts.contains_key(v)) {
+                    return Err(IndexError::InvalidArgument {
+                        what: "query",
+                        detail: format!(
+                            "vector partition {v} is not loaded (add it with add_partition)"
+                        ),
+                    });
+                }
+                probe
+            }
+            _ => Vec::new(),
+        };
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
         let c = opts.candidates.max(k).max(1);
         let n = self.len();
-        let (lists, weights): (Vec<&[(u32, u32)]>, Vec<f32>) = terms
+        let (lists, weights): (Vec<&[Posting]>, Vec<f32>) = terms
             .iter()
             .filter_map(|(t, w)| {
                 let l = self.postings.get(t)?;
@@ -1324,13 +1803,18 @@ impl FragmentedIndex {
             })
             .unzip();
         let avg = avgdl(self.total_len, n);
+        let find = |list: &[Posting], p: u32| {
+            list.binary_search_by_key(&p, |x| x.passage)
+                .ok()
+                .map(|i| list[i])
+        };
         let bm25_of = |p: u32| -> f32 {
             let mut score = 0.0f32;
             for (list, &w) in lists.iter().zip(&weights) {
-                if let Ok(i) = list.binary_search_by_key(&p, |&(x, _)| x) {
-                    let x = term_score(w, list[i].1, self.lens[p as usize], avg);
-                    if x > 0.0 {
-                        score += x;
+                if let Some(x) = find(list, p) {
+                    let s = term_score(w, x.tf, x.len, avg);
+                    if s > 0.0 {
+                        score += s;
                     }
                 }
             }
@@ -1340,16 +1824,16 @@ impl FragmentedIndex {
             let mut acc: HashMap<u32, f32> = HashMap::new();
             let mut order: Vec<u32> = Vec::new();
             for (list, &w) in lists.iter().zip(&weights) {
-                for &(p, tf) in list.iter() {
-                    let x = term_score(w, tf, self.lens[p as usize], avg);
-                    if x <= 0.0 {
+                for x in list.iter() {
+                    let s = term_score(w, x.tf, x.len, avg);
+                    if s <= 0.0 {
                         continue;
                     }
-                    let e = acc.entry(p).or_insert_with(|| {
-                        order.push(p);
+                    let e = acc.entry(x.passage).or_insert_with(|| {
+                        order.push(x.passage);
                         0.0
                     });
-                    *e += x;
+                    *e += s;
                 }
             }
             let mut found: Vec<Scored> = order
@@ -1362,44 +1846,67 @@ impl FragmentedIndex {
             top_n(&mut found, c);
             found
         };
-        let vector_top = |q: &[f32]| -> (Vec<Scored>, Vec<f32>) {
-            let all = self.vector_scores(q);
-            let mut found: Vec<Scored> = all
+        // The probed codes' scores and places, by passage.
+        let scored: HashMap<u32, (f32, FragPlace)> = match &q {
+            Some(q) if !probe.is_empty() => self
+                .vector_scores(q, &probe)
+                .into_iter()
+                .map(|(p, s, place)| (p, (s, place)))
+                .collect(),
+            _ => HashMap::new(),
+        };
+        let place_of = |p: u32| -> Place<u64> {
+            if let Some(&(_, place)) = scored.get(&p) {
+                return place_key(place);
+            }
+            lists
                 .iter()
-                .enumerate()
-                .map(|(i, &score)| Scored {
-                    score,
-                    id: i as u32,
-                })
+                .find_map(|l| find(l, p))
+                .and_then(|x| place_key(x.place))
+        };
+        let vector_top = || -> Vec<Scored> {
+            let mut found: Vec<Scored> = scored
+                .iter()
+                .map(|(&p, &(score, _))| Scored { score, id: p })
                 .collect();
             top_n(&mut found, c);
-            (found, all)
+            found
         };
-        let ranked: Vec<Scored> = match (opts.mode, &q) {
-            (Mode::Keyword, _) => bm25_top(),
-            (Mode::Vector, Some(q)) => vector_top(q).0,
-            (Mode::Hybrid, Some(q)) => {
-                let (vtop, all) = vector_top(q);
+        let ranked: Vec<Scored> = match opts.mode {
+            Mode::Keyword => bm25_top(),
+            Mode::Vector => vector_top(),
+            Mode::Hybrid => {
+                // A keyword candidate outside the probed partitions: the query's inner product
+                // with its partition's mean vector, the expected cosine of a member (module docs).
+                let q = q.as_deref().expect("checked above");
+                let dims = self.dims();
+                let estimate = |p: u32| {
+                    self.partition_of(p).map_or(0.0, |v| {
+                        let v = v as usize;
+                        dot(q, &self.means[v * dims..(v + 1) * dims])
+                    })
+                };
                 fuse_candidates(
-                    vtop.iter().map(|s| s.id),
+                    vector_top().iter().map(|s| s.id),
                     bm25_top().into_iter().map(|s| s.id),
-                    |p| all[p as usize],
+                    |p| scored.get(&p).map_or_else(|| estimate(p), |&(s, _)| s),
                     bm25_of,
-                    |p| self.section(p).map_or("", |(url, _, _)| url),
+                    place_of,
                     opts,
                 )
             }
-            (_, None) => unreachable!("checked above"),
         };
-        let url_of = |p: u32| self.section(p).map_or("", |(url, _, _)| url);
-        let out = collapse_sections(ranked, k, opts.collapse_sections, url_of)
+        let out = collapse_sections(ranked, k, opts.collapse_sections, place_of)
             .into_iter()
             .map(|s| {
-                let (url, page_title, heading) = self.section(s.id).expect("ranked passages exist");
+                let section = self.section(s.id);
+                let (url, page_title, heading) = section.unwrap_or(("", "", ""));
                 FragmentHit {
                     passage: s.id,
                     score: s.score,
-                    title: lightembed_title::section_title(page_title, heading),
+                    title: section.map_or(String::new(), |_| {
+                        lightembed_title::section_title(page_title, heading)
+                    }),
                     page_title: page_title.to_string(),
                     heading: heading.to_string(),
                     url: url.to_string(),

@@ -89,7 +89,9 @@ pub struct SearchOptions {
     /// results are asked for (the CLI's `-k 10` and the widget's 20 rank alike).
     pub candidates: usize,
     /// HNSW beam for the vector side (`None`: the index's `ef_search`; the effective beam is
-    /// at least the number of candidates).
+    /// at least the number of candidates). For a [`crate::fragments::FragmentedIndex`]: the
+    /// number of vector partitions probed (`None`: the bundle's default; the partition count or
+    /// more: every code scored).
     pub ef_search: Option<usize>,
     /// Keep only the best hit per URL (a section cut into several passages shares its URL and
     /// anchor). Hits with an empty URL are never collapsed. Default `true`.
@@ -175,7 +177,7 @@ impl Index {
             self.bm25_top(terms, c).into_iter().map(|(slot, _)| slot),
             |s| self.cosine(q, s),
             |s| self.bm25_score(terms, s),
-            |s| self.docs[s as usize].payload.url.as_str(),
+            |s| url_place(self.docs[s as usize].payload.url.as_str()),
             opts,
         )
     }
@@ -199,7 +201,7 @@ impl Index {
     /// Ranked slots → the first `k` hits, at most one per non-empty URL when `collapse`.
     fn collect_hits(&self, ranked: Vec<Scored>, k: usize, collapse: bool) -> Vec<Hit> {
         collapse_sections(ranked, k, collapse, |s| {
-            self.docs[s as usize].payload.url.as_str()
+            url_place(self.docs[s as usize].payload.url.as_str())
         })
         .into_iter()
         .map(|s| self.hit(s.id, s.score))
@@ -207,16 +209,27 @@ impl Index {
     }
 }
 
+/// Where a passage lies, for collapsing and page evidence: `None` when it has no URL (never
+/// collapsed, no page evidence), else `(page, section)` — two passages share a section when their
+/// URLs are equal and a page when their URLs agree before `#`. An [`Index`] keys both by the URL
+/// text ([`url_place`]); a [`crate::fragments::FragmentedIndex`] by numbers its fragments carry.
+pub(crate) type Place<K> = Option<(K, K)>;
+
+/// The [`Place`] of a passage with URL `url`, keyed by the URL text.
+pub(crate) fn url_place(url: &str) -> Place<&str> {
+    (!url.is_empty()).then(|| (url.split('#').next().unwrap_or(url), url))
+}
+
 /// The hybrid ranking of a candidate set, shared by [`Index::query`] and
 /// [`crate::fragments::FragmentedIndex::query`]: the `vector` candidates, then the `keyword` ones
 /// not already there, each scored on both sides (`cos_of`, `bm25_of`), fused ([`fused_scores`]),
-/// given page evidence ([`add_page_evidence`], pages from `url_of`), best first.
-pub(crate) fn fuse_candidates<'a>(
+/// given page evidence ([`add_page_evidence`], pages from `place_of`), best first.
+pub(crate) fn fuse_candidates<K: Copy + Eq + std::hash::Hash>(
     vector: impl IntoIterator<Item = u32>,
     keyword: impl IntoIterator<Item = u32>,
     cos_of: impl Fn(u32) -> f32,
     bm25_of: impl Fn(u32) -> f32,
-    url_of: impl Fn(u32) -> &'a str,
+    place_of: impl Fn(u32) -> Place<K>,
     opts: &SearchOptions,
 ) -> Vec<Scored> {
     let mut ids: Vec<u32> = vector.into_iter().collect();
@@ -229,7 +242,7 @@ pub(crate) fn fuse_candidates<'a>(
     let cos: Vec<f32> = ids.iter().map(|&id| cos_of(id)).collect();
     let bm: Vec<f32> = ids.iter().map(|&id| bm25_of(id)).collect();
     let mut fused = fused_scores(&cos, &bm, opts.fusion);
-    add_page_evidence(&mut fused, &|i| url_of(ids[i]), opts.page_weight);
+    add_page_evidence(&mut fused, &|i| place_of(ids[i]), opts.page_weight);
     let mut out: Vec<Scored> = ids
         .into_iter()
         .zip(fused)
@@ -239,19 +252,21 @@ pub(crate) fn fuse_candidates<'a>(
     out
 }
 
-/// The first `k` of `ranked`, at most one per non-empty URL (`url_of`) when `collapse`.
-pub(crate) fn collapse_sections<'a>(
+/// The first `k` of `ranked`, at most one per section (`place_of`; passages without a URL are
+/// never collapsed) when `collapse`.
+pub(crate) fn collapse_sections<K: Copy + Eq + std::hash::Hash>(
     ranked: Vec<Scored>,
     k: usize,
     collapse: bool,
-    url_of: impl Fn(u32) -> &'a str,
+    place_of: impl Fn(u32) -> Place<K>,
 ) -> Vec<Scored> {
-    let mut urls: HashSet<&str> = HashSet::new();
+    let mut sections: HashSet<K> = HashSet::new();
     let mut out = Vec::with_capacity(k);
     for s in ranked {
-        let url = url_of(s.id);
-        if collapse && !url.is_empty() && !urls.insert(url) {
-            continue;
+        if let (true, Some((_, section))) = (collapse, place_of(s.id)) {
+            if !sections.insert(section) {
+                continue;
+            }
         }
         out.push(s);
         if out.len() == k {
@@ -289,11 +304,11 @@ pub(crate) fn fused_scores(cos: &[f32], bm: &[f32], fusion: Fusion) -> Vec<f32> 
 }
 
 /// [`SearchOptions::page_weight`]: adds to `fused[i]` `weight ×` the best fused score among the
-/// candidates of the same page (URL before `#`) but another section (another URL); candidates
-/// with an empty URL are left as they are. Linear in the number of candidates.
-pub(crate) fn add_page_evidence<'a>(
+/// candidates of the same page but another section (`place_of`); candidates without a place (no
+/// URL) are left as they are. Linear in the number of candidates.
+pub(crate) fn add_page_evidence<K: Copy + Eq + std::hash::Hash>(
     fused: &mut [f32],
-    url_of: &dyn Fn(usize) -> &'a str,
+    place_of: &dyn Fn(usize) -> Place<K>,
     weight: f32,
 ) {
     if weight == 0.0 {
@@ -301,33 +316,34 @@ pub(crate) fn add_page_evidence<'a>(
     }
     use std::collections::HashMap;
     // per page: the best (score, section) and the best score of any other section
-    let mut pages: HashMap<&str, ((f32, &str), f32)> = HashMap::new();
+    let mut pages: HashMap<K, ((f32, Option<K>), f32)> = HashMap::new();
     for (i, &f) in fused.iter().enumerate() {
-        let url = url_of(i);
-        if url.is_empty() {
+        let Some((page, section)) = place_of(i) else {
             continue;
-        }
-        let page = url.split('#').next().unwrap_or(url);
+        };
         let e = pages
             .entry(page)
-            .or_insert(((f32::NEG_INFINITY, ""), f32::NEG_INFINITY));
+            .or_insert(((f32::NEG_INFINITY, None), f32::NEG_INFINITY));
         if f > e.0 .0 {
-            if e.0 .1 != url {
+            if e.0 .1 != Some(section) {
                 e.1 = e.1.max(e.0 .0);
             }
-            e.0 = (f, url);
-        } else if url != e.0 .1 {
+            e.0 = (f, Some(section));
+        } else if Some(section) != e.0 .1 {
             e.1 = e.1.max(f);
         }
     }
     let base: Vec<f32> = fused.to_vec();
     for (i, f) in fused.iter_mut().enumerate() {
-        let url = url_of(i);
-        if url.is_empty() {
+        let Some((page, section)) = place_of(i) else {
             continue;
-        }
-        let ((best, best_url), other) = pages[url.split('#').next().unwrap_or(url)];
-        let evidence = if best_url != url { best } else { other };
+        };
+        let ((best, best_section), other) = pages[&page];
+        let evidence = if best_section != Some(section) {
+            best
+        } else {
+            other
+        };
         if evidence.is_finite() {
             *f = base[i] + weight * evidence;
         }

@@ -55,6 +55,7 @@ pub mod fragments;
 mod graph;
 pub mod gzip;
 mod hybrid;
+mod kmeans;
 mod index;
 pub mod keywords;
 pub mod layout;

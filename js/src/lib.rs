@@ -378,8 +378,12 @@ impl JsSearchIndex {
 /// A static site's index cut into fragments (`lightembed site`): the core loads first
 /// (`fromCore`), then a query needs the term shards of its words (`missingShards` → fetch →
 /// `addShard`; then, for a word no passage holds, a typo?, `missingTypoShards` → fetch →
-/// `addTypoShard` and `missingShards` again for the correction's shard) and its results' text the
-/// chunks they are in (`hit.chunk` → fetch → `addChunk` → `excerpt`). Keyword scores equal `lightembed search` on the unsplit index; the vector side
+/// `addTypoShard` and `missingShards` again for the correction's shard), for the hybrid or vector
+/// ranking the vector partitions nearest its embedding (`partitionsFor(vector)` → fetch →
+/// `addPartition`, then `search` with `options.vector`), and its results' URLs, titles and text
+/// the chunks they are in (`hit.chunk` → fetch → `addChunk`; a hit's `url`, `title`, `pageTitle`
+/// and `heading` are empty until then: search again, or `excerpt`). Keyword scores equal
+/// `lightembed search` on the unsplit index; the vector side
 /// uses one sign bit per dim (see `lightembed_index::fragments`).
 #[wasm_bindgen(js_name = SiteIndex)]
 pub struct JsSiteIndex {
@@ -438,6 +442,43 @@ impl JsSiteIndex {
     #[wasm_bindgen(getter, js_name = chunkCount)]
     pub fn chunk_count(&self) -> u32 {
         self.inner.chunk_count()
+    }
+
+    /// Number of vector partitions (files `f/<build>/v<n>.bin`).
+    #[wasm_bindgen(getter, js_name = partitionCount)]
+    pub fn partition_count(&self) -> u32 {
+        self.inner.partition_count()
+    }
+
+    /// The vector partitions a hybrid or vector search for the query embedding `vector`
+    /// (`dims` numbers) probes that are not added yet, ascending (empty: it can be searched).
+    ///
+    /// @throws {Error} when `vector` is not `dims` finite numbers.
+    #[wasm_bindgen(js_name = partitionsFor)]
+    pub fn partitions_for(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
+    ) -> Result<Vec<u32>, JsValue> {
+        let dims = self.inner.dims();
+        let v = arg("partitionsFor", "vector").floats(
+            &vector,
+            dims,
+            "be",
+            &format!("have index.dims = {dims} numbers"),
+        )?;
+        self.inner.partitions_for(&v, None).map_err(js_error)
+    }
+
+    /// Adds a vector partition; returns its number.
+    ///
+    /// @throws {Error} for a corrupted partition (or damaged gzip) or one of another build.
+    #[wasm_bindgen(js_name = addPartition)]
+    pub fn add_partition(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<u32, JsValue> {
+        let bytes = arg("addPartition", "bytes").file_bytes(&bytes)?;
+        self.inner.add_partition(&bytes).map_err(js_error)
     }
 
     /// The term shards `query` needs that are not added yet (empty: it can be searched).
@@ -536,10 +577,11 @@ impl JsSiteIndex {
     }
 
     /// The `k` best passages for `query`, best first, at most one per section, without text
-    /// (options as `SearchIndex.search`; `excerptChars` is not used here).
+    /// (options as `SearchIndex.search`; `excerptChars` is not used here). A hit's URL and
+    /// titles are filled once its chunk is added (empty before).
     ///
-    /// @throws {Error} for a bad argument or option, a missing term shard (`missingShards`), or
-    /// a model whose dims do not include the index dims.
+    /// @throws {Error} for a bad argument or option, a missing term shard (`missingShards`) or
+    /// vector partition (`partitionsFor`), or a model whose dims do not include the index dims.
     pub fn search(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,

@@ -81,6 +81,7 @@ impl JsSiteBuilder {
             full_model: full_model.unwrap_or(false),
             root_selector,
             gzip: gzip.unwrap_or(true),
+            ..SiteOptions::default()
         };
         SiteBuilder::new(model_bytes, model_name, &opts)
             .map(|b| JsSiteBuilder { inner: Some(b) })

@@ -44,15 +44,18 @@ const copy = (src) => {
   return d;
 };
 
-/** Searches a bundle's files (from getFiles) as the widget does: core, shards, chunks. */
+/** Searches a bundle's files (from getFiles) as the widget does: core, shards and partitions,
+ * then the hits' chunks (their URLs and titles), then the same search again. */
 async function searchBundle(files, query) {
   const byPath = new Map(files.map((f) => [f.path, f.content]));
   const manifest = JSON.parse(Buffer.from(byPath.get("manifest.json")).toString("utf8"));
   const model = le.Model.fromBytes(byPath.get(manifest.files.model));
   const site = le.SiteIndex.fromCore(byPath.get(manifest.files.core));
   for (const s of site.missingShards(query)) site.addShard(byPath.get(`${manifest.files.fragments}t${s}.bin`));
-  const hits = site.search(query, { model, k: 5 });
-  return hits;
+  const vector = model.embed(query, site.dims);
+  for (const v of site.partitionsFor(vector)) site.addPartition(byPath.get(`${manifest.files.fragments}v${v}.bin`));
+  for (const h of site.search(query, { vector, k: 5 })) site.addChunk(byPath.get(`${manifest.files.fragments}c${h.chunk}.bin`));
+  return site.search(query, { vector, k: 5 });
 }
 
 test("addDirectory + writeFiles writes the bundle `lightembed site` writes", async () => {

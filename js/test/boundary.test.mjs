@@ -43,6 +43,7 @@ const read = (name) => readFileSync(join(bundle, name));
 const core = () => read(manifest.files.core);
 const shard = (n) => read(`${manifest.files.fragments}t${n}.bin`);
 const chunk = (n) => read(`${manifest.files.fragments}c${n}.bin`);
+const part = (n) => read(`${manifest.files.fragments}v${n}.bin`);
 
 before(() => {
   assert.ok(existsSync(cliPath), `${cliPath} is missing: run cargo build -p lightembed-cli`);
@@ -96,6 +97,7 @@ describe("k and the other numeric options", () => {
       "search: options.k must be an integer from 1 to 100000, not 4294967295",
     );
     for (const n of six.missingShards("fixture pages")) assert.equal(six.addShard(shard(n)), n);
+    for (const n of six.partitionsFor(siteModel.embed("fixture pages", six.dims))) assert.equal(six.addPartition(part(n)), n);
     const hits = six.search("fixture pages", { model: siteModel, k: 100000 });
     assert.ok(hits.length >= 1 && hits.length <= six.length);
     assert.deepEqual(six.search("fixture pages", { model: siteModel, k: six.length }), hits);
@@ -191,6 +193,9 @@ describe("argument types", () => {
     throwsMessage(() => six.missingShards(5), "missingShards: query must be a string, not number");
     throwsMessage(() => six.addShard("x"), "addShard: bytes must be a Uint8Array, not string");
     throwsMessage(() => six.addChunk(new Float32Array(2)), "addChunk: bytes must be a Uint8Array, not Float32Array");
+    throwsMessage(() => six.addPartition([1, 2]), "addPartition: bytes must be a Uint8Array, not array");
+    assert.throws(() => six.partitionsFor([1, 2]), /partitionsFor: vector must have index.dims = 128 numbers/);
+    assert.throws(() => six.search("fixture", { model: siteModel }), /vector partition 0 is not loaded/);
     throwsMessage(() => six.hasText(-1), `hasText: passage must be an integer from 0 to ${last}, not -1`);
     throwsMessage(() => six.hasText("x"), `hasText: passage must be an integer from 0 to ${last}, not "x"`);
     throwsMessage(() => six.hasText(six.length), `hasText: passage must be an integer from 0 to ${last}, not ${six.length}`);
@@ -202,6 +207,7 @@ describe("argument types", () => {
     // Still usable: shards, chunks, search, excerpts, free.
     assert.equal(six.hasText(0), false);
     for (const n of six.missingShards("fixture")) six.addShard(shard(n));
+    for (let n = 0; n < six.partitionCount; n++) assert.equal(six.addPartition(part(n)), n);
     assert.equal(six.addChunk(chunk(0)), 0);
     assert.equal(six.hasText(0), true);
     assert.ok(six.search("fixture", { model: siteModel }).length >= 1);
@@ -223,6 +229,8 @@ describe("argument types", () => {
       "missingShards(query: string): Uint32Array;",
       "addShard(bytes: Uint8Array): number;",
       "addChunk(bytes: Uint8Array): number;",
+      "partitionsFor(vector: Float32Array | number[]): Uint32Array;",
+      "addPartition(bytes: Uint8Array): number;",
       "hasText(passage: number): boolean;",
       "search(query: string, options?: SearchOptions | null): SiteHit[];",
       "excerpt(passage: number, query: string, chars?: number | null): Excerpt;",
@@ -275,6 +283,8 @@ test("SiteIndex hits carry the page title and the heading apart (a Sphinx title 
     const manifest = JSON.parse(Buffer.from(get("manifest.json")).toString("utf8"));
     const ix = le.SiteIndex.fromCore(get(manifest.files.core));
     for (let s = 0; s < ix.shardCount; s++) ix.addShard(get(`${manifest.files.fragments}t${s}.bin`));
+    // URLs and titles travel with the text chunks.
+    for (let c = 0; c < ix.chunkCount; c++) ix.addChunk(get(`${manifest.files.fragments}c${c}.bin`));
     const hits = ix.search("setup program restart", { mode: "keyword", k: 5 });
     const win = hits.find((h) => h.url === "install.html#win");
     assert.equal(win.pageTitle, "Install — Garden 1.0 documentation");

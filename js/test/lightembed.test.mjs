@@ -371,7 +371,23 @@ describe("site index (lightembed site bundle, in fragments)", () => {
         }
         for (const n of missing) assert.equal(six.addShard(read(`${manifest.files.fragments}t${n}.bin`)), n);
         assert.equal(six.missingShards(query).length, 0);
-        const got = six.search(query, { k: 5, mode, model: siteModel });
+        if (mode !== "keyword") {
+          // The vector side needs the partitions nearest the query's embedding.
+          const vector = siteModel.embed(query, six.dims);
+          for (const n of six.partitionsFor(vector)) assert.equal(six.addPartition(read(`${manifest.files.fragments}v${n}.bin`)), n);
+          assert.equal(six.partitionsFor(vector).length, 0);
+        }
+        let got = six.search(query, { k: 5, mode, model: siteModel });
+        // A hit's URL, titles and text come with its chunk: untitled before, the same rank after.
+        const before = got.map((h) => [h.passage, h.score]);
+        for (const h of got) {
+          if (six.hasText(h.passage)) continue;
+          assert.deepEqual([h.url, h.title, h.pageTitle, h.heading], ["", "", "", ""]);
+          assert.throws(() => six.excerpt(h.passage, query, 0), /not loaded/);
+          six.addChunk(read(`${manifest.files.fragments}c${h.chunk}.bin`));
+        }
+        got = six.search(query, { k: 5, mode, model: siteModel });
+        assert.deepEqual(got.map((h) => [h.passage, h.score]), before);
         const want = JSON.parse(cli(["search", "--index", bundle, "--json", "--mode", mode, "-k", "5", query]));
         const where = `${mode} ${JSON.stringify(query)}`;
         assert.deepEqual(got.map((h) => `${h.url}:${h.passage}`), want.results.map((r) => r.id), `ids, ${where}`);
@@ -379,10 +395,6 @@ describe("site index (lightembed site bundle, in fragments)", () => {
           assert.ok(Math.abs(got[i].score - w.score) <= EPS, `score, ${where}`);
           assert.equal(got[i].title, w.title);
           // The text comes from its chunk; the excerpt (whole passage) equals the CLI's.
-          if (!six.hasText(got[i].passage)) {
-            assert.throws(() => six.excerpt(got[i].passage, query, 0), /not loaded/);
-          }
-          six.addChunk(read(`${manifest.files.fragments}c${got[i].chunk}.bin`));
           const e = six.excerpt(got[i].passage, query, 0);
           assert.equal(e.snippet, w.snippet);
           assert.deepEqual(e.highlights, cliHighlightsUtf16(w.snippet, w.highlights));
@@ -402,6 +414,7 @@ describe("site index (lightembed site bundle, in fragments)", () => {
     const q = "water the garden";
     for (const n of six.missingShards(q)) six.addShard(read(`${manifest.files.fragments}t${n}.bin`));
     const stored = ix.search(q, { mode: "keyword", k: 5, excerptChars: 0 });
+    for (const h of six.search(q, { mode: "keyword", k: 5 })) six.addChunk(read(`${manifest.files.fragments}c${h.chunk}.bin`));
     const fragment = six.search(q, { mode: "keyword", k: 5 });
     assert.equal(stored.length, 3);
     assert.equal(fragment.length, 3);
@@ -446,6 +459,7 @@ describe("site index (lightembed site bundle, in fragments)", () => {
       assert.equal(ix.addShard(shard), 0);
       assert.equal(ix.addChunk(chunk), 0);
       for (let n = 1; n < ix.shardCount; n++) ix.addShard(read(`${manifest.files.fragments}t${n}.bin`));
+      for (let n = 0; n < ix.partitionCount; n++) ix.addPartition(read(`${manifest.files.fragments}v${n}.bin`));
     }
     const q = "what the fixture pages say";
     assert.deepEqual(fromGz.search(q, { k: 5, model: siteModel }), raw.search(q, { k: 5, model: rawModel }));
@@ -456,6 +470,8 @@ describe("site index (lightembed site bundle, in fragments)", () => {
     assert.throws(() => SiteIndex.fromCore(cut(gzCore)), { message: "SiteIndex.fromCore: damaged gzip: the data ends early (truncated)" });
     assert.throws(() => six.addShard(cut(gzShard)), { message: "addShard: damaged gzip: the data ends early (truncated)" });
     assert.throws(() => six.addChunk(cut(gzChunk)), { message: "addChunk: damaged gzip: the data ends early (truncated)" });
+    const gzPart = read(`${manifest.files.fragments}v0.bin`);
+    assert.throws(() => six.addPartition(cut(gzPart)), { message: "addPartition: damaged gzip: the data ends early (truncated)" });
     assert.throws(() => Model.fromBytes(cut(gzModel)), { message: "Model.fromBytes: damaged gzip: the data ends early (truncated)" });
   });
 

@@ -94,7 +94,7 @@ const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '
   '.wasm': 'application/wasm', '.json': 'application/json', '.css': 'text/css', '.bin': 'application/octet-stream' };
 const requests = [];
 // What a step can make the host do: gzip `.bin` responses (Content-Encoding: gzip, so
-// Content-Length is the compressed size), or damage the fragments (`f/<build>/[tc]N.bin`) it serves.
+// Content-Length is the compressed size), or damage the fragments (`f/<build>/[tvc]N.bin`) it serves.
 // Scheduling steps: `events` (an array) records each bundle file's request and its answer
 // ("request core", "sent wasm", …, in the order the host saw them); `wasmAfterCore` holds the
 // wasm's answer until the core is asked for (3 s at most, so a widget that asks for them one after
@@ -104,7 +104,7 @@ const kindOf = (p) => (/\.wasm$/.test(p) ? 'wasm' : /\/core\.[0-9a-f]+\.bin$/.te
   // 'model': what the hybrid ranking waits for — the static model's query head (its row shards
   // are 'rows'), or the model file of a bundle without one.
   : /\/(query|model)\.[0-9a-f]+\.bin$/.test(p) ? 'model' : /\/q\/[0-9a-f]+\/r\d+\.bin$/.test(p) ? 'rows'
-  : /\/t\d+\.bin$/.test(p) ? 'shard' : /\/c\d+\.bin$/.test(p) ? 'chunk' : null);
+  : /\/t\d+\.bin$/.test(p) ? 'shard' : /\/v\d+\.bin$/.test(p) ? 'partition' : /\/c\d+\.bin$/.test(p) ? 'chunk' : null);
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (!url.pathname.startsWith(MOUNT)) { res.writeHead(404).end(); return; }
@@ -115,7 +115,7 @@ const server = http.createServer(async (req, res) => {
   let body = fs.readFileSync(p);
   const request = { path: url.pathname, bytes: body.length, gzip: zlib.gzipSync(body, { level: 9 }).length, file: p };
   requests.push(request);
-  if (host.truncateFragments && /\/f\/[0-9a-f]+\/[tc]\d+\.bin$/.test(url.pathname)) body = body.subarray(0, body.length >> 1);
+  if (host.truncateFragments && /\/f\/[0-9a-f]+\/[tvc]\d+\.bin$/.test(url.pathname)) body = body.subarray(0, body.length >> 1);
   const headers = { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream' };
   if (host.gzipBin && p.endsWith('.bin')) {
     body = zlib.gzipSync(body, { level: 1 });
@@ -233,7 +233,8 @@ await step('focus → model and index verified and loaded; a question → result
   const kinds = {};
   for (const r of requests.filter((r) => r.path.includes('/lightembed/'))) {
     const name = r.path.split('/').pop();
-    const kind = /^t\d+\.bin$/.test(name) ? 'terms' : /^c\d+\.bin$/.test(name) ? 'text' : name.replace(/\.[0-9a-f]{16}\./, '.');
+    const kind = /^t\d+\.bin$/.test(name) ? 'terms' : /^v\d+\.bin$/.test(name) ? 'vectors'
+      : /^c\d+\.bin$/.test(name) ? 'text' : name.replace(/\.[0-9a-f]{16}\./, '.');
     kinds[kind] = kinds[kind] || { gzip: 0, n: 0 };
     kinds[kind].gzip += r.gzip;
     kinds[kind].n += 1;
@@ -241,12 +242,15 @@ await step('focus → model and index verified and loaded; a question → result
   figures.bundleGzip = Object.values(kinds).reduce((s, k) => s + k.gzip, 0);
   figures.bundleRequests = Object.values(kinds).reduce((s, k) => s + k.n, 0);
   figures.kinds = Object.entries(kinds).map(([k, v]) => `${k} ${(v.gzip / 1e3).toFixed(0)} kB/${v.n}`).join(', ');
-  // The index came in fragments: the core, a few term shards, the text chunks of the results.
-  const frags = requests.filter((r) => /\/lightembed\/f\/[0-9a-f]{16}\/[tc]\d+\.bin$/.test(r.path));
+  // The index came in fragments: the core, a few term shards, the vector partitions the query
+  // probes, the text chunks of the results.
+  const frags = requests.filter((r) => /\/lightembed\/f\/[0-9a-f]{16}\/[tvc]\d+\.bin$/.test(r.path));
   const manifest = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
   const shards = frags.filter((r) => /\/t\d+\.bin$/.test(r.path)).length;
+  const parts = frags.filter((r) => /\/v\d+\.bin$/.test(r.path)).length;
   assert(shards >= 1 && shards < manifest.index.shards / 2, `${shards} of ${manifest.index.shards} term shards fetched`);
-  assert(frags.length - shards >= 1, 'text chunks fetched for the excerpts');
+  assert(parts >= 1 && parts <= manifest.index.partitions, `${parts} of ${manifest.index.partitions} vector partitions fetched`);
+  assert(frags.length - shards - parts >= 1, 'text chunks fetched for the titles and excerpts');
   const results = await page.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => ({
     href: e.querySelector('a')?.getAttribute('href'),
     sections: e.querySelectorAll('.lightembed-sections li').length,
@@ -441,7 +445,7 @@ await step('a damaged fragment: named in plain words, the list cleared, Enter do
       return s.classList.contains('lightembed-error') || (s.textContent !== before && !/pages \(|^$|Loading/.test(s.textContent));
     }, before, { timeout: STEP_MS });
     const st = await statusOf(p4);
-    assert(/\b[tc]\d+\.bin\b/.test(st.text) && !/HTTP|answered/.test(st.text), `the message names the file in words: ${st.text}`);
+    assert(/\b[tvc]\d+\.bin\b/.test(st.text) && !/HTTP|answered/.test(st.text), `the message names the file in words: ${st.text}`);
     const listed = await p4.locator('[data-testid="lightembed-result"]').count();
     assert(listed === 0, `${listed} results still listed under the error`);
     const went = navigates(p4);
@@ -592,6 +596,8 @@ await step('slow link: wasm, core and query head asked for at once, the term sha
     // no row shard before the head is in.
     assert(at('request shard') > 0 && at('sent model') < 0 && at('request rows') < 0,
       `term shards asked for while the head is held: ${ev.join(', ')}`);
+    // Vector partitions are asked for only with the query's embedding, so not before the head.
+    assert(at('request partition') < 0, `no vector partition asked for before the query head: ${ev.join(', ')}`);
     console.log(`     ${ev.filter((e) => !/chunk/.test(e)).slice(0, 8).join(', ')}, …`);
   } finally {
     host.wasmAfterCore = false;

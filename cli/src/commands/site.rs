@@ -16,5 +16,7 @@ pub fn run(c: SiteCommand) -> Result<u8> {
         prune: !c.full_model,
         root_selector: c.root_selector,
         gzip: !c.no_gzip,
+        partitions: c.partitions.map(|p| p as usize),
+        probes: c.probes as usize,
     })
 }
