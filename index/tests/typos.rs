@@ -67,6 +67,7 @@ fn small() -> SplitOptions {
     SplitOptions {
         shard_bytes: 96,
         chunk_bytes: 300,
+        ..SplitOptions::default()
     }
 }
 
@@ -74,11 +75,14 @@ fn fragments() -> Fragments {
     split(&build(), &small()).unwrap()
 }
 
-/// The core with every term shard, chunk and typo shard added.
+/// The core with every term shard, vector partition, chunk and typo shard added.
 fn load_all(f: &Fragments) -> FragmentedIndex {
     let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
     for s in &f.shards {
         fx.add_shard(s).unwrap();
+    }
+    for v in &f.partitions {
+        fx.add_partition(v).unwrap();
     }
     for c in &f.chunks {
         fx.add_chunk(c).unwrap();
