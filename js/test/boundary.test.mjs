@@ -195,7 +195,7 @@ describe("argument types", () => {
     throwsMessage(() => six.addChunk(new Float32Array(2)), "addChunk: bytes must be a Uint8Array, not Float32Array");
     throwsMessage(() => six.addPartition([1, 2]), "addPartition: bytes must be a Uint8Array, not array");
     assert.throws(() => six.partitionsFor([1, 2]), /partitionsFor: vector must have index.dims = 128 numbers/);
-    assert.throws(() => six.search("fixture", { model: siteModel }), /vector partition 0 is not loaded/);
+    assert.throws(() => six.search("fixture", { model: siteModel, mode: "vector" }), /vector partition 0 is not loaded/);
     throwsMessage(() => six.hasText(-1), `hasText: passage must be an integer from 0 to ${last}, not -1`);
     throwsMessage(() => six.hasText("x"), `hasText: passage must be an integer from 0 to ${last}, not "x"`);
     throwsMessage(() => six.hasText(six.length), `hasText: passage must be an integer from 0 to ${last}, not ${six.length}`);
