@@ -28,7 +28,12 @@ fn read(p: &Path) -> Vec<u8> {
 /// a folder is its index.html; the Rust book's earlier-edition copies of a chapter are that
 /// chapter).
 fn page_key(url: &str) -> String {
-    let mut p = url.split('#').next().unwrap_or(url).trim_start_matches('/').to_string();
+    let mut p = url
+        .split('#')
+        .next()
+        .unwrap_or(url)
+        .trim_start_matches('/')
+        .to_string();
     if p.is_empty() || p.ends_with('/') {
         p.push_str("index.html");
     }
@@ -58,14 +63,16 @@ fn main() {
         .map(|v| size(format!("v{v}.bin")))
         .collect();
     for s in 0..ix.shard_count() {
-        ix.add_shard(&read(&frags.join(format!("t{s}.bin")))).unwrap();
+        ix.add_shard(&read(&frags.join(format!("t{s}.bin"))))
+            .unwrap();
     }
     for v in 0..ix.partition_count() {
         ix.add_partition(&read(&frags.join(format!("v{v}.bin"))))
             .unwrap();
     }
     for c in 0..ix.chunk_count() {
-        ix.add_chunk(&read(&frags.join(format!("c{c}.bin")))).unwrap();
+        ix.add_chunk(&read(&frags.join(format!("c{c}.bin"))))
+            .unwrap();
     }
     let model = lightembed::Model::from_bytes(&read(&file("model"))).unwrap();
     let qs: Vec<(String, Vec<String>)> = questions
@@ -154,9 +161,13 @@ fn main() {
             .iter()
             .map(|&p| part_bytes[p as usize])
             .sum();
-        let hits = ix.query(Some(&v), q, 20, &SearchOptions::default()).unwrap();
-        let chunks: std::collections::BTreeSet<u32> =
-            hits.iter().map(|h| ix.chunk_of(h.passage).unwrap()).collect();
+        let hits = ix
+            .query(Some(&v), q, 20, &SearchOptions::default())
+            .unwrap();
+        let chunks: std::collections::BTreeSet<u32> = hits
+            .iter()
+            .map(|h| ix.chunk_of(h.passage).unwrap())
+            .collect();
         let c: u64 = chunks.iter().map(|&c| size(format!("c{c}.bin"))).sum();
         if i == 0 {
             println!(

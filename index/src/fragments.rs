@@ -599,7 +599,11 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         })
         .collect();
 
-    let means: &[f32] = if k <= 1 { &mean[..k * dims] } else { &clusters.means };
+    let means: &[f32] = if k <= 1 {
+        &mean[..k * dims]
+    } else {
+        &clusters.means
+    };
 
     // Postings per term over passages.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kw.vocab.len()];

@@ -114,7 +114,9 @@ pub(crate) fn spherical_kmeans(rows: &[f32], dims: usize, k: usize, seed: u64) -
         }
     }
     // Every row to its nearest centroid; empty clusters dropped, the rest renumbered in order.
-    let mut all: Vec<u32> = (0..n).map(|i| nearest(&centroids, dims, row(i)).0).collect();
+    let mut all: Vec<u32> = (0..n)
+        .map(|i| nearest(&centroids, dims, row(i)).0)
+        .collect();
     let mut sums = vec![0.0f64; k * dims];
     let mut counts = vec![0usize; k];
     for (i, &c) in all.iter().enumerate() {

@@ -152,7 +152,10 @@ fn same_ranking(got: &[(String, f32)], want: &[(String, f32)], what: &str) {
         }
         let mut a: Vec<&str> = got[i..j].iter().map(|x| x.0.as_str()).collect();
         let mut b: Vec<&str> = want[i..j].iter().map(|x| x.0.as_str()).collect();
-        assert!(got[i..j].iter().all(|x| x.1 == want[i].1), "{what}: scores at {i}..{j}");
+        assert!(
+            got[i..j].iter().all(|x| x.1 == want[i].1),
+            "{what}: scores at {i}..{j}"
+        );
         a.sort_unstable();
         b.sort_unstable();
         if j < want.len() {
@@ -186,13 +189,22 @@ fn keyword_ranking_equals_the_index() {
         let got = fx.query(None, q, 10, &opts).unwrap();
         // BM25 is the same f32, section for section.
         same_ranking(
-            &got.iter().map(|h| (h.url.clone(), h.score)).collect::<Vec<_>>(),
-            &want.iter().map(|h| (h.payload.url.clone(), h.score)).collect::<Vec<_>>(),
+            &got.iter()
+                .map(|h| (h.url.clone(), h.score))
+                .collect::<Vec<_>>(),
+            &want
+                .iter()
+                .map(|h| (h.payload.url.clone(), h.score))
+                .collect::<Vec<_>>(),
             q,
         );
         for g in &got {
             let w = ix.get(&ids[g.passage as usize]).unwrap();
-            assert_eq!((&g.url, &g.title), (&w.payload.url, &w.payload.title), "{q}");
+            assert_eq!(
+                (&g.url, &g.title),
+                (&w.payload.url, &w.payload.title),
+                "{q}"
+            );
         }
     }
 }
@@ -490,7 +502,10 @@ fn corrupted_fragments_are_refused() {
     assert!(e.to_string().contains("another build"), "{e}");
     let mut bad = f.partitions[1].clone();
     bad[30] ^= 4;
-    assert_eq!(fx.add_partition(&bad).unwrap_err(), IndexError::ChecksumMismatch);
+    assert_eq!(
+        fx.add_partition(&bad).unwrap_err(),
+        IndexError::ChecksumMismatch
+    );
     let mut bad = f.partitions[1].clone();
     bad[22] = 0; // partition 1 says it is partition 0: the entry count is not the core's
     reseal(&mut bad);
@@ -792,7 +807,10 @@ fn both_kinds_find_a_passage_in_one_shape() {
     let unloaded = Searcher::find(&bare, None, "borrow", 5, &opts).unwrap();
     assert_eq!(loaded.len(), unloaded.len());
     for (u, l) in unloaded.iter().zip(&loaded) {
-        assert_eq!((u.text.as_str(), u.url.as_str(), u.title.as_str()), ("", "", ""));
+        assert_eq!(
+            (u.text.as_str(), u.url.as_str(), u.title.as_str()),
+            ("", "", "")
+        );
         assert_eq!(u.score, l.score);
         let (uf, lf) = (u.fragment.as_ref().unwrap(), l.fragment.as_ref().unwrap());
         assert_eq!((uf.passage, uf.chunk), (lf.passage, lf.chunk));
@@ -929,8 +947,14 @@ fn partitioned_search_finds_what_the_scan_finds() {
         assert!(fx.partitions_for(&q, None).unwrap().is_empty());
         let alone = fx.query(Some(&q), "", 10, &vector(None)).unwrap();
         assert_eq!(
-            alone.iter().map(|h| (h.passage, h.score)).collect::<Vec<_>>(),
-            probed.iter().map(|h| (h.passage, h.score)).collect::<Vec<_>>()
+            alone
+                .iter()
+                .map(|h| (h.passage, h.score))
+                .collect::<Vec<_>>(),
+            probed
+                .iter()
+                .map(|h| (h.passage, h.score))
+                .collect::<Vec<_>>()
         );
     }
     let recall = found as f64 / wanted as f64;
@@ -938,7 +962,10 @@ fn partitioned_search_finds_what_the_scan_finds() {
     let share = fetched as f64 / (40 * all_bytes) as f64;
     eprintln!("recall@10 {recall:.3}, codes fetched {share:.3} of all");
     // Measured 1.00 and 0.26.
-    assert!(recall >= 0.9, "recall@10 of 4 / 16 partitions vs the scan: {recall}");
+    assert!(
+        recall >= 0.9,
+        "recall@10 of 4 / 16 partitions vs the scan: {recall}"
+    );
     assert!(share < 0.4, "{share} of the codes fetched");
 }
 
@@ -953,7 +980,10 @@ fn partitions_are_deterministic_and_sized_by_bytes() {
         ..SplitOptions::default()
     };
     let (a, b) = (split(&ix, &opts).unwrap(), split(&ix, &opts).unwrap());
-    assert_eq!((a.core.clone(), a.partitions.clone()), (b.core, b.partitions));
+    assert_eq!(
+        (a.core.clone(), a.partitions.clone()),
+        (b.core, b.partitions)
+    );
     let small_site = split(&ix, &SplitOptions::default()).unwrap();
     assert!(1200 < PARTITION_MIN_PASSAGES);
     assert_eq!(small_site.partitions.len(), 1);
@@ -962,7 +992,11 @@ fn partitions_are_deterministic_and_sized_by_bytes() {
     let big = clustered(PARTITION_MIN_PASSAGES + 404, 40, 9);
     let f = split(&big, &SplitOptions::default()).unwrap();
     // √(8 · 4500 · (3 + 5) / (20 + 6)) ≈ 105 (fewer if k-means leaves some empty).
-    assert!((60..=105).contains(&f.partitions.len()), "{}", f.partitions.len());
+    assert!(
+        (60..=105).contains(&f.partitions.len()),
+        "{}",
+        f.partitions.len()
+    );
 }
 
 /// The core holds nothing per passage or section: twice the passages, the same core size
@@ -976,7 +1010,12 @@ fn the_core_does_not_grow_with_the_site() {
     let a = split(&clustered(500, 8, 1), &opts).unwrap();
     let b = split(&clustered(1000, 8, 1), &opts).unwrap();
     // The manifest's count and the partitions' entry counts (varints) aside.
-    assert!(a.core.len().abs_diff(b.core.len()) <= 2 + 8, "{} vs {}", a.core.len(), b.core.len());
+    assert!(
+        a.core.len().abs_diff(b.core.len()) <= 2 + 8,
+        "{} vs {}",
+        a.core.len(),
+        b.core.len()
+    );
     // Sections travel with their chunks: every passage's section is there once its chunk is.
     let fx = load(&b);
     for p in 0..1000u32 {
