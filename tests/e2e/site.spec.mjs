@@ -581,9 +581,10 @@ await step('slow link: wasm, core and query head asked for at once, the term sha
   try {
     await p.locator('[data-testid="lightembed-query"]').focus();
     await p.locator('[data-testid="lightembed-query"]').fill('how do I read a file line by line');
-    // Until the query head is asked for (its answer is held).
+    // Until the query head is asked for (its answer is held) and the wasm's held answer is sent
+    // (the host releases it on polling for the core's request: it may come after the head's).
     const ev = host.events;
-    for (const t0 = Date.now(); !ev.includes('request model') && Date.now() - t0 < STEP_MS;) await p.waitForTimeout(20);
+    for (const t0 = Date.now(); !(ev.includes('request model') && ev.includes('sent wasm')) && Date.now() - t0 < STEP_MS;) await p.waitForTimeout(20);
     const at = (e) => ev.indexOf(e);
     assert(at('request core') >= 0 && at('request core') < at('sent wasm'),
       `the core is asked for while the wasm's answer is outstanding: ${ev.join(', ')}`);
