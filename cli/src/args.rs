@@ -322,7 +322,7 @@ pub struct SiteCommand {
     #[arg(long)]
     pub no_gzip: bool,
     /// Vector partitions (k-means clusters of the passage vectors; a query downloads the codes
-    /// of the --probes nearest). Default: one below 4,096 passages (every code scored), else
+    /// of the --probes nearest). Default: one below 2,048 passages (every code scored), else
     /// √(probes · passages · code bytes / centroid bytes), the fewest first-query bytes.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub partitions: Option<u32>,

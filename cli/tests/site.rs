@@ -384,8 +384,8 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
             binary.push(rel);
         }
     }
-    // Model, core, wasm, the term shards, text chunks and typo shards, and a static model's
-    // query head and row shards.
+    // Model, core, wasm, the term shards, text chunks, typo shards and vector partitions, and a
+    // static model's query head and row shards.
     let query_files = zm["query"]["shards"].as_u64().map_or(0, |n| 1 + n as usize);
     assert_eq!(
         binary.len(),
@@ -393,6 +393,7 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
             + zm["index"]["shards"].as_u64().unwrap() as usize
             + zm["index"]["chunks"].as_u64().unwrap() as usize
             + zm["index"]["typos"].as_u64().unwrap_or(0) as usize
+            + zm["index"]["partitions"].as_u64().unwrap_or(0) as usize
             + query_files
     );
     let raw_core = std::fs::read(rb.join(rm["files"]["core"].as_str().unwrap())).unwrap();
