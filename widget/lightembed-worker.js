@@ -343,11 +343,18 @@ async function titled(query, options, hits, count) {
 // Typo tolerance: once a query's term shards are in, a word of it no page holds needs its typo
 // shards (the indexed words within one edit are listed there), then the term shard of the word
 // it is corrected to. A query whose words all occur asks for nothing here.
+// A correction can lead to more (the typed word's own keys once its stem is known, a corrected
+// term's shard): rounds until nothing is missing, at most four (then `search` names what is).
 async function typoShards(query, count) {
-  const typos = index.missingTypoShards(query);
-  if (typos.length === 0) return;
-  await Promise.all(Array.from(typos, (n) => ensure('n', n).then(count)));
-  await Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
+  for (let round = 0; round < 4; round += 1) {
+    const typos = Array.from(index.missingTypoShards(query));
+    const terms = Array.from(index.missingShards(query));
+    if (typos.length === 0 && terms.length === 0) return;
+    await Promise.all([
+      ...typos.map((n) => ensure('n', n).then(count)),
+      ...terms.map((n) => ensure('t', n).then(count)),
+    ]);
+  }
 }
 
 // Excerpts of the passages shown: fetches their text chunks first.
