@@ -282,13 +282,7 @@ impl QueryEncoder {
     /// # Errors
     /// [`QueryRowsError::Malformed`] (`head: …`) naming what is wrong.
     pub fn from_head(bytes: &[u8]) -> Result<QueryEncoder, QueryRowsError> {
-        let what = "head";
-        let body = checked_body(bytes, &HEAD_MAGIC, what)?;
-        let mut r = Rd {
-            b: body,
-            at: 6,
-            what,
-        };
+        let mut r = Rd::open(bytes, &HEAD_MAGIC, "head")?;
         let model_id = r.str()?.to_string();
         let major = r.u8()?;
         let minor = r.u8()?;
@@ -336,24 +330,18 @@ impl QueryEncoder {
         if let Some(&id) = ids.iter().find(|&&id| id as usize >= v) {
             return Err(r.bad(format!("special token id {id} ≥ vocabulary size {v}")));
         }
-        let bias = r.f32s(dims)?;
-        if bias.iter().any(|x| !x.is_finite()) {
-            return Err(r.bad("the bias is not finite"));
-        }
+        let bias = r.finite_f32s(dims, || "the bias".to_string())?;
         let rows_per_shard = r.varint_usize()?;
         if rows_per_shard == 0 {
             return Err(r.bad("0 rows per shard"));
         }
         let mut rows: Vec<Option<Box<[f32]>>> = vec![None; v];
         for &id in &[ids[0], ids[1], ids[2]] {
-            let row = r.f32s(dims)?;
-            if row.iter().any(|x| !x.is_finite()) {
-                return Err(r.bad(format!("the row of token {id} is not finite")));
-            }
+            let row = r.finite_f32s(dims, || format!("the row of token {id}"))?;
             rows[id as usize] = Some(row.into_boxed_slice());
         }
-        if r.at != body.len() {
-            return Err(r.bad(format!("{} bytes after the rows", body.len() - r.at)));
+        if r.at != r.b.len() {
+            return Err(r.bad(format!("{} bytes after the rows", r.b.len() - r.at)));
         }
         let config = TokenizerConfig {
             unk_token_id: ids[0],
@@ -451,13 +439,7 @@ impl QueryEncoder {
     /// # Errors
     /// [`QueryRowsError::Malformed`] (`row shard: …`), [`QueryRowsError::ForeignShard`].
     pub fn add_shard(&mut self, bytes: &[u8]) -> Result<u32, QueryRowsError> {
-        let what = "row shard";
-        let body = checked_body(bytes, &SHARD_MAGIC, what)?;
-        let mut r = Rd {
-            b: body,
-            at: 6,
-            what,
-        };
+        let mut r = Rd::open(bytes, &SHARD_MAGIC, "row shard")?;
         let head_id = r.take(16)?;
         let s = r.varint_usize()?;
         if s >= self.loaded.len() {
@@ -472,19 +454,16 @@ impl QueryEncoder {
         let first = s * self.rows_per_shard;
         let end = (first + self.rows_per_shard).min(self.rows.len());
         let want = (end - first) * self.dims * 4;
-        if body.len() - r.at != want {
+        if r.b.len() - r.at != want {
             return Err(r.bad(format!(
                 "{} bytes of rows, expected {want} ({} rows of {} dims)",
-                body.len() - r.at,
+                r.b.len() - r.at,
                 end - first,
                 self.dims
             )));
         }
         for id in first..end {
-            let row = r.f32s(self.dims)?;
-            if row.iter().any(|x| !x.is_finite()) {
-                return Err(r.bad(format!("the row of token {id} is not finite")));
-            }
+            let row = r.finite_f32s(self.dims, || format!("the row of token {id}"))?;
             self.rows[id].get_or_insert_with(|| row.into_boxed_slice());
         }
         self.loaded[s] = true;
@@ -570,6 +549,19 @@ struct Rd<'a> {
 }
 
 impl<'a> Rd<'a> {
+    /// A reader over the body of `bytes` ([`checked_body`]), past its magic and version.
+    fn open(
+        bytes: &'a [u8],
+        magic: &[u8; 4],
+        what: &'static str,
+    ) -> Result<Rd<'a>, QueryRowsError> {
+        Ok(Rd {
+            b: checked_body(bytes, magic, what)?,
+            at: 6,
+            what,
+        })
+    }
+
     fn bad(&self, detail: impl Into<String>) -> QueryRowsError {
         QueryRowsError::Malformed {
             what: self.what.to_string(),
@@ -634,14 +626,24 @@ impl<'a> Rd<'a> {
         std::str::from_utf8(b).map_err(|_| self.bad(format!("a string at byte {at} is not UTF-8")))
     }
 
-    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, QueryRowsError> {
+    /// `n` floats, refused (`NAME is not finite`) unless every one is finite.
+    fn finite_f32s(
+        &mut self,
+        n: usize,
+        name: impl FnOnce() -> String,
+    ) -> Result<Vec<f32>, QueryRowsError> {
         let b = self.take(
             n.checked_mul(4)
                 .ok_or_else(|| self.bad("too many floats"))?,
         )?;
-        Ok(b.chunks_exact(4)
+        let v: Vec<f32> = b
+            .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect())
+            .collect();
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(self.bad(format!("{} is not finite", name())));
+        }
+        Ok(v)
     }
 }
 
