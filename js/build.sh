@@ -33,6 +33,20 @@ fi
 # RUSTFLAGS would replace .cargo/config.toml's `+simd128` (the engine's compile_error! guard
 # stops such a build, but do not even try).
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
+# The widget's scripts and style as a site's visitor downloads them: minified with esbuild (npm,
+# scripts/tools.sh) into js/pkg/widget-ui/, which the site build embeds (build/build.rs; it falls
+# back to widget/ itself when this folder is missing). The sources keep their comments.
+esbuild="$root/target/tools/esbuild/node_modules/.bin/esbuild"
+if [[ ! -x "$esbuild" ]]; then
+  echo "js/build.sh: esbuild is not installed in target/tools/esbuild (run scripts/tools.sh)" >&2
+  exit 1
+fi
+mkdir -p "$js/pkg/widget-ui"
+for f in lightembed-ui.js lightembed-worker.js lightembed-ui.css; do
+  if [[ "$root/widget/$f" -nt "$js/pkg/widget-ui/$f" || "$js/build.sh" -nt "$js/pkg/widget-ui/$f" ]]; then
+    "$esbuild" --minify --log-level=warning "$root/widget/$f" --outfile="$js/pkg/widget-ui/$f"
+  fi
+done
 # Three builds of the crate: the browser one (bundler + web targets, every class: what npm users
 # import), the Node one with feature `build` (`lightembed site` and the Node API: the bundle
 # writer, globset) and `gunzip` (its classes read a bundle's gzip-compressed files as they are; in
@@ -91,6 +105,11 @@ for spec in nodejs:node:node bundler:bundler:browser web:web:browser web:widget:
   log "wasm-bindgen --target $target --out-dir ${out#"$root"/}"
   rm -rf "$out"
   wasm-bindgen --target "$target" "${extra[@]}" --out-name "$lib" --out-dir "$out" "$src"
+  if [[ "$dir" == widget* ]]; then
+    # The glue every visitor downloads, minified (its doc comments are for the npm API's users).
+    "$esbuild" --minify --log-level=warning "$out/$lib.js" --outfile="$out/$lib.min.js"
+    mv "$out/$lib.min.js" "$out/$lib.js"
+  fi
   # Module kind of the folder's .js files, whatever the package root says.
   if [[ "$target" == nodejs ]]; then
     printf '{ "type": "commonjs" }\n' >"$out/package.json"

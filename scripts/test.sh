@@ -2,7 +2,8 @@
 # Installs everything (skipping what is already there) and runs every test:
 #   1. pytest for the reference, packer and fixtures (Python venv .venv),
 #   2. cargo tests of the workspace natively (golden fixtures, malformed files, tokenizer parity,
-#      kernels, index, CLI, the app's pure logic),
+#      kernels, index, CLI, the app's pure logic), and tokenizer parity + keyword folding again
+#      with the Unicode data loaded at run time (the site widget's build),
 #   2b. the Python package (python/test.sh --browser: maturin builds the abi3 wheel, installed into a
 #      fresh venv without a Rust toolchain; pytest against the CLI's vectors, index bytes and
 #      rankings; then, in that venv, a Sphinx site with lightembed.sphinx built and searched in
@@ -57,6 +58,11 @@ bash js/build.sh
 step "cargo test (native)"
 # lightembed-python is a PyO3 extension module (no test binaries): python/test.sh below tests it.
 LIGHTEMBED_REQUIRE_WIDGET=1 cargo test --workspace --exclude lightembed-bench-index --exclude lightembed-python
+
+# The site widget's build reads its Unicode decomposition data from the bundle (feature
+# runtime-unicode, engine/src/unicode.rs): HF tokenizer parity and keyword folding through it.
+cargo test -p lightembed --features runtime-unicode --test tokenizer_parity
+cargo test -p lightembed-index --features runtime-unicode --test unicode_folding
 
 step "Python package (python/: maturin wheel in a fresh venv, pytest; a Sphinx site in Chromium)"
 python/test.sh --browser

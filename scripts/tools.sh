@@ -24,6 +24,15 @@ if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wb_version
   cargo install wasm-bindgen-cli --version "$wb_version"
 fi
 
+# esbuild (npm) minifies the site widget's scripts and style (js/build.sh → js/pkg/widget-ui).
+ESBUILD_VERSION=0.28.2
+esbuild_dir="$root/target/tools/esbuild"
+if [[ "$("$esbuild_dir/node_modules/.bin/esbuild" --version 2>/dev/null)" != "$ESBUILD_VERSION" ]]; then
+  log "npm install esbuild@$ESBUILD_VERSION → ${esbuild_dir#$root/}"
+  mkdir -p "$esbuild_dir"
+  npm install --prefix "$esbuild_dir" --no-save --no-audit --no-fund "esbuild@$ESBUILD_VERSION" >/dev/null
+fi
+
 # Python venv for the reference, packer and fixtures.
 "$root/scripts/venv.sh"
 log "tools ready"

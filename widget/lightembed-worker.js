@@ -40,6 +40,8 @@ const glue = import(`./lightembed_wasm.js?v=${encodeURIComponent(version)}`);
 let Model;
 let SiteIndex;
 let QueryEncoder;
+let loadUnicode;
+let unicodeCovers;
 
 const CACHE = 'lightembed';
 let model = null;
@@ -50,6 +52,11 @@ let index = null;
 let cache = null;
 let fragBase = null;
 let rowsBase = null;
+// The widget's wasm has no Unicode decomposition tables of its own (`lightembed::unicode`): the
+// bundle's subset (every character of the site's text) comes with the wasm; the complete tables
+// (`unicodeAllUrl`) only for a query with a character the subset lacks, once.
+let unicodeAllUrl = null;
+let unicodeAll = null;
 // Fragments being fetched (number → promise), so concurrent queries share one request:
 // term shards, text chunks, row shards.
 const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map(), v: new Map() };
@@ -131,6 +138,8 @@ async function start(manifestUrl, given) {
   // place of the model, asked for with the keyword side's files.
   const headUrl = manifest.files.query ? new URL(manifest.files.query, base).href : null;
   rowsBase = manifest.files.rows ? new URL(manifest.files.rows, base) : null;
+  const unicodeUrl = manifest.files.unicode ? new URL(manifest.files.unicode, base).href : null;
+  unicodeAllUrl = manifest.files.unicode_all ? new URL(manifest.files.unicode_all, base).href : null;
   // The keyword side's files (the engine and the core) are asked for now, at once, and the model
   // (on most sites the largest file) as soon as they are downloaded: the model is not needed to
   // answer by keywords, and on a slow link files fetched together share its bandwidth, so asking
@@ -141,6 +150,7 @@ async function start(manifestUrl, given) {
     wasm: fetchCached(wasmUrl, 'engine', { quiet: true, priority: 'high' }),
     core: fetchCached(coreUrl, 'index', { size: manifest.index.bytes, priority: 'high' }),
   };
+  if (unicodeUrl) got.unicode = fetchCached(unicodeUrl, 'engine', { quiet: true, priority: 'high' });
   if (headUrl) {
     got.head = fetchCached(headUrl, 'model', { size: manifest.query.bytes, priority: 'high' });
   } else {
@@ -149,6 +159,7 @@ async function start(manifestUrl, given) {
   }
   for (const p of Object.values(got)) p.catch(() => {}); // each is awaited below, in turn
   const wanted = new Set(headUrl ? [wasmUrl, coreUrl, headUrl] : [wasmUrl, coreUrl, modelUrl]);
+  if (unicodeUrl) wanted.add(unicodeUrl).add(unicodeAllUrl);
   if (cache) {
     // Files of an older build of this site are never asked for again.
     for (const req of await cache.keys()) {
@@ -160,7 +171,7 @@ async function start(manifestUrl, given) {
     }
   }
   const wasm = await glue;
-  ({ Model, SiteIndex, QueryEncoder } = wasm);
+  ({ Model, SiteIndex, QueryEncoder, loadUnicode, unicodeCovers } = wasm);
   // The engine's wasm, fetched here (not by the glue) so a gzip-compressed one is decompressed.
   const w = await got.wasm;
   try {
@@ -170,6 +181,7 @@ async function start(manifestUrl, given) {
     throw new Error(`engine: ${err.message}`);
   }
   await w.keep();
+  if (got.unicode) await loadTables(await got.unicode, unicodeUrl, manifest.files.unicode);
   // The keyword side first: with the core read, queries are answered by BM25 over the term shards
   // (`mode: 'keyword'`) while the model is still on its way.
   const ix = await got.core;
@@ -248,6 +260,30 @@ async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCa
   });
 }
 
+// Unicode tables (`unicode.<hash>.bin` or `unicode-all.<hash>.bin`) loaded into the wasm; a
+// damaged file is dropped from the cache and named.
+async function loadTables(got, url, file) {
+  try {
+    loadUnicode(await plain(got.bytes, file));
+  } catch (err) {
+    if (cache) await cache.delete(url);
+    throw new Error(`engine: ${err.message}`);
+  }
+  await got.keep();
+}
+
+// Before `text` is tokenized: the complete Unicode tables when the loaded ones lack one of its
+// characters (fetched once; a failure is forgotten so the next query tries again).
+async function coverUnicode(text) {
+  if (!unicodeAllUrl || unicodeCovers(text)) return;
+  if (!unicodeAll) {
+    unicodeAll = fetchCached(unicodeAllUrl, 'engine', { quiet: true })
+      .then((got) => loadTables(got, unicodeAllUrl, unicodeAllUrl.split('/').pop()));
+    unicodeAll.catch(() => { unicodeAll = null; });
+  }
+  await unicodeAll;
+}
+
 const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard', n: 'typo shard', v: 'vector partition' };
 
 // A term shard, vector partition, text chunk, typo or row shard that could not be used, said by what it is, never by raw HTTP
@@ -303,6 +339,7 @@ function ensure(kind, n) {
 async function search(query, k) {
   let fetched = 0;
   const count = (downloaded) => { if (downloaded) fetched += 1; };
+  await coverUnicode(query);
   const vectorSide = queryVector(query, encoder, count);
   vectorSide.catch(() => {}); // awaited below, after the term shards
   await Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
@@ -359,6 +396,7 @@ async function typoShards(query, count) {
 
 // Excerpts of the passages shown: fetches their text chunks first.
 async function excerpts(query, passages) {
+  await coverUnicode(query);
   const chunks = new Set(passages.map((p) => p.chunk));
   await Promise.all([...chunks].map((n) => ensure('c', n)));
   return passages.map((p) => ({ passage: p.passage, ...index.excerpt(p.passage, query, 180) }));

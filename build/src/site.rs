@@ -9,6 +9,7 @@
 //! | `query.<hash>.bin`, `q/<head>/r<n>.bin` | a static model's query side ([`lightembed::query_rows`]): tokenizer, bias and per-token rows in shards of 4 — the widget embeds a query from its tokens' rows alone, the same bits as the model |
 //! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): the manifest, the vector code's frame and the partitions' centroids — nothing per passage or section, so it stays small as the site grows |
 //! | `f/<build>/t<n>.bin`, `f/<build>/v<n>.bin`, `f/<build>/c<n>.bin` | term shards, vector partitions (one sign bit per dim per passage) and text chunks (text, URLs, titles), fetched as a query needs them |
+//! | `unicode.<hash>.bin`, `unicode-all.<hash>.bin` | Unicode decomposition data for the widget's tokenizers ([`lightembed::unicode`]): the subset covering every character of the site's text (fetched with the wasm), the complete tables (fetched only for a query with a character the subset lacks) — the widget's wasm carries none |
 //! | `f/<build>/n<n>.bin` | typo shards: the indexed terms by their first or last two characters, fetched only for a query word no page holds (typo tolerance) |
 //! | `manifest.json` | file names, the model's SHA-256 (its trailer, as `lightembed inspect` shows it), the core's SHA-256, byte sizes, counts |
 //!
@@ -35,12 +36,13 @@ use serde_json::json;
 use crate::inputs::{url_of, Kind, PageReader, BUNDLE_DIR};
 use crate::{fail, sha256_hex, BuildError};
 
-/// The widget's files, as shipped with the bundle (`widget/`).
-pub const UI_JS: &str = include_str!("../../widget/lightembed-ui.js");
+/// The widget's files, as shipped with the bundle (`widget/`, minified by `js/build.sh` into
+/// `js/pkg/widget-ui/` when that was run: `build.rs`).
+pub const UI_JS: &str = include_str!(env!("LIGHTEMBED_UI_JS"));
 /// The widget's default style.
-pub const UI_CSS: &str = include_str!("../../widget/lightembed-ui.css");
+pub const UI_CSS: &str = include_str!(env!("LIGHTEMBED_UI_CSS"));
 /// The widget's module worker.
-pub const WORKER_JS: &str = include_str!("../../widget/lightembed-worker.js");
+pub const WORKER_JS: &str = include_str!(env!("LIGHTEMBED_WORKER_JS"));
 
 /// Characters of a passage kept as the stored text a result shows (its excerpt is cut from it).
 pub const SNIPPET_CHARS: usize = 1200;
@@ -458,7 +460,22 @@ impl Prepared {
             Err(lightembed::QueryRowsError::NotStatic) => None,
             Err(e) => fail!("query rows: {e}"),
         };
-        let stored = Stored::new(fragments, query, &self.model_bytes, wasm, self.gzip);
+        // The Unicode data the widget's tokenizers read (`lightembed::unicode`): a subset for
+        // every character of the text it shows, the complete tables for rarer queries.
+        let mut text_chars = self
+            .passages
+            .iter()
+            .flat_map(|p| [&p.title, &p.page_title, &p.heading, &p.text, &p.url])
+            .flat_map(|s| s.chars());
+        let unicode = lightembed::unicode::encode(Some(&mut text_chars));
+        let stored = Stored::new(
+            fragments,
+            query,
+            &self.model_bytes,
+            wasm,
+            unicode,
+            self.gzip,
+        );
         let files = bundle_files(
             &stored,
             &self.model.sha256_hex(),
@@ -586,9 +603,18 @@ struct Stored {
     /// The head id (hex; names the row shards' folder).
     head_id: Option<String>,
     wasm: Vec<u8>,
+    /// Unicode tables (`lightembed::unicode`): the site's subset and the complete ones.
+    unicode: Vec<u8>,
+    unicode_all: Vec<u8>,
     /// The core's build id (hex; names the fragments' folder).
     build: String,
     gzip: bool,
+}
+
+/// The complete Unicode tables, computed once per process (every code point: ~0.3 s).
+fn unicode_all() -> &'static [u8] {
+    static ALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| lightembed::unicode::encode(None))
 }
 
 impl Stored {
@@ -597,6 +623,7 @@ impl Stored {
         query: Option<lightembed::QueryRowFiles>,
         model: &[u8],
         wasm: &[u8],
+        unicode: Vec<u8>,
         gzip: bool,
     ) -> Stored {
         let build = f.build_id();
@@ -620,6 +647,8 @@ impl Stored {
                 shards: q.shards.into_iter().map(enc).collect(),
             }),
             wasm: enc(wasm.to_vec()),
+            unicode: enc(unicode),
+            unicode_all: enc(unicode_all().to_vec()),
             build,
             gzip,
         }
@@ -676,6 +705,10 @@ fn bundle_files(
             (head_file, rows_dir, q.head.len(), q.shards.len())
         });
     files.push((wasm_file.clone(), stored.wasm.clone()));
+    let unicode_file = format!("unicode.{}.bin", &sha256_hex(&stored.unicode)[..16]);
+    let unicode_all_file = format!("unicode-all.{}.bin", &sha256_hex(&stored.unicode_all)[..16]);
+    files.push((unicode_file.clone(), stored.unicode.clone()));
+    files.push((unicode_all_file.clone(), stored.unicode_all.clone()));
     files.push(("lightembed_wasm.js".into(), wasm_js.as_bytes().to_vec()));
     files.push(("lightembed-worker.js".into(), WORKER_JS.as_bytes().to_vec()));
     files.push(("lightembed-ui.js".into(), UI_JS.as_bytes().to_vec()));
@@ -687,7 +720,8 @@ fn bundle_files(
         "generator": format!("lightembed {}", env!("CARGO_PKG_VERSION")),
         "compression": if stored.gzip { "gzip" } else { "none" },
         "files": {"core": core_file, "fragments": frag_dir, "model": model_file, "wasm": wasm_file,
-                  "query": query.as_ref().map(|q| &q.0), "rows": query.as_ref().map(|q| &q.1)},
+                  "query": query.as_ref().map(|q| &q.0), "rows": query.as_ref().map(|q| &q.1),
+                  "unicode": unicode_file, "unicode_all": unicode_all_file},
         "model": {"id": m.model_id, "version": m.model_version.to_string(),
                   "sha256": model_sha, "bytes": stored.model.len()},
         "index": {"sha256": core_sha, "bytes": stored.core.len(),
@@ -696,6 +730,7 @@ fn bundle_files(
                   "chunks": stored.chunks.len(), "typos": stored.typos.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
         "wasm": {"bytes": stored.wasm.len()},
+        "unicode": {"bytes": stored.unicode.len(), "all_bytes": stored.unicode_all.len()},
         "query": query.as_ref().map(|q| json!({"bytes": q.2, "shards": q.3,
             "rows_per_shard": lightembed::query_rows::DEFAULT_ROWS_PER_SHARD})),
     });

@@ -145,6 +145,23 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     ] {
         assert!(bundle.join(f).is_file(), "{f}");
     }
+    // The widget's Unicode data (its wasm has none): the subset covers every character of the
+    // site's text, the complete tables are complete.
+    let tables = |key: &str| {
+        let bytes = read_gz(&bundle.join(manifest["files"][key].as_str().unwrap()));
+        lightembed::unicode::Tables::parse(&bytes).unwrap()
+    };
+    let (subset, all) = (tables("unicode"), tables("unicode_all"));
+    assert!(!subset.is_complete() && all.is_complete());
+    assert!(
+        all.len() > 5000 && subset.len() < 200,
+        "{} / {}",
+        subset.len(),
+        all.len()
+    );
+    for p in 0..index.len() as u32 {
+        assert!(subset.covers(index.text(p).unwrap()));
+    }
     // The default model is a site model pruned from the shipped static one: much smaller, 128
     // outputs, and the site's passages embed exactly as with the full model. Its SHA-256 in the
     // manifest is the model's own (the trailer, what `lightembed inspect` shows), which the widget
@@ -384,12 +401,13 @@ fn search_reads_gzip_and_raw_bundles_and_names_a_damaged_file() {
             binary.push(rel);
         }
     }
-    // Model, core, wasm, the term shards, text chunks, typo shards and vector partitions, and a
-    // static model's query head and row shards.
+    // Model, core, wasm, the two Unicode tables, the term shards, text chunks, typo shards and
+    // vector partitions, and a static model's query head and row shards.
     let query_files = zm["query"]["shards"].as_u64().map_or(0, |n| 1 + n as usize);
     assert_eq!(
         binary.len(),
         2 + 1
+            + 2
             + zm["index"]["shards"].as_u64().unwrap() as usize
             + zm["index"]["chunks"].as_u64().unwrap() as usize
             + zm["index"]["typos"].as_u64().unwrap_or(0) as usize

@@ -33,6 +33,7 @@ pub mod query_rows;
 pub mod rng;
 mod static_rows;
 pub mod tokenizer;
+pub mod unicode;
 pub mod writer;
 
 pub use format::{

@@ -50,6 +50,20 @@ fn split_lines(text: &str) -> Vec<&str> {
 }
 
 fn tokenizer(uncased: bool) -> Tokenizer {
+    // With `runtime-unicode` (the site widget's build) the decomposition data comes from a file:
+    // here the subset a site bundle would carry for these lines, which must cover each of them.
+    #[cfg(feature = "runtime-unicode")]
+    {
+        let subset = lightembed::unicode::encode(Some(&mut LINES.chars()));
+        lightembed::unicode::load(&subset).unwrap();
+        for line in split_lines(LINES) {
+            assert!(lightembed::unicode::covers(line), "not covered: {line:?}");
+        }
+        assert!(
+            !lightembed::unicode::covers("\u{1E0A}"),
+            "Ḋ is not in the lines"
+        );
+    }
     let vocab: Vec<String> = split_lines(VOCAB).into_iter().map(String::from).collect();
     let id = |token: &str| vocab.iter().position(|t| t == token).unwrap() as u32;
     let config = TokenizerConfig {

@@ -49,9 +49,8 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
+use lightembed::unicode::{decompose_compatible, is_combining_mark, nfkc_char};
 use rust_stemmers::{Algorithm, Stemmer};
-use unicode_normalization::char::{decompose_compatible, is_combining_mark};
-use unicode_normalization::UnicodeNormalization;
 
 use crate::util::{sort_best_first, Scored};
 
@@ -255,10 +254,13 @@ fn is_ignorable(c: char) -> bool {
 /// The token of one CJK character: its NFKC form, alphanumerics only (may be empty, e.g. for a
 /// halfwidth voiced sound mark).
 fn cjk_token(c: char) -> String {
-    core::iter::once(c)
-        .nfkc()
-        .filter(|d| d.is_alphanumeric() && !is_combining_mark(*d))
-        .collect()
+    let mut token = String::new();
+    nfkc_char(c, |d| {
+        if d.is_alphanumeric() && !is_combining_mark(d) {
+            token.push(d);
+        }
+    });
+    token
 }
 
 /// Tokeniser state: the word being built and where it lies in the source text.

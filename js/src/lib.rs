@@ -116,6 +116,24 @@ extern "C" {
 #[cfg(feature = "build")]
 mod site_build;
 
+/// Loads a bundle's Unicode tables (`unicode.<hash>.bin`, or `unicode-all.<hash>.bin` when a
+/// query needs a character the first lacks; `lightembed::unicode`) for the tokenizers of this
+/// thread. The widget's wasm carries no Unicode decomposition data of its own; the other builds
+/// check the file and keep theirs.
+///
+/// Throws the file's first problem (`Unicode tables file is malformed: …`); nothing is loaded.
+#[wasm_bindgen(js_name = loadUnicode)]
+pub fn load_unicode(bytes: &[u8]) -> Result<(), JsValue> {
+    lightembed::unicode::load(bytes).map_err(js_error)
+}
+
+/// True when the loaded Unicode tables cover every character of `text` (always for ASCII text
+/// and in builds that carry their own data): otherwise load `unicode-all` before searching it.
+#[wasm_bindgen(js_name = unicodeCovers)]
+pub fn unicode_covers(text: &str) -> bool {
+    lightembed::unicode::covers(text)
+}
+
 /// A JS `Error` with `msg` as its message.
 fn js_error(msg: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&msg.to_string()).into()

@@ -33,6 +33,9 @@
 //      first, and a --lightembed-* property over all of them (computed colours checked).
 //  13. No layout shift: with the widget's script held back, the element already has its final
 //      height, and the content after it does not move when the box appears.
+//  3b. The widget's wasm has no Unicode tables: the site's subset comes with it; a query with a
+//      character the site never uses (é, ï: not in the book) fetches the complete tables once and
+//      lists the same pages as the query without accents.
 //  14. Slow-link scheduling (issue 30 #3), cold, the host holding the model's answer back (for
 //      this static model, its query head: the widget never downloads the model file, step 2):
 //      the wasm, the core and the head are asked for at once (the host answers the wasm only once
@@ -280,6 +283,21 @@ await step('a query no page has a word of: the results say they are by meaning a
   }, null, { timeout: STEP_MS });
   assert(!/closest by meaning/.test(await page.locator('[data-testid="lightembed-status"]').textContent()), 'no note when words match');
   assert(await widget.count() === 1, 'one widget');
+});
+
+await step('a query with characters the site never uses: the complete Unicode tables, once; the same pages as without them', async () => {
+  const all = () => requests.filter((r) => /\/lightembed\/unicode-all\.[0-9a-f]{16}\.bin$/.test(r.path)).length;
+  assert(requests.some((r) => /\/lightembed\/unicode\.[0-9a-f]{16}\.bin$/.test(r.path)), 'the site\'s Unicode subset came with the wasm');
+  const plainPages = await ask(page, 'how do I read a file line by line');
+  assert(all() === 0, 'the complete Unicode tables were fetched before a query needed them');
+  // é and ï occur nowhere in the book: the uncased model strips the accents, the keyword side folds them.
+  const accented = await ask(page, 'how do I réad a fïle line by line');
+  assert(all() === 1, `${all()} requests for the complete Unicode tables`);
+  assert(JSON.stringify(accented) === JSON.stringify(plainPages), `accented: ${accented.slice(0, 3)}\nplain: ${plainPages.slice(0, 3)}`);
+  const marks = await page.locator('[data-testid="lightembed-result"] mark').allTextContents();
+  assert(marks.some((m) => /^(read|file)/i.test(m)), `marks: ${marks.slice(0, 5)}`);
+  await ask(page, 'ﬁle réading ñ');
+  assert(all() === 1, 'the complete Unicode tables were fetched again');
 });
 
 await step('a Sphinx-style title ("Install — Garden 1.0 documentation"): the group is titled with the page title from the index', async () => {

@@ -63,15 +63,20 @@ fn compute_flags(c: char) -> u8 {
     if c.is_ascii_punctuation() || c.is_punctuation() {
         flags |= PUNCTUATION;
     }
-    let mut decomposes = false;
-    unicode_normalization::char::decompose_canonical(c, |d| decomposes |= d != c);
-    if !decomposes
-        && unicode_normalization::char::canonical_combining_class(c) == 0
-        && flags & NONSPACING_MARK == 0
-    {
+    // With `runtime-unicode` the decomposition data arrives after the table is built, so
+    // `strip_passes` asks it each time instead.
+    #[cfg(not(feature = "runtime-unicode"))]
+    if flags & NONSPACING_MARK == 0 && nfd_passes(c) {
         flags |= STRIP_PASSES;
     }
     flags
+}
+
+/// No canonical decomposition and combining class 0 (`crate::unicode`).
+fn nfd_passes(c: char) -> bool {
+    let mut decomposes = false;
+    crate::unicode::decompose_canonical(c, |d| decomposes |= d != c);
+    !decomposes && crate::unicode::canonical_combining_class(c) == 0
 }
 
 #[inline]
@@ -143,7 +148,10 @@ pub(super) fn is_punctuation(c: char) -> bool {
 /// not Mn).
 #[inline]
 pub(super) fn strip_passes(c: char) -> bool {
-    flags(c) & STRIP_PASSES != 0
+    #[cfg(feature = "runtime-unicode")]
+    return flags(c) & NONSPACING_MARK == 0 && nfd_passes(c);
+    #[cfg(not(feature = "runtime-unicode"))]
+    return flags(c) & STRIP_PASSES != 0;
 }
 
 #[cfg(test)]

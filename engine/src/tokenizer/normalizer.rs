@@ -84,7 +84,7 @@ impl<S: CharSink> StripAccents<'_, S> {
 
     #[inline]
     fn accept(&mut self, c: char) {
-        let ccc = unicode_normalization::char::canonical_combining_class(c);
+        let ccc = crate::unicode::canonical_combining_class(c);
         if ccc == 0 {
             self.flush();
             if !chars::is_nonspacing_mark(c) {
@@ -103,7 +103,7 @@ impl<S: CharSink> CharSink for StripAccents<'_, S> {
             self.flush();
             self.next.push(c);
         } else {
-            unicode_normalization::char::decompose_canonical(c, |d| self.accept(d));
+            crate::unicode::decompose_canonical(c, |d| self.accept(d));
         }
     }
 
