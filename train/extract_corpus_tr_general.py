@@ -233,11 +233,13 @@ def corpus_lines(doc):
     return out
 
 
-def doc_pairs(doc, rng):
+def doc_pairs(doc, rng, per_passage=1):
     """Natural pairs of one document, `[(query, positive, kind, passage index or None), ...]`:
     title → lead passage (`title`; `wiki-title` for an article, whose positive is the article's
-    sentences up to PASSAGE_WORDS words), and for every later passage of 3+ sentences one sentence
-    (6–30 words) → the rest of that passage (`sentence`, with the passage's index)."""
+    sentences up to PASSAGE_WORDS words); for every later passage of 3+ sentences, `per_passage`
+    sentences (6–30 words) → the rest of that passage each (`sentence`, with the passage's index);
+    a forum/blog post of 2+ sentences: one sentence → the post's other sentences (`web-sentence`,
+    index 0: a post is one passage)."""
     src, _, title, paras = doc
     ps = passages(paras)
     out = []
@@ -263,10 +265,10 @@ def doc_pairs(doc, rng):
         cand = [j for j, s in enumerate(p) if 6 <= len(s.split()) <= 30 and good(s)]
         if not cand:
             continue
-        j = rng.choice(cand)
-        rest = " ".join(s for k, s in enumerate(p) if k != j)
-        if len(rest.split()) >= 15 and T.is_turkish(rest):
-            out.append((p[j], rest, "sentence", i))
+        for j in sorted(rng.sample(cand, min(per_passage, len(cand)))):
+            rest = " ".join(s for k, s in enumerate(p) if k != j)
+            if len(rest.split()) >= 15 and T.is_turkish(rest):
+                out.append((p[j], rest, "sentence", i))
     return out
 
 
@@ -339,7 +341,7 @@ def build(docs):
     random.Random(0).shuffle(rows)
     rng = random.Random(1)
     pairs = [(q.replace("\t", " "), pos.replace("\t", " "), kind)
-             for d in by["train"] for q, pos, kind, _ in doc_pairs(d, rng)]
+             for d in by["train"] for q, pos, kind, _ in doc_pairs(d, rng, per_passage=2)]
     rng.shuffle(pairs)
     stats = {"train_docs": Counter(d[0] for d in by["train"]), "dev_docs": len(by["dev"]),
              "lines": Counter(s for s, _ in rows), "pairs": Counter(k for _, _, k in pairs)}

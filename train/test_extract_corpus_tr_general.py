@@ -53,6 +53,8 @@ def test_doc_pairs_title_to_lead_and_sentence_to_rest():
     assert kind == "sentence" and i == 1
     assert q in (S2, S3, S4, S5) and q not in pos
     assert sorted(G.sentences(pos) + [q]) == sorted([S2, S3, S4, S5])
+    two = G.doc_pairs(speech("a", "Selanik’te Yaptığı Konuşma"), G.random.Random(0), per_passage=2)[1:]
+    assert len(two) == 2 and two[0][0] != two[1][0] and all(q not in p for q, p, _, _ in two)
 
 
 def test_wiki_and_web_documents_are_one_passage():
