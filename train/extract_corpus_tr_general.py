@@ -100,7 +100,10 @@ def fetch():
 
 
 def clean(t):
-    return T.clean(t.replace("\u00ad", ""))
+    """Whitespace-normalised text without soft hyphens, TeX quotes (``…'' → "…") or the stray
+    combining dot of a lower-cased İ (i + U+0307 → i)."""
+    t = t.replace("\u00ad", "").replace("i\u0307", "i").replace("``", '"').replace("''", '"')
+    return T.clean(t)
 
 
 def sentences(par):

@@ -91,3 +91,9 @@ def test_build_keeps_dev_documents_out_of_the_training_text():
     assert st["train_docs"]["ataturk"] == 1 and st["dev_docs"] == 1
     assert all(S1 not in q + p and S2 not in q + p for q, p, _ in pairs)
     assert "Sivas’ta Yaptığı Konuşma" in dev["queries"] and vocab == [S4, S5, shared]
+
+
+def test_clean_normalises_quotes_soft_hyphens_and_the_dotted_i():
+    assert G.clean("Irak Elçisi Nadji\u0307  Chevket  Bey") == "Irak Elçisi Nadji Chevket Bey"
+    assert G.clean("``Because of You'' ile\u00adri") == '"Because of You" ileri'
+    assert G.clean("İSTANBUL") == "İSTANBUL"  # a capital İ is a letter of its own, kept
