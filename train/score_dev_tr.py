@@ -6,10 +6,13 @@ overall and per query kind, every Matryoshka dims for a model. The same scoring 
 pass (reference/forward.py), so its vectors are what users get.
 
   LE_LANG=tr train/.venv/bin/python train/score_dev_tr.py [--set general_dev] \\
-      [--model public/models/lightembed-tr-static.bin ...] [--no-teacher]
+      [--model public/models/lightembed-tr-static.bin ...] [--run RUN ...] [--quant int4] [--no-teacher]
 
-The teacher's vectors are cached in train/data/tr/eval_cache/teacher_{q,d}_SET_HASH.npy (one thread:
-~46 texts/s, ~50 s for this set).
+`--run RUN` scores a training run (train/runs/tr/RUN/student.npz, its embedding table quantised as
+the packer stores it, `--quant`, like quick_eval.py) with the vocabulary of `common.vocab_path()`.
+
+The teacher's vectors are cached in train/data/tr/eval_cache/teacher_{q,d}_SET_HASH.npy (1,898
+texts for general_dev: ~1 min at 46 texts/s on an idle core, 8 min on the shared machine at load 9).
 """
 import argparse
 import hashlib
@@ -52,6 +55,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", default="general_dev", help="a file train/data/tr/eval/SET.json")
     ap.add_argument("--model", action="append", default=[], help="a packed .bin (repeatable)")
+    ap.add_argument("--run", action="append", default=[], help="a run under train/runs/tr (repeatable)")
+    ap.add_argument("--quant", default="int4", help="embedding quantisation for --run (as packed)")
     ap.add_argument("--no-teacher", action="store_true")
     args = ap.parse_args()
     ret = json.load(open(os.path.join(ev.EV, args.set + ".json")))
@@ -76,6 +81,15 @@ def main():
         for d in common.PREFIXES:
             nrm = lambda X: X[:, :d] / np.linalg.norm(X[:, :d], axis=1, keepdims=True)  # noqa: E731
             rows.append((os.path.basename(path), d, by_kind(nrm(Q), nrm(D), ret)))
+    if args.run:
+        tok = common.Tok()
+        for run in args.run:
+            m = ev.with_emb_quant(ev.load_student(run), args.quant)
+            Q = common.student_encode(m, tok, ret["queries"])
+            D = common.student_encode(m, tok, ret["docs"])
+            for d in common.PREFIXES:
+                nrm = lambda X: X[:, :d] / np.linalg.norm(X[:, :d], axis=1, keepdims=True)  # noqa: E731
+                rows.append((f"run {run} ({args.quant})", d, by_kind(nrm(Q), nrm(D), ret)))
     ks = ["all"] + [k for k in counts if k != "all"]
     print("| model | dims | " + " | ".join(f"nDCG@10 {k}" for k in ks) + " | MRR@10 all | % of teacher (all) |")
     print("|---|---:|" + "---:|" * (len(ks) + 2))
