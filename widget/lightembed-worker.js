@@ -74,7 +74,8 @@ function post(msg) { self.postMessage(msg); }
 // Progress counts against `size`, the file's length as the manifest records it, never against
 // Content-Length: that is the length on the wire, which a host that compresses (Content-Encoding:
 // gzip) makes smaller than the bytes read. `keep()` puts a downloaded file in the cache; callers
-// call it only once the bytes passed their check, so a damaged download is never kept.
+// call it only once the bytes passed their check, so a damaged download is never kept, and do not
+// wait for it (a cache write is kept off the first query's path; it never fails).
 async function fetchCached(url, what, { size = 0, quiet = false, priority = 'auto' } = {}) {
   let res = cache ? await cache.match(url) : undefined;
   const fromCache = Boolean(res);
@@ -184,7 +185,7 @@ async function start(manifestUrl, given) {
     if (cache) await cache.delete(wasmUrl);
     throw new Error(`engine: ${err.message}`);
   }
-  await w.keep();
+  w.keep();
   if (got.unicode) await loadTables(await got.unicode, unicodeUrl, manifest.files.unicode);
   // The keyword side first: with the core read, queries are answered by BM25 over the term shards
   // (`mode: 'keyword'`) while the model is still on its way.
@@ -196,7 +197,7 @@ async function start(manifestUrl, given) {
     if (cache) await cache.delete(coreUrl);
     throw err;
   }
-  await ix.keep();
+  ix.keep();
   index = core;
   if (headUrl && headIn) {
     // The head is in already: the query side is set up before the first query is answered, so
@@ -232,7 +233,7 @@ async function start(manifestUrl, given) {
     if (cache) await cache.delete(coreUrl);
     throw err;
   }
-  await m.keep();
+  m.keep();
   model = loaded; // from now on queries are ranked by the hybrid ranking
   post({
     type: 'ready',
@@ -264,7 +265,7 @@ async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCa
     if (cache) await cache.delete(coreUrl);
     throw err;
   }
-  await h.keep();
+  h.keep();
   encoder = loaded;
   post({
     type: 'ready',
@@ -284,7 +285,7 @@ async function loadTables(got, url, file) {
     if (cache) await cache.delete(url);
     throw new Error(`engine: ${err.message}`);
   }
-  await got.keep();
+  got.keep();
 }
 
 // Before `text` is tokenized: the complete Unicode tables when the loaded ones lack one of its
@@ -345,6 +346,9 @@ function ensure(kind, n) {
   return map.get(n);
 }
 
+// Keyword hits whose text chunks are asked for early (`search`): the widget lists at most 8 pages.
+const EARLY_CHUNK_HITS = 8;
+
 // Ranks `query`: fetches the term shards it needs and, alongside, the vector side's files (the row
 // shards of its tokens when the query encoder is in, then the vector partitions its embedding
 // probes), ranks, then fetches the text chunks of the hits (their URLs and titles travel there)
@@ -359,6 +363,15 @@ async function search(query, k) {
   vectorSide.catch(() => {}); // awaited below, after the term shards
   await Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
   await typoShards(query, count);
+  // While the vector side is on its way (row shards, then vector partitions), the text chunks of
+  // the keyword side's top hits are asked for: most of them are among the final hits, whose
+  // titles and excerpts would otherwise wait for one more round trip after the ranking.
+  if (encoder || model) {
+    const early = index.search(query, { k: EARLY_CHUNK_HITS, mode: 'keyword' });
+    for (const n of new Set(early.filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))) {
+      ensure('c', n).then(count, () => {});
+    }
+  }
   const vector = await vectorSide;
   const mode = vector ? 'hybrid' : 'keyword';
   const options = vector ? { k, mode, vector } : { k, mode };
