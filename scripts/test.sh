@@ -8,6 +8,11 @@
 #      fresh venv without a Rust toolchain; pytest against the CLI's vectors, index bytes and
 #      rankings; then, in that venv, a Sphinx site with lightembed.sphinx built and searched in
 #      Chromium: python/test-sphinx-site.sh),
+#   2c. the scale-out path (scripts/test-scale-out.sh, with the wheel and the CLI of 2b): Spark
+#      local[2] embedding with lightembed.arrow, a throwaway PostgreSQL + pgvector loaded by
+#      lightembed.pg, `lightembed serve` over HTTP, and the widget in remote mode
+#      (<lightembed-search serve=…>) in headless Chromium against it — all on 127.0.0.1, every
+#      process stopped by its pid (installs a JDK and the venv target/scale-venv once),
 #   3. the engine's, ingestion's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
 #      engine's again with relaxed SIMD (the app's second worker),
 #   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web, and the CLI for
@@ -68,6 +73,12 @@ cargo test -p lightembed-index --features runtime-unicode --test unicode_folding
 
 step "Python package (python/: maturin wheel in a fresh venv, pytest; a Sphinx site in Chromium)"
 python/test.sh --browser
+
+step "scale-out: Spark → Parquet → PostgreSQL + pgvector → lightembed serve → the widget in remote mode"
+# Reuses the release wheel and the CLI that python/test.sh just built (no second compile); the
+# widget check must run here (LIGHTEMBED_SCALE_BROWSER=1: a missing browser fails, never skips).
+LIGHTEMBED_WHEEL="$(ls "$root"/target/wheels/lightembed-*.whl)" LIGHTEMBED_CLI="$root/target/debug/lightembed" \
+  LIGHTEMBED_SCALE_BROWSER=1 bash scripts/test-scale-out.sh
 
 step "cargo test (wasm32 + simd128, under Node)"
 cargo test -p lightembed -p lightembed-ingest -p lightembed-index --target wasm32-unknown-unknown

@@ -34,6 +34,18 @@
 // needs one fails; the element then re-reads the manifest and moves to the new build (a new
 // worker), asking the query again. An element removed from the page ends its worker.
 //
+// Remote mode, for a collection too large for a static index (docs/scale-out.md): `serve="URL"`
+// names a `lightembed serve` (its base URL: queries go to URL/search; relative to the page, or
+// another origin whose --cors-origin lists this site). The worker then loads only the engine and
+// the bundle's model (a static model's query side: its head and the row shards of the query's
+// tokens), embeds each query here and sends its text and vector; the server ranks them in
+// PostgreSQL and answers with the hits and their excerpts, listed as the static index's are
+// (grouped by page, words marked, text as text). Links the server gives are followed when they are
+// http(s) URLs (another site included) or paths below the site root. A refusal is said in words:
+// the server's spec §8 message when its passages were embedded with another model, its message
+// for a query it refuses, and that it is busy or cannot be reached. The attribute is read when the
+// search starts (the first focus); changing it later starts again on the next focus.
+//
 // Test hooks: the input has data-testid="lightembed-query", each page result
 // data-testid="lightembed-result" (its first <a href> is the best section of the page).
 
@@ -49,6 +61,36 @@ function pageHref(url) {
   const u = new URL(url, SITE);
   return u.origin === SITE.origin && u.protocol === SITE.protocol ? u.href : new URL(`./${url}`, SITE).href;
 }
+/** A link the search server gave (remote mode): an http(s) URL as it is, another site's
+ *  included; anything else (`javascript:`, `data:`, a malformed URL) as a path below the site root. */
+function remoteHref(url) {
+  try {
+    const u = new URL(url, SITE);
+    if (u.protocol === 'https:' || u.protocol === 'http:') return u.href;
+    return new URL(`./${url}`, SITE).href;
+  } catch {
+    return SITE.href;
+  }
+}
+
+/** The `serve` attribute as the search endpoint (URL/search, resolved against the page), or an
+ *  Error saying why it is not one. */
+function serveEndpoint(value) {
+  let base;
+  try {
+    base = new URL(value, document.baseURI);
+  } catch {
+    return new Error(`serve="${value}" is not a URL`);
+  }
+  if (base.protocol !== 'https:' && base.protocol !== 'http:') {
+    return new Error(`serve="${value}" is not an http(s) URL`);
+  }
+  base.search = '';
+  base.hash = '';
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return new URL('search', base);
+}
+
 // The smallest module using a SIMD128 instruction (i8x16 splat / popcnt); the engine needs SIMD.
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1,
   0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
@@ -71,6 +113,14 @@ function fragmentWords(f) {
   const problem = { missing: 'is missing on the site', damaged: 'is damaged or incomplete' }[f.problem]
     || 'could not be downloaded';
   return `part of the search index (${part}, file ${f.file}) ${problem}`;
+}
+
+// A refusal or failure of the search server (remote mode: {kind, status}) in words.
+function remoteWords(r, message) {
+  if (r.kind === 'model') return `The search server cannot answer queries embedded by this site's model: ${message}`;
+  if (r.kind === 'request') return `The search server refused the query: ${message}`;
+  if (r.kind === 'busy') return `The search server failed (HTTP ${r.status}): ${message}. Try again later.`;
+  return `Search is unavailable: ${message}.`;
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -108,9 +158,16 @@ function groupByPage(hits) {
 }
 
 class LightembedSearch extends HTMLElement {
-  static get observedAttributes() { return ['shortcut']; }
+  static get observedAttributes() { return ['shortcut', 'serve']; }
 
-  attributeChangedCallback() { if (this.input) this.keyshortcuts(); }
+  attributeChangedCallback(name, before, after) {
+    if (!this.input) return;
+    if (name === 'shortcut') this.keyshortcuts();
+    else if (before !== after && (this.conn || this.failed)) {
+      // Another server: what was started (and listed) is the old one's; the next focus starts again.
+      this.disconnectedCallback();
+    }
+  }
 
   // The keys that focus the box, as ARIA states them (none with shortcut="off").
   keyshortcuts() {
@@ -177,6 +234,14 @@ class LightembedSearch extends HTMLElement {
   async connect(updated, manifest = null) {
     const conn = { worker: null, build: null, updated, recovering: false };
     this.conn = conn;
+    let serve = null;
+    if (this.hasAttribute('serve')) {
+      serve = serveEndpoint(this.getAttribute('serve'));
+      if (serve instanceof Error) {
+        this.fail(`Search is unavailable: ${serve.message}`);
+        return;
+      }
+    }
     try {
       const m = manifest || await readManifest();
       if (this.conn !== conn) return; // removed from the page meanwhile: no worker to start
@@ -192,7 +257,7 @@ class LightembedSearch extends HTMLElement {
         if (this.conn === conn) this.fail(`Search failed to start: ${e.message || 'worker error'}`);
       };
       // The worker gets the manifest this page read, so both use the same build.
-      conn.worker.postMessage({ type: 'init', manifest: MANIFEST, files: m });
+      conn.worker.postMessage({ type: 'init', manifest: MANIFEST, files: m, serve: serve && serve.href });
     } catch (err) {
       if (this.conn === conn) this.fail(`Search is unavailable: ${err.message}`);
     }
@@ -260,6 +325,7 @@ class LightembedSearch extends HTMLElement {
       if (m.id !== this.latest) return;
       this.asking = null;
       this.conn.updated = false; // this build answers: later errors are its own
+      if (m.warnings && m.warnings.length) console.warn(`lightembed search server: ${m.warnings.join('; ')}`);
       this.show(m.hits, m.ms, m.keywordMatch, m.mode || 'hybrid');
     } else if (m.type === 'excerpts') {
       if (m.id !== this.latest) return;
@@ -284,6 +350,12 @@ class LightembedSearch extends HTMLElement {
   async recover(m) {
     const conn = this.conn;
     if (!conn || conn.recovering) return;
+    if (m.remote) {
+      // The search server's answer (remote mode): the site's bundle is not in question.
+      this.enterFor = null;
+      this.error(remoteWords(m.remote, m.message));
+      return;
+    }
     conn.recovering = true;
     this.clearResults(); // what is listed may be the old build's
     let fresh = null;
@@ -352,6 +424,7 @@ class LightembedSearch extends HTMLElement {
       this.input.removeAttribute('aria-activedescendant');
     }
     const pages = groupByPage(hits).filter((p) => !keptPages.has(p.page)).slice(0, 8 - kept.length);
+    const href = this.hasAttribute('serve') ? remoteHref : pageHref;
     const shown = [];
     // Kept pages whose excerpts have not come yet (they were asked for under the keyword query's id).
     for (const span of this.list.querySelectorAll('.lightembed-excerpt:not([data-filled])')) {
@@ -364,14 +437,21 @@ class LightembedSearch extends HTMLElement {
         class: 'lightembed-page', role: 'option', id: `${this.listId}-${i}`,
         'aria-selected': 'false', 'data-testid': 'lightembed-result', 'data-page': p.page,
       });
-      li.append(el('a', { class: 'lightembed-page-title', href: pageHref(best.url) }, p.title));
+      li.append(el('a', { class: 'lightembed-page-title', href: href(best.url) }, p.title));
       const subs = el('ul', { class: 'lightembed-sections' });
       for (const s of p.sections.slice(0, 3)) {
-        const a = el('a', { href: pageHref(s.url) });
+        const a = el('a', { href: href(s.url) });
         if (s.heading) a.append(el('span', { class: 'lightembed-heading' }, s.heading));
-        // The excerpt arrives once the passage's text chunk is fetched (`excerpts` message).
-        a.append(el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage), 'data-chunk': String(s.chunk) }));
-        shown.push({ passage: s.passage, chunk: s.chunk });
+        const span = el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage), 'data-chunk': String(s.chunk) });
+        if (typeof s.snippet === 'string') {
+          // Remote mode: the server sent the excerpt with the hit.
+          span.append(marked(s.snippet, s.highlights));
+          span.dataset.filled = '';
+        } else {
+          // The excerpt arrives once the passage's text chunk is fetched (`excerpts` message).
+          shown.push({ passage: s.passage, chunk: s.chunk });
+        }
+        a.append(span);
         subs.append(el('li', {}, a));
       }
       li.append(subs);

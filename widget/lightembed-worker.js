@@ -1,14 +1,25 @@
 // lightembed search worker: owns the model and the index (the `lightembed` wasm package, web
 // target), so the page never blocks on embedding or ranking. Messages in: {type: 'init',
-// manifest: URL, files: the manifest as the page read it (optional: fetched when absent)}, then
+// manifest: URL, files: the manifest as the page read it (optional: fetched when absent), serve:
+// the remote search endpoint (optional: remote mode, below)}, then
 // {type: 'search', id, query, k} and {type: 'excerpts', id, query, passages}; out: {type:
 // 'progress', what, loaded, total}, {type: 'keywords', ...} (the core is read: queries are
 // answered by the keyword side), {type: 'ready', ...} (the model too: by the hybrid ranking),
-// {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch}, {type:
-// 'excerpts', id, items}, {type: 'error', id, message, fragment} (`fragment`:
+// {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch, warnings
+// (remote mode: the server's)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
+// fragment, remote} (`fragment`:
 // {kind, n, file, problem, status} when a fragment (term shard, vector partition, text chunk, typo
 // or row shard) could not be used; the page
 // then re-reads the manifest, since a rebuilt site removes the old build's fragments).
+//
+// Remote mode (`serve` in the init message: the URL of a `lightembed serve`, for a collection too
+// large for a static index): only the engine and the query side (the query encoder and its row
+// shards, or the model) are fetched, never the core or its fragments; each query is embedded
+// here and POSTed with its text to `serve`'s /search, which ranks it in PostgreSQL. Its hits come
+// back with their excerpts (`snippet` and `highlights`: UTF-16 offsets here, as the wasm gives
+// them), so no `excerpts` message is needed. A refusal of the server is an error with `remote`:
+// {status (0: no answer), kind: 'model' (409, spec §8) | 'request' (other 4xx) | 'busy' (5xx) |
+// 'unreachable' | 'answer' (not a search answer)}.
 //
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
 // query the term shards of its words and, once its embedding exists (the model or the query
@@ -49,6 +60,8 @@ let model = null;
 // query's tokens, fetched in shards — the same query vector as the model, without the model.
 let encoder = null;
 let index = null;
+// Remote mode: {url: the /search endpoint, origin, model: the request's `model` field}.
+let remote = null;
 let cache = null;
 let fragBase = null;
 let rowsBase = null;
@@ -118,7 +131,7 @@ async function plain(bytes, file) {
 // The bundle versions this worker reads: 2 (raw files) and 3 (gzip-compressed binary files).
 const BUNDLE_VERSIONS = [2, 3];
 
-async function start(manifestUrl, given) {
+async function start(manifestUrl, given, serveUrl) {
   const t0 = performance.now();
   let manifest = given;
   if (!manifest) {
@@ -147,13 +160,22 @@ async function start(manifestUrl, given) {
   // for all three at once delays the first results by the model's share while the last (hybrid)
   // results come no sooner — bench/RESULTS.md, "Slow link". The query's term shards are asked
   // for as soon as the core is read (`search`), alongside the model.
-  const got = {
-    wasm: fetchCached(wasmUrl, 'engine', { quiet: true, priority: 'high' }),
-    core: fetchCached(coreUrl, 'index', { size: manifest.index.bytes, priority: 'high' }),
-  };
+  // Remote mode needs no index file: the model (or its query side) is asked for with the engine.
+  if (serveUrl) {
+    const url = new URL(serveUrl);
+    remote = {
+      url: url.href,
+      origin: url.origin,
+      model: { id: manifest.model.id, version: manifest.model.version, dims: manifest.index.dims, sha256: manifest.model.sha256 },
+    };
+  }
+  const got = { wasm: fetchCached(wasmUrl, 'engine', { quiet: true, priority: 'high' }) };
+  if (!remote) got.core = fetchCached(coreUrl, 'index', { size: manifest.index.bytes, priority: 'high' });
   if (unicodeUrl) got.unicode = fetchCached(unicodeUrl, 'engine', { quiet: true, priority: 'high' });
   if (headUrl) {
     got.head = fetchCached(headUrl, 'model', { size: manifest.query.bytes, priority: 'high' });
+  } else if (remote) {
+    got.model = fetchCached(modelUrl, 'model', { size: manifest.model.bytes, priority: 'high' });
   } else {
     got.model = Promise.all([got.wasm, got.core])
       .then(() => fetchCached(modelUrl, 'model', { size: manifest.model.bytes }));
@@ -187,6 +209,12 @@ async function start(manifestUrl, given) {
   }
   w.keep();
   if (got.unicode) await loadTables(await got.unicode, unicodeUrl, manifest.files.unicode);
+  if (remote) {
+    indexReady.resolve(); // no index here: queries wait for the query side alone ('ready')
+    if (headUrl) await startEncoder(manifest, got.head, headUrl, coreUrl, t0, false);
+    else await startModel(manifest, got.model, modelUrl, coreUrl, t0, false);
+    return;
+  }
   // The keyword side first: with the core read, queries are answered by BM25 over the term shards
   // (`mode: 'keyword'`) while the model is still on its way.
   const ix = await got.core;
@@ -212,11 +240,15 @@ async function start(manifestUrl, given) {
   }
   indexReady.resolve();
   post({ type: 'keywords', passages: index.length, fromCache: ix.fromCache, ms: performance.now() - t0 });
-  if (headUrl) {
-    await startEncoder(manifest, got.head, headUrl, coreUrl, t0, ix.fromCache);
-    return;
-  }
-  const m = await got.model;
+  if (headUrl) await startEncoder(manifest, got.head, headUrl, coreUrl, t0, ix.fromCache);
+  else await startModel(manifest, got.model, modelUrl, coreUrl, t0, ix.fromCache);
+}
+
+// The model read, checked against the manifest and the index (spec §8; in remote mode there is no
+// index here: the server checks each query's model); from then on queries are ranked by the
+// hybrid ranking.
+async function startModel(manifest, gotModel, modelUrl, coreUrl, t0, indexFromCache) {
+  const m = await gotModel;
   let loaded;
   try {
     loaded = Model.fromBytes(await plain(m.bytes, manifest.files.model));
@@ -228,7 +260,7 @@ async function start(manifestUrl, given) {
     throw new Error(`model: ${err.message}`);
   }
   try {
-    index.checkCompatible(loaded);
+    if (index) index.checkCompatible(loaded);
   } catch (err) {
     if (cache) await cache.delete(coreUrl);
     throw err;
@@ -237,9 +269,9 @@ async function start(manifestUrl, given) {
   model = loaded; // from now on queries are ranked by the hybrid ranking
   post({
     type: 'ready',
-    passages: index.length,
+    passages: index ? index.length : null,
     model: `${model.modelId} v${model.version}`,
-    fromCache: { model: m.fromCache, index: ix.fromCache },
+    fromCache: { model: m.fromCache, index: indexFromCache },
     ms: performance.now() - t0,
   });
 }
@@ -260,7 +292,7 @@ async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCa
     throw new Error(`model: ${err.message}`);
   }
   try {
-    index.checkQueryEncoder(loaded);
+    if (index) index.checkQueryEncoder(loaded);
   } catch (err) {
     if (cache) await cache.delete(coreUrl);
     throw err;
@@ -269,7 +301,7 @@ async function startEncoder(manifest, gotHead, headUrl, coreUrl, t0, indexFromCa
   encoder = loaded;
   post({
     type: 'ready',
-    passages: index.length,
+    passages: index ? index.length : null,
     model: `${manifest.model.id} v${manifest.model.version}`,
     fromCache: { model: h.fromCache, index: indexFromCache },
     ms: performance.now() - t0,
@@ -422,6 +454,98 @@ async function typoShards(query, count) {
   }
 }
 
+// How long a remote search may take before it is given up (the server has its own statement
+// timeout; this bounds a connection that never answers).
+const REMOTE_TIMEOUT_MS = 20000;
+// Characters of a remote hit's excerpt: the static bundle's (`excerpts` below).
+const EXCERPT_CHARS = 180;
+
+// A refusal or failure of the search server, said in words by the page (`remote.kind`).
+class RemoteError extends Error {
+  constructor(kind, status, message) {
+    super(message);
+    this.remote = { kind, status };
+  }
+}
+
+// UTF-8 byte ranges of `text` (the server's highlights) → UTF-16 offsets (JS string indices);
+// a range that does not fall on character boundaries inside `text` is dropped.
+function utf16Ranges(text, ranges) {
+  const at = new Map([[0, 0]]); // byte offset → UTF-16 offset, at every character boundary
+  let bytes = 0;
+  let units = 0;
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    units += ch.length;
+    at.set(bytes, units);
+  }
+  const out = [];
+  for (const r of Array.isArray(ranges) ? ranges : []) {
+    const a = at.get(Array.isArray(r) ? r[0] : NaN);
+    const b = at.get(Array.isArray(r) ? r[1] : NaN);
+    if (a !== undefined && b !== undefined && a < b) out.push([a, b]);
+  }
+  return out;
+}
+
+// The query's embedding at the server's dims, from the query encoder (its tokens' row shards
+// fetched first) or the model.
+async function embedRemote(query, count) {
+  await coverUnicode(query);
+  if (encoder) {
+    await Promise.all(Array.from(encoder.missingShards(query), (n) => ensure('r', n).then(count)));
+    return encoder.embed(query, remote.model.dims);
+  }
+  return model.embed(query, remote.model.dims);
+}
+
+// Remote mode: embeds `query` here and asks the server (`POST /search` with the text, the vector
+// and the model's identity); its hits, in the shape `search` gives, each with its excerpt. The
+// server's text is only ever passed on as text.
+async function searchRemote(query, k) {
+  let fetched = 0;
+  const vector = await embedRemote(query, (downloaded) => { if (downloaded) fetched += 1; });
+  const body = JSON.stringify({
+    query, vector: Array.from(vector), model: remote.model, k, excerpt_chars: EXCERPT_CHARS,
+  });
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), REMOTE_TIMEOUT_MS);
+  let res;
+  let answer;
+  try {
+    res = await fetch(remote.url, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body, signal: abort.signal,
+      credentials: 'omit', cache: 'no-store',
+    });
+    answer = await res.json().catch(() => null);
+  } catch (err) {
+    const late = abort.signal.aborted;
+    throw new RemoteError('unreachable', 0, late
+      ? `the search server ${remote.origin} did not answer within ${REMOTE_TIMEOUT_MS / 1000} s`
+      : `the search server ${remote.origin} could not be reached: it is not running, or its --cors-origin does not list this site`);
+  } finally {
+    clearTimeout(timer);
+  }
+  const said = answer && typeof answer.error === 'string' ? answer.error : `HTTP ${res.status}`;
+  if (res.status === 409) throw new RemoteError('model', 409, said);
+  if (res.status >= 400 && res.status < 500) throw new RemoteError('request', res.status, said);
+  if (!res.ok) throw new RemoteError('busy', res.status, said);
+  if (!answer || !Array.isArray(answer.hits)) {
+    throw new RemoteError('answer', res.status, `the search server ${remote.origin} sent something that is not a search answer`);
+  }
+  const text = (v) => (typeof v === 'string' ? v : '');
+  const hits = answer.hits.map((h, i) => {
+    const snippet = text(h.snippet);
+    return {
+      passage: i, chunk: -1, url: text(h.url), id: text(h.id),
+      pageTitle: text(h.page_title) || text(h.title), heading: text(h.heading),
+      snippet, highlights: utf16Ranges(snippet, h.highlights),
+    };
+  });
+  return { fetched, mode: 'hybrid', hits, keywordMatch: null, warnings: Array.isArray(answer.warnings) ? answer.warnings.map(String) : [] };
+}
+
 // Excerpts of the passages shown: fetches their text chunks first.
 async function excerpts(query, passages) {
   await coverUnicode(query);
@@ -434,18 +558,23 @@ self.onmessage = async (e) => {
   const msg = e.data;
   try {
     if (msg.type === 'init') {
-      await start(msg.manifest, msg.files);
+      await start(msg.manifest, msg.files, msg.serve || null);
     } else if (msg.type === 'search') {
       // A query asked before the core is read waits for it (the page asks once `keywords` came).
       await indexReady;
       const t = performance.now();
-      const { hits, fetched, mode, keywordMatch } = await search(msg.query, msg.k || 20);
-      post({ type: 'results', id: msg.id, hits, fetched, mode, keywordMatch, ms: performance.now() - t });
+      const { hits, fetched, mode, keywordMatch, warnings } = remote
+        ? await searchRemote(msg.query, msg.k || 20)
+        : await search(msg.query, msg.k || 20);
+      post({ type: 'results', id: msg.id, hits, fetched, mode, keywordMatch, warnings, ms: performance.now() - t });
     } else if (msg.type === 'excerpts') {
       if (!index) throw new Error('not ready');
       post({ type: 'excerpts', id: msg.id, items: await excerpts(msg.query, msg.passages) });
     }
   } catch (err) {
-    post({ type: 'error', id: msg.id, message: String(err && err.message ? err.message : err), fragment: err && err.fragment });
+    post({
+      type: 'error', id: msg.id, message: String(err && err.message ? err.message : err),
+      fragment: err && err.fragment, remote: err && err.remote,
+    });
   }
 };

@@ -69,7 +69,7 @@ pub enum Command {
     /// `lightembed.pg.load`): POST /search {query, vector, model, k} → hits, ranked in SQL as
     /// `search` ranks (one hit per section). Stateless; listens on loopback unless told otherwise.
     #[command(
-        after_help = "The browser embeds the query and sends {\"query\", \"vector\", \"model\": {\"id\", \"version\", \"dims\", \"sha256\"}, \"k\"}; a vector from a model the loaded passages were not embedded with is refused (409) with the spec's §8 message.\n\nExample:\n  lightembed serve --database-url postgresql://lightembed@127.0.0.1:5432/docs --cors-origin https://docs.example.org"
+        after_help = "The browser embeds the query and sends {\"query\", \"vector\", \"model\": {\"id\", \"version\", \"dims\", \"sha256\"}, \"k\", \"excerpt_chars\" (optional)}; a vector from a model the loaded passages were not embedded with is refused (409) with the spec's §8 message.\n\nExample:\n  lightembed serve --database-url postgresql://lightembed@127.0.0.1:5432/docs --cors-origin https://docs.example.org"
     )]
     Serve(ServeCommand),
 }

@@ -10,8 +10,9 @@
 //! ```text
 //! POST /search  {"query": "read a file", "vector": [… dims floats …],
 //!                "model": {"id": "lightembed-en-0l", "version": "4.0.0", "dims": 128,
-//!                          "sha256": "<64 hex>"}, "k": 10}
-//! 200 {"hits": [{"rank", "score", "id", "title", "url", "snippet", "highlights"}…], "warnings": […]}
+//!                          "sha256": "<64 hex>"}, "k": 10, "excerpt_chars": 180 (optional)}
+//! 200 {"hits": [{"rank", "score", "id", "title", "url", "page_title", "heading", "snippet",
+//!                "highlights": [[start, end] byte offsets into snippet]…], "warnings": […]}
 //! 4xx/5xx {"error": "…"}
 //! GET /health   200 {"status": "ok", "model_id", "model_version", "dims", "count"}
 //! ```
@@ -395,7 +396,8 @@ pub fn check_model(manifest: &Manifest, req: &SearchRequest) -> Result<Vec<Strin
         .map_err(|e| ApiError::incompatible(e.to_string()))
 }
 
-/// The ranked hits of a checked request, in the JSON shape of `lightembed search --json`.
+/// The ranked hits of a checked request, in the JSON shape of `lightembed search --json`, plus
+/// each hit's `page_title` and `heading` (the site widget groups hits by page under them).
 async fn run_search(
     state: &AppState,
     client: &mut deadpool_postgres::Object,
@@ -452,16 +454,24 @@ async fn run_search(
         let score: f64 = row
             .try_get(4)
             .map_err(|e| ApiError::internal("bad score column", &e))?;
-        // As `lightembed index` stores a snippet (its first `snippet_chars`, cut at a word) and
-        // `lightembed search --json` marks the query's words in it.
-        let snippet = head(&text, state.config.snippet_chars);
-        let e = excerpt(&snippet, &req.query, loaded.keyword_stemming, 0);
+        // By default as `lightembed index` stores a snippet (its first `snippet_chars`, cut at a
+        // word) and `lightembed search --json` marks the query's words in it; with
+        // `excerpt_chars`, the window of the text holding the most query words, as the site
+        // widget shows it.
+        let e = if req.excerpt_chars == 0 {
+            let snippet = head(&text, state.config.snippet_chars);
+            excerpt(&snippet, &req.query, loaded.keyword_stemming, 0)
+        } else {
+            excerpt(&text, &req.query, loaded.keyword_stemming, req.excerpt_chars)
+        };
         hits.push(json!({
             "rank": i + 1,
             "score": score,
             "id": get(0)?,
             "title": get(1)?,
             "url": get(2)?,
+            "page_title": get(5)?,
+            "heading": get(6)?,
             "snippet": e.text,
             "highlights": e.highlights,
         }));
@@ -558,6 +568,7 @@ mod tests {
                 sha256: [sha; 32],
             },
             k: 10,
+            excerpt_chars: 0,
         }
     }
 

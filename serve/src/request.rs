@@ -16,8 +16,11 @@ pub struct Limits {
     pub max_query_bytes: usize,
 }
 
-/// The body as sent. Every field is required but `k` and `query` (a vector-only search may send
-/// `""`).
+/// The largest `excerpt_chars` a request may ask for.
+pub const MAX_EXCERPT_CHARS: u64 = 1_000;
+
+/// The body as sent. Every field is required but `k`, `excerpt_chars` and `query` (a vector-only
+/// search may send `""`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Body {
@@ -27,6 +30,8 @@ struct Body {
     model: ModelBody,
     #[serde(default = "default_k")]
     k: u64,
+    #[serde(default)]
+    excerpt_chars: u64,
 }
 
 fn default_k() -> u64 {
@@ -55,6 +60,11 @@ pub struct SearchRequest {
     pub model: RequestModel,
     /// How many hits, `1..=max_k`.
     pub k: usize,
+    /// `0` (the default): each hit's snippet is the passage's stored snippet (its first
+    /// `snippet_chars`, as `lightembed search --json` shows it); `1..=`[`MAX_EXCERPT_CHARS`]:
+    /// the window of that many characters of the passage's text holding the most query words,
+    /// as the site widget shows an excerpt (`SiteIndex.excerpt`).
+    pub excerpt_chars: usize,
 }
 
 /// `model` of a request, parsed.
@@ -85,6 +95,12 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<SearchRequest, ApiError> {
         return Err(ApiError::bad_request(format!(
             "k: {} is outside 1..={}",
             b.k, limits.max_k
+        )));
+    }
+    if b.excerpt_chars > MAX_EXCERPT_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "excerpt_chars: {} is outside 0..={MAX_EXCERPT_CHARS}",
+            b.excerpt_chars
         )));
     }
     let m = &b.model;
@@ -140,6 +156,7 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<SearchRequest, ApiError> {
             sha256,
         },
         k: b.k as usize,
+        excerpt_chars: b.excerpt_chars as usize,
     })
 }
 
@@ -212,6 +229,18 @@ mod tests {
             }
         );
         assert_eq!(r.model.sha256[1], 0x11);
+        assert_eq!(r.excerpt_chars, 0);
+    }
+
+    #[test]
+    fn excerpt_chars_is_bounded() {
+        let b = body(r#""hi""#, "[1]", "1", "5");
+        let with = |n: &str| b.replacen('{', &format!("{{\"excerpt_chars\":{n},"), 1);
+        let r = parse(with("180").as_bytes(), &LIMITS).unwrap();
+        assert_eq!(r.excerpt_chars, 180);
+        assert_eq!(err(&with("1001")), "excerpt_chars: 1001 is outside 0..=1000");
+        assert!(err(&with("-1")).contains("invalid value"));
+        assert!(err(&with("\"180\"")).contains("invalid type: string"));
     }
 
     #[test]

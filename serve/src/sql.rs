@@ -73,7 +73,7 @@ pub fn model_row(prefix: &str) -> String {
 /// The hybrid search. Parameters: `$1` the query vector (`vector`), `$2` the query's distinct
 /// terms (`text[]`), `$3` candidates per side, `$4` vector weight, `$5` page weight, `$6` k,
 /// `$7` BM25's k1, `$8` BM25's b, `$9` postings blocks read per term (1,024 postings each).
-/// Columns: id, title, url, text, score (float8).
+/// Columns: id, title, url, text, score (float8), page_title, heading.
 pub fn hybrid_search(prefix: &str, vector_type: &str) -> String {
     let p = prefix;
     let q = format!("$1::vector::{vector_type}");
@@ -94,7 +94,7 @@ pub fn hybrid_search(prefix: &str, vector_type: &str) -> String {
 ), cand AS (
     SELECT pid FROM vec UNION SELECT pid FROM kw
 ), scored AS MATERIALIZED (
-    SELECT p.pid, p.id, p.title, p.url, p.text,
+    SELECT p.pid, p.id, p.title, p.url, p.text, p.page_title, p.heading,
            (1 - (p.embedding <=> {q}))::float8 AS cos,
            (SELECT COALESCE(sum(qt.idf * u.tf * ($7::float8 + 1)
                     / (u.tf + $7::float8 * (1 - $8::float8 + $8::float8 * p.kw_len / st.avgdl))), 0)
@@ -122,7 +122,7 @@ pub fn hybrid_search(prefix: &str, vector_type: &str) -> String {
         ORDER BY score DESC, pid) AS nth
     FROM evidence
 )
-SELECT id, title, url, text, score FROM collapsed WHERE nth = 1 ORDER BY score DESC, pid LIMIT $6"
+SELECT id, title, url, text, score, page_title, heading FROM collapsed WHERE nth = 1 ORDER BY score DESC, pid LIMIT $6"
     )
 }
 
