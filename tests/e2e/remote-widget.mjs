@@ -4,12 +4,12 @@
 //
 //   node tests/e2e/remote-widget.mjs CONFIG.json
 //
-// CONFIG: {"pages": {"main": URL, "refused": URL, "down": URL}, "queries": [text…],
+// CONFIG: {"pages": {"main": URL, "refused": URL, "down": URL, "model": URL}, "queries": [text…],
 //          "errorQueries": [text…]} — `main` holds an element whose server answers; each query
 // is typed there and its listed results read back; each of `errorQueries` is typed there too and
 // the status line read once it shows an error. On `refused` (a server whose passages come from
-// another model) and `down` (a server that is not running) the first query is typed and the
-// status line read. Report: {"requests": [{method, url}…] (every request the pages made),
+// another model), `down` (a server that is not running) and `model` (optional: a bundle of
+// another model than the server's passages) the first query is typed and the status line read. Report: {"requests": [{method, url}…] (every request the pages made),
 // "results": {query: {status, pages: [{title, href, sections: [{href, heading, excerpt, marks}]}]}},
 // "errors": {query or page name: status text}, "injected": elements of kinds the server's
 // text must never create (img, script, b) found in the results, "pwned": window.__pwned on each page}.
@@ -79,7 +79,7 @@ try {
     report.results[q] = { status: report.errors[q], pages: await listed(main) };
   }
   report.pwned.main = await main.evaluate(() => window.__pwned ?? null);
-  for (const name of ['refused', 'down']) {
+  for (const name of ['refused', 'down', 'model'].filter((n) => config.pages[n])) {
     const page = await open(config.pages[name]);
     report.errors[name] = await ask(page, config.queries[0], true);
     report.pwned[name] = await page.evaluate(() => window.__pwned ?? null);

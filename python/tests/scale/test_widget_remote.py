@@ -10,7 +10,9 @@ figure it reports is checked against the server's own answer to the same query:
 - text from the database is shown as text: markup in a title, heading or passage never becomes an
   element, a `javascript:` URL becomes a path below the site root;
 - a server whose passages were embedded at other dims refuses with the spec's §8 message, shown in
-  words; a query the server refuses (too long) and a server that is not running are said in words.
+  words, and so does the server of the static model's passages to a site whose bundle ships the
+  2-layer model (the widget loads that model itself, never a query head or the index); a query the
+  server refuses (too long) and a server that is not running are said in words.
 
 Everything runs on 127.0.0.1: the site (a thread of this process), PostgreSQL and both servers
 (started and stopped by pid). Needs node, tests/e2e/node_modules/playwright-core and Chromium
@@ -43,6 +45,7 @@ from pgtemp import TempPostgres
 from servetemp import Serve, free_port
 
 BOOK = ROOT / "public" / "corpus" / "rust-book.jsonl"
+TWO_LAYER = ROOT / "public" / "models" / "lightembed-en-2l.bin"
 DRIVER = ROOT / "tests" / "e2e" / "remote-widget.mjs"
 DIMS = 128
 K = 20  # what the widget asks for
@@ -140,10 +143,16 @@ def report(cli, pg, loaded, tmp_path_factory):
     # The whole model's query side (--full-model): a query embeds exactly as the loaded passages.
     proc = run([cli, "site", "--site", root, "--model", STATIC_MODEL, "--full-model", "--dims", DIMS, "--quiet"])
     assert proc.returncode == 0, proc.stderr
-    site = Site(root)
+    # A second site whose bundle ships the 2-layer model (a `Model` in the worker, no query head).
+    root2 = tmp_path_factory.mktemp("remote-site-2l")
+    shutil.copy(root / "about.html", root2 / "about.html")
+    proc = run([cli, "site", "--site", root2, "--model", TWO_LAYER, "--full-model", "--dims", DIMS, "--quiet"])
+    assert proc.returncode == 0, proc.stderr
+    site, site2 = Site(root), Site(root2)
     servers = []
     try:
-        main = Serve(cli, pg.dsn, "--table-prefix", "widget", "--cors-origin", site.origin)
+        main = Serve(cli, pg.dsn, "--table-prefix", "widget", "--cors-origin", site.origin,
+                     "--cors-origin", site2.origin)
         servers.append(main)
         refused = Serve(cli, pg.dsn, "--table-prefix", "other64", "--cors-origin", site.origin)
         servers.append(refused)
@@ -151,10 +160,11 @@ def report(cli, pg, loaded, tmp_path_factory):
         (root / "index.html").write_text(page(f"http://127.0.0.1:{main.port}/"))
         (root / "refused.html").write_text(page(f"http://127.0.0.1:{refused.port}"))
         (root / "down.html").write_text(page(f"http://127.0.0.1:{down}/"))
+        (root2 / "index.html").write_text(page(f"http://127.0.0.1:{main.port}/"))
         config = root / "config.json"
         config.write_text(json.dumps({
             "pages": {"main": f"{site.origin}/index.html", "refused": f"{site.origin}/refused.html",
-                      "down": f"{site.origin}/down.html"},
+                      "down": f"{site.origin}/down.html", "model": f"{site2.origin}/index.html"},
             "queries": QUERIES, "errorQueries": [TOO_LONG],
         }))
         proc = subprocess.run(["node", str(DRIVER), str(config)], capture_output=True, text=True, timeout=600)
@@ -163,11 +173,12 @@ def report(cli, pg, loaded, tmp_path_factory):
         for q in QUERIES:
             r = rep["results"][q]
             print(f"\nwidget, remote mode: {q!r} → {r['status']}; first page {r['pages'][0]['title']!r}")
-        yield rep, main, site.origin, refused, down
+        yield rep, main, site.origin, refused, down, site2.origin
     finally:
         for s in servers:
             s.stop()
         site.stop()
+        site2.stop()
 
 
 def expected(main, model, query):
@@ -188,7 +199,7 @@ def expected(main, model, query):
 
 
 def test_fetches_the_query_side_only(report):
-    rep, main, origin, _, _ = report
+    rep, main, origin, *_ = report
     urls = [r["url"] for r in rep["requests"]]
     bundle = [u for u in urls if u.startswith(f"{origin}/lightembed/")]
     assert any(re.search(r"/lightembed/query\.[0-9a-f]{16}\.bin$", u) for u in bundle), bundle
@@ -200,7 +211,7 @@ def test_fetches_the_query_side_only(report):
 
 
 def test_results_are_the_servers(report):
-    rep, main, origin, _, _ = report
+    rep, main, origin, *_ = report
     model = lightembed.Model.load(STATIC_MODEL)
     for q in QUERIES:
         want = expected(main, model, q)
@@ -221,7 +232,7 @@ def test_results_are_the_servers(report):
 
 
 def test_server_text_stays_text(report):
-    rep, _, origin, _, _ = report
+    rep, _, origin, *_ = report
     pages = {p["title"]: p for p in rep["results"]["zanzibar café"]["pages"]}
     first, second = pages[HOSTILE_TITLE], pages["Zanzibar — a second page"]
     assert first["href"] == f"{origin}/javascript:window.__pwned=4"
@@ -232,11 +243,11 @@ def test_server_text_stays_text(report):
     assert s["marks"] == ["zanzibar", "café", "zanzibar"], s
     assert second["href"] == f"{origin}/zanzibar.html#second"
     assert rep["injected"] == 0
-    assert rep["pwned"] == {"main": None, "refused": None, "down": None}
+    assert rep["pwned"] == {"main": None, "refused": None, "down": None, "model": None}
 
 
 def test_refusals_are_said_in_words(report):
-    rep, _, _, refused_server, down = report
+    rep, _, _, refused_server, down, _ = report
     model = lightembed.Model.load(STATIC_MODEL)
     refused = rep["errors"]["refused"]
     prefix = "The search server cannot answer queries embedded by this site's model: "
@@ -252,3 +263,17 @@ def test_refusals_are_said_in_words(report):
     assert rep["results"][TOO_LONG]["pages"] == []
     assert rep["errors"]["down"] == (f"Search is unavailable: the search server http://127.0.0.1:{down} could not "
                                      "be reached: it is not running, or its --cors-origin does not list this site.")
+
+
+def test_a_bundle_of_another_model_is_refused_by_the_server(report):
+    """The 2-layer model's bundle: the worker loads that model (`model.….bin`, no query head, no
+    index), embeds the query with it and the static model's server refuses it (spec §8)."""
+    rep, *_, origin2 = report
+    bundle = [r["url"] for r in rep["requests"] if r["url"].startswith(f"{origin2}/lightembed/")]
+    assert any(re.search(r"/lightembed/model\.[0-9a-f]{16}\.bin$", u) for u in bundle), bundle
+    assert not [u for u in bundle if re.search(r"/(query\.|core\.|q/|f/)", u)], bundle
+    two = lightembed.Model.load(TWO_LAYER)
+    said = rep["errors"]["model"]
+    prefix = "The search server cannot answer queries embedded by this site's model: "
+    assert said.startswith(prefix + f"Index was built with {lightembed.Model.load(STATIC_MODEL).model_id}"), said
+    assert two.model_id in said and "Re-run" in said, said
