@@ -114,7 +114,9 @@ pub struct ServeCommand {
     pub ef_search: u64,
     /// Postings blocks (1,024 passages each) read per query term on the keyword side: exact
     /// while no query term is in more passages than that, else the term's best-weighted ones.
-    #[arg(long, value_name = "N", default_value_t = 64,
+    /// Default 8 (8,192 passages): at 361k passages it served 2.4–4.9× the queries of 64
+    /// blocks with the same ranking (bench/RESULTS.md, "Scale-out at 361k passages").
+    #[arg(long, value_name = "N", default_value_t = 8,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub keyword_blocks: u64,
     /// Candidates taken from each side before fusing, as `search --candidates`.

@@ -73,7 +73,7 @@ pub struct Config {
     /// HNSW beam (`hnsw.ef_search`, at least the candidates).
     pub ef_search: usize,
     /// Postings blocks (1,024 each) read per query term: the keyword side is exact while no
-    /// query term is in more than `1024 × keyword_blocks` passages (default 64: 65,536), else it
+    /// query term is in more than `1024 × keyword_blocks` passages (default 8: 8,192), else it
     /// takes the term's best-weighted passages (docs/scale-out.md).
     pub keyword_blocks: usize,
     /// Snippet length in characters: the first this many of the passage's text, cut at a word,
@@ -96,7 +96,7 @@ impl Default for Config {
             max_query_bytes: 1_000,
             candidates: 50,
             ef_search: 96,
-            keyword_blocks: 64,
+            keyword_blocks: 8,
             snippet_chars: 400,
         }
     }
