@@ -60,11 +60,22 @@ pub fn start() {
             }
             return pool::handle_helper_message(&data);
         }
+        WorkerApp::handle_value(&app, &data);
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    post(&Event::Hello);
+}
+
+impl WorkerApp {
+    /// Handles one message from the page: JSON text of a [`Request`], or a `{json, buffers}`
+    /// object whose documents' bytes are the transferred buffers
+    /// ([`crate::shared::protocol::BUFFERS_KEY`]); results are [`post`]ed.
+    pub fn handle_value(this: &Rc<WorkerApp>, data: &JsValue) {
         if let Some(text) = data.as_string() {
-            return WorkerApp::handle_json(&app, &text);
+            return WorkerApp::handle_json(this, &text);
         }
-        // A request that carries file bytes: its JSON and the transferred buffers.
-        let json = js_sys::Reflect::get(&data, &JsValue::from_str(JSON_KEY))
+        let json = js_sys::Reflect::get(data, &JsValue::from_str(JSON_KEY))
             .ok()
             .and_then(|j| j.as_string());
         let Some(json) = json else {
@@ -74,7 +85,7 @@ pub fn start() {
             return;
         };
         let buffers: Vec<js_sys::Uint8Array> =
-            js_sys::Reflect::get(&data, &JsValue::from_str(BUFFERS_KEY))
+            js_sys::Reflect::get(data, &JsValue::from_str(BUFFERS_KEY))
                 .map(|b| js_sys::Array::from(&b))
                 .map(|a| a.iter().map(|b| js_sys::Uint8Array::new(&b)).collect())
                 .unwrap_or_default();
@@ -83,18 +94,13 @@ pub fn start() {
                 for d in &mut docs {
                     d.bytes = d.buffer.and_then(|i| buffers.get(i)).map(|b| b.to_vec());
                 }
-                WorkerApp::dispatch(&app, Request::IndexDocuments { docs, dims });
+                WorkerApp::dispatch(this, Request::IndexDocuments { docs, dims });
             }
-            Ok(req) => WorkerApp::dispatch(&app, req),
+            Ok(req) => WorkerApp::dispatch(this, req),
             Err(message) => post(&Event::Error { message }),
         }
-    });
-    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    on_message.forget();
-    post(&Event::Hello);
-}
+    }
 
-impl WorkerApp {
     /// Handles one message (JSON text of a [`Request`]); results are [`post`]ed.
     pub fn handle_json(this: &Rc<WorkerApp>, text: &str) {
         match Request::from_json(text) {

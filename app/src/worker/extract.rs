@@ -43,7 +43,7 @@ const DONE: &str = "read-done";
 const FAILED: &str = "read-failed";
 /// A PDF whose reader dies on more pages than this is given up (each death costs a restart and a
 /// new parse of the whole file).
-pub const MAX_RESTARTS: usize = 12;
+pub const MAX_RESTARTS: usize = 64;
 /// A reader that says nothing for this long (no page started, no answer) is stopped and the
 /// document named as too slow to read.
 const SILENCE_MS: i32 = 120_000;
@@ -159,6 +159,9 @@ struct Inbox {
     answer: Option<Result<String, ReadError>>,
     /// The reader died (a panic, a trap, its script failed).
     died: bool,
+    /// The reader said hello: its message handler is installed (a message posted before would
+    /// be lost).
+    hello: bool,
     waiter: Option<oneshot::Sender<()>>,
 }
 
@@ -190,6 +193,9 @@ impl Reader {
                 // The worker's own events (JSON text): its hello, or its panic hook's last word.
                 if text.contains("\"Panic\"") {
                     inbox.died = true;
+                    inbox.wake();
+                } else if text.contains("\"Hello\"") {
+                    inbox.hello = true;
                     inbox.wake();
                 }
                 return;
@@ -228,8 +234,14 @@ impl Reader {
         })
     }
 
-    /// Stops the reader.
+    /// Stops the reader. Its Rust handlers go first: an event already queued for it must not
+    /// find the closures about to be dropped. The `error` that follows a panic's message still
+    /// needs a handler that calls `preventDefault`: an error left unhandled here goes on to the
+    /// page as this worker's own, and the page would restart it.
     pub fn terminate(&self) {
+        self.worker.set_onmessage(None);
+        let swallow = js_sys::Function::new_with_args("e", "e.preventDefault();");
+        self.worker.set_onerror(Some(&swallow));
         self.worker.terminate();
     }
 
@@ -244,7 +256,26 @@ impl Reader {
     ) -> Result<Result<Read, ReadError>, (Option<u32>, bool)> {
         {
             let mut inbox = self.inbox.borrow_mut();
-            *inbox = Inbox::default();
+            inbox.page = None;
+            inbox.answer = None;
+        }
+        // A new reader takes a moment to start its wasm: wait for its hello.
+        loop {
+            let (tx, rx) = oneshot::channel();
+            {
+                let mut inbox = self.inbox.borrow_mut();
+                if inbox.died {
+                    return Err((None, false));
+                }
+                if inbox.hello {
+                    break;
+                }
+                inbox.waiter = Some(tx);
+            }
+            let timeout = std::pin::pin!(sleep_ms(SILENCE_MS));
+            if let futures::future::Either::Right(_) = futures::future::select(rx, timeout).await {
+                return Err((None, true));
+            }
         }
         let skip_js: Array = skip.iter().map(|&p| JsValue::from(p)).collect();
         let format_json = serde_json::to_string(&format).unwrap_or_default();
@@ -295,18 +326,23 @@ impl Reader {
 /// Reads a binary document in a reader worker (`slot` keeps the reader between documents;
 /// a dead one is replaced), or in place outside a dedicated worker. See the module docs.
 ///
+/// Returns the sections and the PDF pages left out because the reader died on them (the CLI
+/// leaves the same pages out).
+///
 /// # Errors
 /// [`ReadError`]: ingestion's reason, or the reader died on every try or went silent.
 pub async fn read_document(
     slot: &RefCell<Option<Rc<Reader>>>,
     bytes: &[u8],
     format: Format,
-) -> Result<Read, ReadError> {
+) -> Result<(Read, Vec<u32>), ReadError> {
     if js_sys::global()
         .dyn_into::<DedicatedWorkerGlobalScope>()
         .is_err()
     {
-        return read_here(bytes, format, &[], &mut |_| {}).map_err(ReadError::from);
+        return read_here(bytes, format, &[], &mut |_| {})
+            .map(|r| (r, Vec::new()))
+            .map_err(ReadError::from);
     }
     let js_bytes = Uint8Array::from(bytes);
     let mut skip: Vec<u32> = Vec::new();
@@ -317,11 +353,13 @@ pub async fn read_document(
         };
         let Some(reader) = reader else {
             // No worker could be started (never seen): read here, as the tests do.
-            return read_here(bytes, format, &skip, &mut |_| {}).map_err(ReadError::from);
+            return read_here(bytes, format, &skip, &mut |_| {})
+                .map(|r| (r, skip))
+                .map_err(ReadError::from);
         };
         *slot.borrow_mut() = Some(reader.clone());
         match reader.attempt(&js_bytes, format, &skip).await {
-            Ok(result) => return result,
+            Ok(result) => return result.map(|r| (r, skip)),
             Err((page, silent)) => {
                 reader.terminate();
                 *slot.borrow_mut() = None;

@@ -128,7 +128,20 @@ impl WorkerApp {
                 return; // the model changed while the file was read
             }
             match read {
-                Ok((title, sections, warning)) => {
+                Ok(((title, sections, warning), lost)) => {
+                    if !lost.is_empty() {
+                        let pages: Vec<String> = lost.iter().map(u32::to_string).collect();
+                        post(&Event::Error {
+                            message: format!(
+                                "{name}: the PDF reader failed on {} (fonts it cannot decode); those pages are left out",
+                                if lost.len() == 1 {
+                                    format!("page {}", pages[0])
+                                } else {
+                                    format!("{} pages ({})", lost.len(), pages.join(", "))
+                                }
+                            ),
+                        });
+                    }
                     if let Some(w) = warning {
                         post(&Event::Error {
                             message: format!("{name}: {w}"),

@@ -128,13 +128,19 @@ impl Batch {
 
 /// Reads, plans and sends one drop (or pick, or import): see the module docs.
 pub(super) async fn add_files(st: St, incoming: Vec<files::Incoming>) {
-    use lightembed_app::shared::library::{folder_format, plan_drop, FileRecord};
     if st.model.status.get_untracked() != ModelStatus::Ready
         || st.docs.mismatch.with_untracked(Option::is_some)
     {
         st.push_error("Files can be added once a model is ready and the index matches it.".into());
         return;
     }
+    st.lib.adding.update(|n| *n += 1);
+    add_files_counted(st, incoming).await;
+    st.lib.adding.update(|n| *n = n.saturating_sub(1));
+}
+
+async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
+    use lightembed_app::shared::library::{folder_format, plan_drop, FileRecord};
     // The model the files were dropped on: reading them takes a while, and they must not go to
     // a model (or language) chosen in between.
     let dropped_on = loaded_sha256(st);
@@ -212,8 +218,12 @@ pub(super) async fn add_files(st: St, incoming: Vec<files::Incoming>) {
         }
     }
     summary.removed = plan.removed.len();
+    // Shown before anything is sent: the worker's "skipped" events add to it as they come.
+    let page_skipped = summary.skipped.clone();
+    st.lib.summary.set(Some(summary));
     // 4. Kept and sent, in messages of bounded size.
     let mut batch = Batch::default();
+    let mut added = 0usize;
     for i in plan.send {
         let (path, format, _) = &taken[i];
         let Some(bytes) = buffers[i].take() else { continue };
@@ -241,12 +251,16 @@ pub(super) async fn add_files(st: St, incoming: Vec<files::Incoming>) {
                 }
                 Err(e) => {
                     st.push_error(format!("{path}: {e}"));
-                    summary.skipped.push((path.clone(), e));
+                    st.lib.summary.update(|s| {
+                        if let Some(s) = s {
+                            s.skipped.push((path.clone(), e));
+                        }
+                    });
                     continue;
                 }
             }
         }
-        summary.added += 1;
+        added += 1;
         batch.bytes += size;
         if batch.bytes >= SEND_BYTES || batch.docs.len() >= SEND_DOCS {
             batch.send(st);
@@ -254,14 +268,18 @@ pub(super) async fn add_files(st: St, incoming: Vec<files::Incoming>) {
     }
     batch.send(st);
     // Unreadable files the page found are named in the banner too (the worker's are named as
-    // they are read, and added to this summary).
-    for (name, reason) in &summary.skipped {
+    // they are read, and added to the summary).
+    for (name, reason) in &page_skipped {
         if !reason.starts_with("not a format") && reason != "a hidden file" {
             st.push_error(format!("{name}: {reason}"));
         }
     }
-    summary.added -= summary.changed.min(summary.added);
-    st.lib.summary.set(Some(summary));
+    st.lib.summary.update(|s| {
+        if let Some(s) = s {
+            s.sent = added;
+            s.added = added.saturating_sub(s.changed + s.failed);
+        }
+    });
     library::refresh(st);
 }
 
@@ -369,9 +387,9 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                         if st.docs.indexing.get() { "" } else { " · done" },
                     )}</span>
                 })}
-                <button data-testid="cancel" on:click=move |_| conn::send(&Request::Cancel)
-                    hidden=move || !st.docs.indexing.get() disabled=move || !st.docs.indexing.get()>"Cancel"</button>
             </div>
+            <button data-testid="cancel" on:click=move |_| conn::send(&Request::Cancel)
+                hidden=move || !st.docs.indexing.get() disabled=move || !st.docs.indexing.get()>"Cancel indexing"</button>
             {move || st.lib.summary.get().map(|s| {
                 let n_skipped = s.skipped.len();
                 let line = format!("Last drop: {} new · {} changed · {} unchanged · {} removed · {} skipped",

@@ -7,12 +7,34 @@ use lightembed_app::shared::library::{export_zip, import_zip};
 use super::*;
 
 /// Reads the stored files' records and the storage estimate again (after an index change).
+/// When nothing is being added or indexed, originals whose document the index does not hold
+/// (a drop cancelled, the worker restarted under it) are forgotten.
 pub(super) fn refresh(st: St) {
     let code = st.model.lang.get_untracked().code;
     leptos::task::spawn_local(async move {
         if !flag_param("nostore") {
             if let Ok(store) = files::store(code).await {
-                if let Ok(list) = store.list().await {
+                if let Ok(mut list) = store.list().await {
+                    let settled = st.lib.adding.get_untracked() == 0
+                        && !st.docs.indexing.get_untracked()
+                        && st.docs.queued.get_untracked() == 0
+                        && st.docs.sent_docs.get_untracked() == 0
+                        && st.model.status.get_untracked() == ModelStatus::Ready
+                        && st.docs.mismatch.with_untracked(Option::is_none);
+                    if settled {
+                        let indexed: std::collections::HashSet<String> = st
+                            .docs
+                            .index
+                            .with_untracked(|i| i.docs.iter().map(|d| d.doc_id.clone()).collect());
+                        let orphans: Vec<String> = list
+                            .iter()
+                            .filter(|r| !indexed.contains(&r.doc_id))
+                            .map(|r| r.doc_id.clone())
+                            .collect();
+                        if !orphans.is_empty() && store.delete(&orphans).await.is_ok() {
+                            list.retain(|r| indexed.contains(&r.doc_id));
+                        }
+                    }
                     st.lib.files.set(list);
                 }
             }
@@ -82,7 +104,7 @@ pub(super) fn open_passage(st: St, passage_id: String, title: String, page: Opti
 }
 
 /// Forgets the stored originals of `doc_ids` (after their deletion from the index).
-fn forget(st: St, doc_ids: Vec<String>) {
+pub(super) fn forget(st: St, doc_ids: Vec<String>) {
     let code = st.model.lang.get_untracked().code;
     leptos::task::spawn_local(async move {
         if let Ok(s) = files::store(code).await {

@@ -157,6 +157,11 @@ struct SearchSt {
 /// re-dropped folder removed, and the files skipped with their reasons.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct DropSummary {
+    /// Sent to be indexed (new and changed).
+    sent: usize,
+    /// Of `sent`, the worker could not read (named in `skipped`).
+    failed: usize,
+    /// New documents indexed: `sent − changed − failed`.
     added: usize,
     changed: usize,
     unchanged: usize,
@@ -185,6 +190,8 @@ struct LibSt {
     viewer: RwSignal<Option<Viewer>>,
     /// The URL the last "open" went to (`blob:…#page=N`): shown for the e2e test.
     opened: RwSignal<String>,
+    /// Drops being read and sent (their originals may be stored before the index has them).
+    adding: RwSignal<usize>,
 }
 
 /// The playground: two texts' cosine, a text's tokens, the PCA plot.
@@ -240,6 +247,7 @@ impl St {
                 usage: RwSignal::new(None),
                 viewer: RwSignal::new(None),
                 opened: RwSignal::new(String::new()),
+                adding: RwSignal::new(0),
             },
             errors: RwSignal::new(Vec::new()),
             crash: RwSignal::new(None),
@@ -504,10 +512,13 @@ fn handle(st: St, ev: ConnEvent) {
             })),
             Event::Skipped { name, reason, .. } => {
                 st.push_error(format!("{name}: {reason}"));
+                // Not indexed: its original is not kept either.
+                library::forget(st, vec![lightembed_app::worker::chunk::user_doc_id(&name)]);
                 st.lib.summary.update(|s| {
-                    s.get_or_insert_with(DropSummary::default)
-                        .skipped
-                        .push((name, reason))
+                    let s = s.get_or_insert_with(DropSummary::default);
+                    s.skipped.push((name, reason));
+                    s.failed += 1;
+                    s.added = s.sent.saturating_sub(s.changed + s.failed);
                 });
             }
             Event::DocText { doc_id, passages } => st.lib.viewer.update(|v| {
@@ -689,6 +700,12 @@ fn ThemeToggle() -> impl IntoView {
         }
     };
     let dark = RwSignal::new(dark_now());
+    // The system's choice changing (while the page follows it) changes the label too.
+    if let Some(mq) = web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()) {
+        let on_change = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || dark.set(dark_now()));
+        mq.set_onchange(Some(on_change.as_ref().unchecked_ref()));
+        on_change.forget(); // one for the page's life
+    }
     view! {
         <button class="theme" data-testid="theme-toggle" type="button"
             aria-label=move || if dark.get() { "Switch to the light theme" } else { "Switch to the dark theme" }
