@@ -503,6 +503,8 @@ await step('a PDF whose fonts make the PDF reader panic (glpk-doc graphs.pdf) is
   const f = path.join(root, 'bench', 'pdf', 'data', 'set', 'graphs.pdf');
   if (!fs.existsSync(f)) { console.log(`     (no ${f}: run bench/pdf/fetch.sh)`); return; }
   const restarts = await text('worker-restarts');
+  await page.locator('details', { hasText: 'Indexed documents' }).first().evaluate((d) => { d.open = true; });
+  const t0 = Date.now();
   await tid('file-input').setInputFiles({ name: 'graphs.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(f) });
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="doc"]')].some((li) => li.textContent.includes('user/graphs.pdf'))
     && !document.querySelector('[data-testid="cancel"]:not([hidden])'), null, { timeout: 240_000 })
@@ -511,7 +513,7 @@ await step('a PDF whose fonts make the PDF reader panic (glpk-doc graphs.pdf) is
   const msg = (await text('error')).match(/graphs\.pdf: the PDF reader failed on [^;]*;[^.]*/)?.[0];
   assert((await text('worker-restarts')) === restarts, `the app's worker restarted: ${await text('worker-restarts')}`);
   const row = (await tid('doc').allTextContents()).find((t) => t.includes('user/graphs.pdf'));
-  console.log(`     ${msg} · ${row.trim()}`);
+  console.log(`     ${msg} · ${row.trim()} · read and indexed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await page.locator('[data-testid="doc"]', { hasText: 'user/graphs.pdf' }).locator('[data-testid="delete-doc"]').click();
   await page.waitForFunction(() => ![...document.querySelectorAll('[data-testid="doc"]')].some((li) => li.textContent.includes('user/graphs.pdf')), null, { timeout: 30_000 });
   const dismiss = page.locator('[data-testid="error"] button.dismiss');
