@@ -1166,8 +1166,11 @@ async fn binary_documents_arrive_as_bytes_and_bad_pdfs_are_named() {
     let url = blob_url(MODEL);
     let app = WorkerApp::new(&db);
     send(&app, load(&url, MODEL));
-    ev.wait("empty index", |e| matches!(e, Event::Index { state } if state.count == 0))
-        .await;
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
     let files = [
         fixture!("lbxalg.pdf"),
         fixture!("encrypted.pdf"),
@@ -1201,7 +1204,12 @@ async fn binary_documents_arrive_as_bytes_and_bad_pdfs_are_named() {
     let ids: Vec<&str> = state.docs.iter().map(|d| d.doc_id.as_str()).collect();
     assert_eq!(
         ids,
-        ["user/lbxalg.pdf", "user/guide.docx", "user/guide.odt", "user/guide.epub"]
+        [
+            "user/lbxalg.pdf",
+            "user/guide.docx",
+            "user/guide.odt",
+            "user/guide.epub"
+        ]
     );
     let skipped: Vec<(String, String)> = ev
         .all()
@@ -1241,7 +1249,12 @@ async fn binary_documents_arrive_as_bytes_and_bad_pdfs_are_named() {
     assert_eq!(lightembed_ingest::pdf_page(&hits[0].url), Some(3));
     // The text view: the document's passages in order, pages kept.
     ev.clear();
-    send(&app, Request::DocText { doc_id: "user/lbxalg.pdf".into() });
+    send(
+        &app,
+        Request::DocText {
+            doc_id: "user/lbxalg.pdf".into(),
+        },
+    );
     let Event::DocText { passages, .. } = ev
         .wait("doc text", |e| matches!(e, Event::DocText { .. }))
         .await
@@ -1250,7 +1263,10 @@ async fn binary_documents_arrive_as_bytes_and_bad_pdfs_are_named() {
     };
     let pages: Vec<u32> = passages.iter().filter_map(|p| p.page).collect();
     assert_eq!(pages.len(), passages.len());
-    assert!(pages.windows(2).all(|w| w[0] <= w[1]) && pages.contains(&3), "{pages:?}");
+    assert!(
+        pages.windows(2).all(|w| w[0] <= w[1]) && pages.contains(&3),
+        "{pages:?}"
+    );
     assert!(passages.iter().any(|p| p.id == hits[0].id));
     lightembed_app::worker::set_sink(None);
 }

@@ -421,14 +421,15 @@ pub fn pdf_sections_skipping(
 ) -> Result<(Option<String>, Vec<Section>), DocumentError> {
     // The reader unwraps in places on malformed files: a panic is this file's error, not the
     // caller's crash (natively; on wasm32 a panic aborts: see above).
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_pdf(bytes, skip, on_page))).unwrap_or_else(
-        |_| {
-            Err(DocumentError::Broken {
-                format: "PDF",
-                reason: "the PDF reader failed on this file".into(),
-            })
-        },
-    )
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read_pdf(bytes, skip, on_page)
+    }))
+    .unwrap_or_else(|_| {
+        Err(DocumentError::Broken {
+            format: "PDF",
+            reason: "the PDF reader failed on this file".into(),
+        })
+    })
 }
 
 /// Installs a panic hook that stays quiet about panics inside the PDF reader (`pdf-extract`,

@@ -264,7 +264,10 @@ fn a_pdf_read_without_a_page_leaves_that_page_out() {
     let (title, all) =
         lightembed_ingest::pdf_sections_skipping(bytes, &[], &mut |n| seen.push(n)).unwrap();
     assert_eq!(seen, vec![1, 2, 3, 4]);
-    assert_eq!((title.clone(), all.clone()), lightembed_ingest::pdf_sections(bytes).unwrap());
+    assert_eq!(
+        (title.clone(), all.clone()),
+        lightembed_ingest::pdf_sections(bytes).unwrap()
+    );
     let mut seen = Vec::new();
     let (_, without) =
         lightembed_ingest::pdf_sections_skipping(bytes, &[3], &mut |n| seen.push(n)).unwrap();
@@ -275,10 +278,14 @@ fn a_pdf_read_without_a_page_leaves_that_page_out() {
     // Page 3 held the outline's "Bitmap Compression" entry: page 4's sections keep their text,
     // only a heading carried over from page 3 may differ.
     assert_eq!(
-        without.iter().map(|s| (&s.blocks, s.page)).collect::<Vec<_>>(),
+        without
+            .iter()
+            .map(|s| (&s.blocks, s.page))
+            .collect::<Vec<_>>(),
         kept.iter().map(|s| (&s.blocks, s.page)).collect::<Vec<_>>()
     );
     // Every page left out: no text at all, said as the reader failing on the pages.
-    let e = lightembed_ingest::pdf_sections_skipping(bytes, &[1, 2, 3, 4], &mut |_| {}).unwrap_err();
+    let e =
+        lightembed_ingest::pdf_sections_skipping(bytes, &[1, 2, 3, 4], &mut |_| {}).unwrap_err();
     assert_eq!(e.rule(), "broken", "{e}");
 }

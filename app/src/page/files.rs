@@ -105,7 +105,9 @@ pub fn picked(files: &web_sys::FileList) -> Vec<Incoming> {
     (0..files.length())
         .filter_map(|i| files.get(i))
         .map(|f| {
-            let rel = get(&f, "webkitRelativePath").as_string().unwrap_or_default();
+            let rel = get(&f, "webkitRelativePath")
+                .as_string()
+                .unwrap_or_default();
             let folder = !rel.is_empty();
             Incoming {
                 path: if folder { rel } else { f.name() },
@@ -148,7 +150,9 @@ pub async fn storage_estimate() -> Option<(u64, u64)> {
 /// Offers `bytes` as a download named `name`.
 pub fn download(name: &str, bytes: &[u8], mime: &str) -> Result<(), String> {
     let url = blob_url(bytes, mime)?;
-    let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
     let a: web_sys::HtmlAnchorElement = doc
         .create_element("a")
         .map_err(|e| js_error(&e))?
@@ -338,4 +342,3 @@ async fn commit(tx: idb::Transaction) -> Result<(), String> {
         }
     }
 }
-

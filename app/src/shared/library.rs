@@ -47,7 +47,9 @@ impl FileRecord {
 
 /// The first part of a path (`papers` of `papers/2024/a.pdf`); `None` for a bare file name.
 pub fn folder_of(path: &str) -> Option<&str> {
-    path.split_once('/').map(|(root, _)| root).filter(|r| !r.is_empty())
+    path.split_once('/')
+        .map(|(root, _)| root)
+        .filter(|r| !r.is_empty())
 }
 
 /// The extensions the app reads (any case).
@@ -174,7 +176,8 @@ pub fn export_zip(lang: &str, files: &[(FileRecord, Vec<u8>)]) -> Result<Vec<u8>
     let json = serde_json::to_vec_pretty(&manifest).map_err(|e| e.to_string())?;
     w.write_all(&json).map_err(|e| e.to_string())?;
     for (r, bytes) in files {
-        w.start_file(format!("{FILES}{}", r.name), opts).map_err(e)?;
+        w.start_file(format!("{FILES}{}", r.name), opts)
+            .map_err(e)?;
         w.write_all(bytes).map_err(|e| e.to_string())?;
     }
     Ok(w.finish().map_err(e)?.into_inner())
@@ -199,10 +202,14 @@ pub fn import_zip(
         let mut s = String::new();
         f.read_to_string(&mut s)
             .map_err(|e| format!("{MANIFEST} cannot be read: {e}"))?;
-        serde_json::from_str(&s).map_err(|e| format!("{MANIFEST} is not a library manifest: {e}"))?
+        serde_json::from_str(&s)
+            .map_err(|e| format!("{MANIFEST} is not a library manifest: {e}"))?
     };
     if manifest.kind != KIND {
-        return Err(format!("not a library file ({MANIFEST} says {:?})", manifest.kind));
+        return Err(format!(
+            "not a library file ({MANIFEST} says {:?})",
+            manifest.kind
+        ));
     }
     if manifest.version != 1 {
         return Err(format!(
@@ -260,15 +267,21 @@ mod tests {
             rec("other/c.txt", "cc"),
             rec("loose.txt", "ll"),
         ];
-        let indexed: HashSet<String> = ["docs/a.pdf", "docs/b.md", "docs/gone.txt", "other/c.txt", "loose.txt"]
-            .iter()
-            .map(|n| user_doc_id(n))
-            .collect();
+        let indexed: HashSet<String> = [
+            "docs/a.pdf",
+            "docs/b.md",
+            "docs/gone.txt",
+            "other/c.txt",
+            "loose.txt",
+        ]
+        .iter()
+        .map(|n| user_doc_id(n))
+        .collect();
         let incoming: Vec<(String, String)> = [
-            ("docs/a.pdf", "aa"),              // unchanged
-            ("docs/b.md", "b2"),               // changed
-            ("docs/new.epub", "ee"),           // new
-            ("docs/never-indexed.txt", "nn"),  // stored, not indexed: sent again
+            ("docs/a.pdf", "aa"),             // unchanged
+            ("docs/b.md", "b2"),              // changed
+            ("docs/new.epub", "ee"),          // new
+            ("docs/never-indexed.txt", "nn"), // stored, not indexed: sent again
         ]
         .iter()
         .map(|(n, s)| (n.to_string(), s.to_string()))
@@ -280,7 +293,10 @@ mod tests {
         assert_eq!(plan.removed, vec![user_doc_id("docs/gone.txt")]);
         // A loose file dropped again unchanged is not sent, and removes nothing.
         let plan = plan_drop(&[("loose.txt".into(), "ll".into())], &stored, &indexed);
-        assert_eq!((plan.send.len(), plan.unchanged, plan.removed.len()), (0, 1, 0));
+        assert_eq!(
+            (plan.send.len(), plan.unchanged, plan.removed.len()),
+            (0, 1, 0)
+        );
     }
 
     fn fake_sha(b: &[u8]) -> String {
@@ -310,7 +326,12 @@ mod tests {
         assert!(e.starts_with("not a library file (not a zip"), "{e}");
         // A zip without the manifest.
         let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
-        w.start_file("x.txt", zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored)).unwrap();
+        w.start_file(
+            "x.txt",
+            zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored),
+        )
+        .unwrap();
         w.write_all(b"x").unwrap();
         let z = w.finish().unwrap().into_inner();
         assert_eq!(
@@ -326,7 +347,8 @@ mod tests {
         // (The zip's own CRC-32 or the SHA-256 catches it, whichever reads first.)
         let e = import_zip(&zip, fake_sha).unwrap_err();
         assert!(
-            e == "a.txt: its bytes do not match its SHA-256" || e.starts_with("a.txt: cannot be read"),
+            e == "a.txt: its bytes do not match its SHA-256"
+                || e.starts_with("a.txt: cannot be read"),
             "{e}"
         );
     }

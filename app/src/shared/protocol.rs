@@ -733,7 +733,10 @@ mod tests {
             ..DocumentInput::text("a.pdf", "", crate::worker::chunk::Format::Pdf)
         };
         let json = serde_json::to_string(&d).unwrap();
-        assert!(!json.contains("bytes") && json.contains(r#""buffer":2"#), "{json}");
+        assert!(
+            !json.contains("bytes") && json.contains(r#""buffer":2"#),
+            "{json}"
+        );
         let back: DocumentInput = serde_json::from_str(&json).unwrap();
         assert_eq!((back.buffer, back.bytes), (Some(2), None));
     }

@@ -327,7 +327,11 @@ mod tests {
             // The sections read elsewhere (the app's reader worker) give the same passages.
             let (title, sections, _) =
                 lightembed_ingest::document_sections(&bytes, format).unwrap();
-            assert_eq!(sections_passages(name, title, sections, &model), app, "{name}");
+            assert_eq!(
+                sections_passages(name, title, sections, &model),
+                app,
+                "{name}"
+            );
             for (a, c) in app.iter().zip(&cli) {
                 let cli_shape = lightembed_ingest::Passage {
                     id: a.id().to_string(),
@@ -343,12 +347,21 @@ mod tests {
             if name.ends_with(".pdf") {
                 let p = app
                     .iter()
-                    .find(|p| p.passage.text.contains("CCITT Group 4 2D compression algorithm"))
+                    .find(|p| {
+                        p.passage
+                            .text
+                            .contains("CCITT Group 4 2D compression algorithm")
+                    })
                     .unwrap();
-                assert_eq!((p.passage.page, p.passage.url.as_str()), (Some(3), "#page=3"));
+                assert_eq!(
+                    (p.passage.page, p.passage.url.as_str()),
+                    (Some(3), "#page=3")
+                );
                 assert_eq!(lightembed_ingest::pdf_page(&p.passage.url), Some(3));
             } else {
-                assert!(app.iter().all(|p| p.passage.url.is_empty() && p.passage.page.is_none()));
+                assert!(app
+                    .iter()
+                    .all(|p| p.passage.url.is_empty() && p.passage.page.is_none()));
             }
         }
         let bytes = std::fs::read(format!("{fixtures}encrypted.pdf")).unwrap();

@@ -91,9 +91,8 @@ pub fn read_here(
     on_page: &mut dyn FnMut(u32),
 ) -> Result<Read, DocumentError> {
     match format {
-        Format::Pdf => {
-            lightembed_ingest::pdf_sections_skipping(bytes, skip, on_page).map(|(t, s)| (t, s, None))
-        }
+        Format::Pdf => lightembed_ingest::pdf_sections_skipping(bytes, skip, on_page)
+            .map(|(t, s)| (t, s, None)),
         _ => lightembed_ingest::document_sections(bytes, format),
     }
 }
@@ -124,16 +123,18 @@ pub fn handle_reader_message(data: &JsValue) {
         let _ = scope.post_message(&message(PAGE, &[("page", JsValue::from(n))]));
     };
     let reply = match read_here(&bytes, format, &skip, &mut on_page) {
-        Ok((title, sections, warning)) => match serde_json::to_string(&(title, sections, warning)) {
-            Ok(json) => message(DONE, &[("json", JsValue::from_str(&json))]),
-            Err(e) => message(
-                FAILED,
-                &[
-                    ("message", JsValue::from_str(&e.to_string())),
-                    ("rule", "broken".into()),
-                ],
-            ),
-        },
+        Ok((title, sections, warning)) => {
+            match serde_json::to_string(&(title, sections, warning)) {
+                Ok(json) => message(DONE, &[("json", JsValue::from_str(&json))]),
+                Err(e) => message(
+                    FAILED,
+                    &[
+                        ("message", JsValue::from_str(&e.to_string())),
+                        ("rule", "broken".into()),
+                    ],
+                ),
+            }
+        }
         Err(e) => message(
             FAILED,
             &[
@@ -379,7 +380,11 @@ pub async fn read_document(
                         return Err(ReadError {
                             message: format!(
                                 "the {} reader failed on this file{}",
-                                if format == Format::Pdf { "PDF" } else { "document" },
+                                if format == Format::Pdf {
+                                    "PDF"
+                                } else {
+                                    "document"
+                                },
                                 if skip.is_empty() {
                                     String::new()
                                 } else {

@@ -31,7 +31,9 @@ impl WorkerApp {
             if !self.jobs.borrow_mut().take_turn(ticket) {
                 break; // cancelled (or "delete all"): the rest were dropped
             }
-            self.clone().index_document(d, dims, ticket.generation).await;
+            self.clone()
+                .index_document(d, dims, ticket.generation)
+                .await;
         }
         if self.jobs.borrow().drop_ended(ticket) {
             self.flush().await;

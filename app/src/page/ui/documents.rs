@@ -107,11 +107,11 @@ struct Batch {
 }
 
 impl Batch {
+    /// Sends the batch (its documents were counted in `sent_docs` when the drop was planned).
     fn send(&mut self, st: St) {
         if self.docs.is_empty() {
             return;
         }
-        st.docs.sent_docs.update(|n| *n += self.docs.len());
         let req = Request::IndexDocuments {
             docs: std::mem::take(&mut self.docs),
             dims: st.index_dims(),
@@ -147,7 +147,14 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     let code = st.model.lang.get_untracked().code;
     let keep = !flag_param("nostore");
     let store = if keep {
-        files::store(code).await.map_err(|e| st.push_error(format!("The original files cannot be kept ({e}): results will open as text."))).ok()
+        files::store(code)
+            .await
+            .map_err(|e| {
+                st.push_error(format!(
+                    "The original files cannot be kept ({e}): results will open as text."
+                ))
+            })
+            .ok()
     } else {
         None
     };
@@ -156,7 +163,10 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     let mut taken: Vec<(String, Format, web_sys::File)> = Vec::new();
     for f in incoming {
         let Some(file) = f.file else {
-            summary.skipped.push((f.path, f.error.unwrap_or_else(|| "could not be read".into())));
+            summary.skipped.push((
+                f.path,
+                f.error.unwrap_or_else(|| "could not be read".into()),
+            ));
             continue;
         };
         let format = if f.folder {
@@ -179,7 +189,9 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
         let bytes = match read {
             Ok(buf) => js_sys::Uint8Array::new(&buf),
             Err(e) => {
-                summary.skipped.push((path.clone(), lightembed_app::shared::web::js_error(&e)));
+                summary
+                    .skipped
+                    .push((path.clone(), lightembed_app::shared::web::js_error(&e)));
                 hashed.push((path.clone(), String::new()));
                 buffers.push(None);
                 continue;
@@ -194,8 +206,10 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
         Some(s) => s.list().await.unwrap_or_default(),
         None => Vec::new(),
     };
-    let indexed: std::collections::HashSet<String> =
-        st.docs.index.with_untracked(|i| i.docs.iter().map(|d| d.doc_id.clone()).collect());
+    let indexed: std::collections::HashSet<String> = st
+        .docs
+        .index
+        .with_untracked(|i| i.docs.iter().map(|d| d.doc_id.clone()).collect());
     let plan = plan_drop(&hashed, &stored, &indexed);
     summary.unchanged = plan.unchanged;
     summary.changed = plan.changed;
@@ -208,7 +222,9 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     }
     // 3. Removed: documents of a re-dropped folder that it no longer holds.
     for doc_id in &plan.removed {
-        conn::send(&Request::DeleteDoc { doc_id: doc_id.clone() });
+        conn::send(&Request::DeleteDoc {
+            doc_id: doc_id.clone(),
+        });
     }
     if let Some(s) = &store {
         if !plan.removed.is_empty() {
@@ -221,12 +237,26 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     // Shown before anything is sent: the worker's "skipped" events add to it as they come.
     let page_skipped = summary.skipped.clone();
     st.lib.summary.set(Some(summary));
-    // 4. Kept and sent, in messages of bounded size.
+    // 4. Kept and sent, in messages of bounded size. The progress line counts the whole drop
+    // ("document k of n"); a cancel stops the sending too (the worker drops what it holds).
+    let cancels = st.lib.cancels.get_untracked();
+    st.docs.sent_docs.update(|n| *n += plan.send.len());
     let mut batch = Batch::default();
     let mut added = 0usize;
+    let mut left = plan.send.len();
     for i in plan.send {
+        if st.lib.cancels.get_untracked() != cancels {
+            // Not sent: out of the drop's count, and their originals are not kept.
+            st.docs.sent_docs.update(|n| *n = n.saturating_sub(left));
+            batch = Batch::default();
+            break;
+        }
+        left -= 1;
         let (path, format, _) = &taken[i];
-        let Some(bytes) = buffers[i].take() else { continue };
+        let Some(bytes) = buffers[i].take() else {
+            st.docs.sent_docs.update(|n| *n = n.saturating_sub(1));
+            continue;
+        };
         if let Some(s) = &store {
             let rec = FileRecord::new(path, hashed[i].1.clone(), bytes.length() as u64);
             if let Err(e) = s.put(&rec, &bytes).await {
@@ -247,10 +277,13 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
                     if let Some(w) = warning {
                         st.push_error(format!("{path}: {w}"));
                     }
-                    batch.docs.push(DocumentInput::text(path.clone(), content, *format));
+                    batch
+                        .docs
+                        .push(DocumentInput::text(path.clone(), content, *format));
                 }
                 Err(e) => {
                     st.push_error(format!("{path}: {e}"));
+                    st.docs.sent_docs.update(|n| *n = n.saturating_sub(1));
                     st.lib.summary.update(|s| {
                         if let Some(s) = s {
                             s.skipped.push((path.clone(), e));
@@ -388,7 +421,7 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                     )}</span>
                 })}
             </div>
-            <button data-testid="cancel" on:click=move |_| conn::send(&Request::Cancel)
+            <button data-testid="cancel" on:click=move |_| { st.lib.cancels.update(|n| *n += 1); conn::send(&Request::Cancel) }
                 hidden=move || !st.docs.indexing.get() disabled=move || !st.docs.indexing.get()>"Cancel indexing"</button>
             {move || st.lib.summary.get().map(|s| {
                 let n_skipped = s.skipped.len();

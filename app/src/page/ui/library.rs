@@ -50,10 +50,10 @@ pub(super) fn open_passage(st: St, passage_id: String, title: String, page: Opti
     let doc_id = lightembed_app::shared::protocol::doc_id_of(&passage_id).to_string();
     let code = st.model.lang.get_untracked().code;
     // Opened now, while the click's user activation lasts; pointed at the file once it is read.
-    let is_pdf = st
-        .lib
-        .files
-        .with_untracked(|f| f.iter().any(|r| r.doc_id == doc_id && r.format == Format::Pdf));
+    let is_pdf = st.lib.files.with_untracked(|f| {
+        f.iter()
+            .any(|r| r.doc_id == doc_id && r.format == Format::Pdf)
+    });
     let tab = if is_pdf {
         web_sys::window().and_then(|w| w.open_with_url_and_target("", "_blank").ok().flatten())
     } else {
@@ -75,7 +75,9 @@ pub(super) fn open_passage(st: St, passage_id: String, title: String, page: Opti
                     let shown = match &tab {
                         Some(t) => t.location().set_href(&full).is_ok(),
                         None => web_sys::window()
-                            .and_then(|w| w.open_with_url_and_target(&full, "_blank").ok().flatten())
+                            .and_then(|w| {
+                                w.open_with_url_and_target(&full, "_blank").ok().flatten()
+                            })
                             .is_some(),
                     };
                     if !shown {
@@ -153,7 +155,10 @@ async fn import(st: St, file: web_sys::File) {
     };
     let sha256 = |b: &[u8]| {
         use sha2::Digest;
-        sha2::Sha256::digest(b).iter().map(|x| format!("{x:02x}")).collect::<String>()
+        sha2::Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
     };
     let (_, entries) = match import_zip(&buf, sha256) {
         Ok(r) => r,
@@ -287,7 +292,7 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
                 <button data-testid="load-corpus" on:click=index_corpus disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some)>
                     {move || {
                         let corpus = st.model.lang.get().corpus_name;
-                        match limit { Some(l) => format!("Try it on {corpus} (first {l} passages)"), None => format!("Try it on {corpus}") }
+                        match limit { Some(l) => format!("Index {corpus} (first {l} passages)"), None => format!("Index {corpus}") }
                     }}
                 </button>
                 <label>
@@ -323,12 +328,17 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
 pub(super) fn TextView(st: St) -> impl IntoView {
     // Scroll to the marked passage once the passages are shown.
     Effect::new(move |_| {
-        let ready = st.lib.viewer.with(|v| v.as_ref().map(|v| (v.focus.clone(), v.passages.is_some())));
+        let ready = st
+            .lib
+            .viewer
+            .with(|v| v.as_ref().map(|v| (v.focus.clone(), v.passages.is_some())));
         if let Some((focus, true)) = ready {
             request_animation_frame(move || {
-                let el = web_sys::window()
-                    .and_then(|w| w.document())
-                    .and_then(|d| d.query_selector("[data-testid=\"doc-view\"] .hit").ok().flatten());
+                let el = web_sys::window().and_then(|w| w.document()).and_then(|d| {
+                    d.query_selector("[data-testid=\"doc-view\"] .hit")
+                        .ok()
+                        .flatten()
+                });
                 if let Some(el) = el {
                     let opts = web_sys::ScrollIntoViewOptions::new();
                     opts.set_block(web_sys::ScrollLogicalPosition::Center);

@@ -192,6 +192,8 @@ struct LibSt {
     opened: RwSignal<String>,
     /// Drops being read and sent (their originals may be stored before the index has them).
     adding: RwSignal<usize>,
+    /// Cancels so far: a drop still sending its documents stops at a cancel.
+    cancels: RwSignal<u64>,
 }
 
 /// The playground: two texts' cosine, a text's tokens, the PCA plot.
@@ -248,6 +250,7 @@ impl St {
                 viewer: RwSignal::new(None),
                 opened: RwSignal::new(String::new()),
                 adding: RwSignal::new(0),
+                cancels: RwSignal::new(0),
             },
             errors: RwSignal::new(Vec::new()),
             crash: RwSignal::new(None),
@@ -701,8 +704,11 @@ fn ThemeToggle() -> impl IntoView {
     };
     let dark = RwSignal::new(dark_now());
     // The system's choice changing (while the page follows it) changes the label too.
-    if let Some(mq) = web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()) {
-        let on_change = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || dark.set(dark_now()));
+    if let Some(mq) =
+        web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+    {
+        let on_change =
+            wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || dark.set(dark_now()));
         mq.set_onchange(Some(on_change.as_ref().unchecked_ref()));
         on_change.forget(); // one for the page's life
     }
