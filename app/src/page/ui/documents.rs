@@ -161,6 +161,9 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     let mut summary = DropSummary::default();
     // 1. Which files are documents, their bytes' SHA-256.
     let mut taken: Vec<(String, Format, web_sys::File)> = Vec::new();
+    // Only a dropped or picked folder removes what it no longer holds (an imported library,
+    // whose names may hold folders too, adds and updates only).
+    let any_folder = incoming.iter().any(|f| f.folder);
     for f in incoming {
         let Some(file) = f.file else {
             summary.skipped.push((
@@ -210,7 +213,10 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
         .docs
         .index
         .with_untracked(|i| i.docs.iter().map(|d| d.doc_id.clone()).collect());
-    let plan = plan_drop(&hashed, &stored, &indexed);
+    let mut plan = plan_drop(&hashed, &stored, &indexed);
+    if !any_folder {
+        plan.removed.clear();
+    }
     summary.unchanged = plan.unchanged;
     summary.changed = plan.changed;
     if st.model.status.get_untracked() != ModelStatus::Ready || loaded_sha256(st) != dropped_on {
