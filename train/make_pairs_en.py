@@ -85,7 +85,8 @@ def main():
     rows = []
     for name, fn in (("wordnet", wordnet), ("gcide", gcide), ("paragraphs", paragraphs)):
         got = [(a.replace("\t", " "), b.replace("\t", " ")) for a, b in fn()
-               if a.lower() not in reserved and b.lower() not in reserved]
+               if a.lower() not in reserved and b.lower() not in reserved
+               and not re.search(r"[\[\]{}]", a + b)]  # dictionary markup the parse left
         print(f"{name}: {len(got)} pairs")
         rows += got
     random.Random(0).shuffle(rows)
