@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from common import (DATA, PREFIXES, PROFILE, RUNS, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
+from common import (DATA, PREFIXES, PROFILE, RUNS, TEACHER, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
 import quant  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -55,7 +55,7 @@ class MultiOpt:
 
 
 def load_targets():
-    shards = sorted(glob.glob(os.path.join(DATA, "teacher", "shard_*.npy")))
+    shards = sorted(glob.glob(os.path.join(TEACHER, "shard_*.npy")))
     T = np.concatenate([np.load(p).astype(np.float32) for p in shards]) if shards else None
     return center(T)
 
@@ -67,7 +67,7 @@ def center(X):
     e5 also ranks better: 0.591 vs 0.537 nDCG@10 (symmetric, Turkish dev split)."""
     if X is None or not PROFILE.get("center"):
         return X
-    p = os.path.join(DATA, "teacher_mean.npy")
+    p = os.path.join(common.FRAME, "teacher_mean.npy")
     if not os.path.exists(p):
         np.save(p, X.mean(0).astype(np.float64))
     Y = X - np.load(p).astype(np.float32)
@@ -75,7 +75,7 @@ def center(X):
 
 
 def pca_rotation(T):
-    p = os.path.join(DATA, "pca.npy")
+    p = os.path.join(common.FRAME, "pca.npy")
     if os.path.exists(p):
         return np.load(p)
     C = np.cov(T[:50000].astype(np.float64), rowvar=False)
@@ -300,7 +300,7 @@ def main():
         # query-like word spans of corpus lines (extract_corpus_tr.py) with their teacher vectors,
         # put first like the vocabulary examples
         sp = [l.rstrip("\n") for l in open(os.path.join(DATA, "spans.tsv"), encoding="utf-8")]
-        shards = sorted(glob.glob(os.path.join(DATA, "teacher", "spans_*.npy")))
+        shards = sorted(glob.glob(os.path.join(TEACHER, "spans_*.npy")))
         S = center(np.concatenate([np.load(p).astype(np.float32) for p in shards]))
         texts, T = sp[: len(S)] + texts, np.concatenate([S, T])
         P(f"+{len(S)} span examples")
@@ -309,7 +309,7 @@ def main():
         # vocab_tokens.npy) as extra training pairs, put first so the validation rows stay corpus
         # text: each table row gets a direct target even when the corpus is small (Turkish)
         vocab = [l.rstrip("\n") for l in open(common.vocab_path(), encoding="utf-8")]
-        V = center(np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy")))
+        V = center(np.load(os.path.join(TEACHER, "vocab_tokens.npy")))
         keep = [i for i, t in enumerate(vocab) if not (t.startswith("[") and t.endswith("]"))]
         texts = [vocab[i][2:] if vocab[i].startswith("##") else vocab[i] for i in keep] + texts
         T = np.concatenate([V[keep].astype(np.float32), T])
@@ -442,7 +442,7 @@ def make_pair_source(args, tok, texts, tr_ids, tr_T, P):
 def topic_clusters(T, P, k=512, iters=8):
     """k-means (k topics) of the teacher vectors on their first 64 PCA coordinates; cached in
     train/data/clusters_K.npy for the training split."""
-    p = os.path.join(DATA, f"clusters_{k}_{len(T)}.npy")
+    p = os.path.join(common.FRAME, f"clusters_{k}_{len(T)}.npy")
     if os.path.exists(p):
         return np.load(p)
     t0 = time.time()
@@ -516,7 +516,7 @@ def init_from_arrays(model, z, label, P, residual_scale=0.1):
 def init_model(model, tok, ids, T, R, P):
     """Embedding rows ← teacher vector of each token alone (rotated into the PCA frame, first
     d_model coords); projection ← least squares from pooled features to targets."""
-    V = center(np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy"))) @ R
+    V = center(np.load(os.path.join(TEACHER, "vocab_tokens.npy"))) @ R
     d = model.embedding.weight.shape[1]
     E = torch.from_numpy(V[:, :d].astype(np.float32))
     E = E / E.std() * (1.0 if model.cfg["n_layers"] == 0 else 1.0)
