@@ -10,9 +10,10 @@ with the normative reference/forward.py, exactly the packed weights). For choosi
 
 The set is read from the language's data folder (`train/data/` or `train/data/tr/`); a `part`
 list in it (one label per query) gives a row per part as well as the whole. The teacher's vectors
-are cached in data/eval_cache/ under the set's file name (`passage: ` side for the docs of an
+are cached in data/eval_cache/ under the set's file name and a hash of its content (`passage: ` side for the docs of an
 asymmetric teacher, as eval.py scores it).
 """
+import hashlib
 import json
 import os
 import sys
@@ -84,7 +85,9 @@ def main():
     no_bm25 = "--no-bm25" in argv
     runs = [a for a in argv if not a.startswith("--")]
     ret = json.load(open(os.path.join(DATA, set_path)))
-    key = os.path.splitext(os.path.basename(set_path))[0]
+    # cache names carry a hash of the set (a regenerated set is never scored with old vectors)
+    key = os.path.splitext(os.path.basename(set_path))[0] + "_" + hashlib.sha1(
+        json.dumps(ret, ensure_ascii=False).encode()).hexdigest()[:10]
     t = None
 
     def teacher():
