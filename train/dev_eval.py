@@ -43,7 +43,7 @@ def per_part(S, qrels, ret):
     rank = (S > rel[:, None]).sum(1) + 1
     nd = np.where(rank <= 10, 1 / np.log2(rank + 1), 0.0)
     mr = np.where(rank <= 10, 1 / rank, 0.0)
-    labels = np.array(ret.get("part", ["all"] * len(qrels)))
+    labels = np.array(ret.get("part") or ret.get("kinds") or ["all"] * len(qrels))
     out = {"all": (float(nd.mean()), float(mr.mean()))}
     for p in sorted(set(labels)):
         if p != "all" and len(set(labels)) > 1:

@@ -51,6 +51,9 @@ def main():
     ap.add_argument("--alpha", type=float, default=1.0)
     ap.add_argument("--special", type=float, default=0.0, help="weight of [CLS]/[SEP]")
     ap.add_argument("--kappa", type=float, default=None, help="projection scale (default 1/mean weight)")
+    ap.add_argument("--sinks", type=int, default=2,
+                    help="sink coordinates (even): more spread the sink energy, so int4 rows keep "
+                         "finer steps on the kept coordinates, at the cost of kept dimensions")
     ap.add_argument("--kappa-mult", type=float, default=1.0, help="multiplies the default kappa")
     args = ap.parse_args()
     m = load(args.src)
@@ -78,21 +81,24 @@ def main():
     wt = count / max(count.sum(), 1)
     P = np.eye(d) - np.ones((d, d)) / d
     ev, U = np.linalg.eigh(P @ M.T @ M @ P)
-    Q = U[:, ::-1][:, : d - 3]  # [256, 253], orthonormal, orthogonal to the ones vector
-    # B: orthonormal basis (254 x 253) of the mean-zero subspace of the 254 kept coordinates
-    k = d - 2
+    ns = args.sinks
+    assert ns >= 2 and ns % 2 == 0, "--sinks: an even number ≥ 2"
+    k = d - ns  # kept coordinates; they hold k - 1 directions (their mean is 0)
+    Q = U[:, ::-1][:, : k - 1]  # orthonormal, orthogonal to the ones vector
+    # B: orthonormal basis (k x k-1) of the mean-zero subspace of the k kept coordinates
     Bfull, _ = np.linalg.qr(np.concatenate([np.ones((k, 1)), np.random.RandomState(0).randn(k, k - 1)], 1))
     B = Bfull[:, 1:]
-    c = Z @ Q  # [V, 253]
-    kept = (c @ B.T) * w[:, None]  # [V, 254], mean 0 by construction
+    c = Z @ Q  # [V, k - 1]
+    kept = (c @ B.T) * w[:, None]  # [V, k], mean 0 by construction
     ss = (kept ** 2).sum(1)
     over = ss > d * 0.999
     if over.any():
         kept[over] *= np.sqrt(d * 0.999 / ss[over])[:, None]
         ss = (kept ** 2).sum(1)
-    bb = np.sqrt((d - ss) / 2)
-    E2 = np.concatenate([kept, bb[:, None], -bb[:, None]], 1)
-    g2 = np.concatenate([np.ones(k), np.zeros(2)])
+    bb = np.sqrt((d - ss) / ns)
+    sign = np.tile([1.0, -1.0], ns // 2)
+    E2 = np.concatenate([kept, bb[:, None] * sign[None, :]], 1)
+    g2 = np.concatenate([np.ones(k), np.zeros(ns)])
     be2 = np.zeros(d)
     kappa = args.kappa or args.kappa_mult / float((w * wt).sum())
     W2 = np.zeros_like(W)
@@ -103,7 +109,7 @@ def main():
     np.savez(os.path.join(out, "student.npz"), **{k_: v.astype(np.float32) for k_, v in {
         "embedding": E2, "final_ln.weight": g2, "final_ln.bias": be2,
         "projection.weight": W2, "projection.bias": b2}.items()})
-    json.dump({"layers": 0, "emb_quant": "none", "idf_sink": {"src": args.src, "alpha": args.alpha,
+    json.dump({"layers": 0, "emb_quant": "none", "idf_sink": {"src": args.src, "alpha": args.alpha, "sinks": ns,
                "special": args.special, "kappa": kappa}}, open(os.path.join(out, "meta.json"), "w"))
     print(f"{args.src} → {out}/student.npz: weights idf^{args.alpha} (mean over corpus tokens "
           f"{(w * wt).sum():.3f}), kappa {kappa:.2f}, {int(over.sum())} rows clipped")
