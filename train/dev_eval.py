@@ -5,7 +5,7 @@ with the normative reference/forward.py, exactly the packed weights). For choosi
 `eval.py` stays the held-out report.
 
   train/.venv/bin/python train/dev_eval.py [--set eval/dev_general.json] [--quant int4] \
-      [--no-bm25] [--json OUT.json] RUN|bin:PATH ...
+      [--no-bm25] [--no-teacher] [--json OUT.json] RUN|bin:PATH ...
   LE_LANG=tr train/.venv/bin/python train/dev_eval.py --set eval/general_dev.json static2
 
 The set is read from the language's data folder (`train/data/` or `train/data/tr/`); a `part`
@@ -95,19 +95,22 @@ def main():
         t = t or ev.common.load_teacher()
         return t
 
-    tq = ev.cached(f"teacher_q_{key}", lambda: teacher().encode(ret["queries"], normalize_embeddings=True))
-    td = ev.cached(f"teacher_d_{key}", lambda: getattr(teacher(), "encode_docs", teacher().encode)(
-        ret["docs"], normalize_embeddings=True))
-    rows = {"teacher": {384: ndcg_parts(tq, td, ret, 384)}}
+    rows = {}
+    if "--no-teacher" not in argv:  # (then percentages are of the first row's 384-d figure)
+        tq = ev.cached(f"teacher_q_{key}", lambda: teacher().encode(ret["queries"], normalize_embeddings=True))
+        td = ev.cached(f"teacher_d_{key}", lambda: getattr(teacher(), "encode_docs", teacher().encode)(
+            ret["docs"], normalize_embeddings=True))
+        rows["teacher"] = {384: ndcg_parts(tq, td, ret, 384)}
     if not no_bm25:
         rows["BM25"] = {"-": bm25(ret)}
     tok = Tok() if any(not r.startswith("bin:") for r in runs) else None
     for r in runs:
         Q, D = vectors(r, ret, quant, tok)
         rows[r] = {d: ndcg_parts(Q, D, ret, d) for d in PREFIXES}
-    t_all = rows["teacher"][384]
+    first = next(iter(rows.values()))
+    t_all = first.get(384, first.get("-"))
     parts = list(t_all)
-    print(f"{set_path}: {len(ret['queries'])} queries, {len(ret['docs'])} docs; nDCG@10 (% of teacher's at 384)")
+    print(f"{set_path}: {len(ret['queries'])} queries, {len(ret['docs'])} docs; nDCG@10 (% of the first row's at 384)")
     print("| model | dims | " + " | ".join(parts) + " |")
     print("|---|---:|" + "---:|" * len(parts))
     for name, by_d in rows.items():
