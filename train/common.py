@@ -35,6 +35,13 @@ PROFILES = {
 PROFILE = PROFILES[LANG]
 DATA = os.path.join(TRAIN, "data") if LANG == "en" else os.path.join(TRAIN, "data", LANG)
 RUNS = os.path.join(TRAIN, "runs") if LANG == "en" else os.path.join(TRAIN, "runs", LANG)
+# `LE_CORPUS` (a file in DATA, default corpus.tsv; issue 34: the Turkish general text,
+# general.tsv) picks the training text; its teacher vectors then live in their own folder
+# (`teacher_<stem>/`), since shards are by corpus position.
+CORPUS = os.environ.get("LE_CORPUS", "corpus.tsv")
+TEACHER = os.path.join(DATA, "teacher" if CORPUS == "corpus.tsv" else "teacher_" + os.path.splitext(CORPUS)[0])
+# where a corpus's derived files (pca.npy, teacher_mean.npy, clusters) live
+FRAME = DATA if CORPUS == "corpus.tsv" else TEACHER
 MAX_SEQ_LEN = 128
 D_MODEL = 256
 OUTPUT_DIM = 384
@@ -295,7 +302,7 @@ def student_encode(model, tok, texts, bs=256, dims=None):
 def read_corpus(max_words=48):
     """Training texts in corpus order (shuffled at extraction); long passages dropped (CPU budget)."""
     texts = []
-    with open(os.path.join(DATA, "corpus.tsv"), encoding="utf-8") as f:
+    with open(os.path.join(DATA, CORPUS), encoding="utf-8") as f:
         for line in f:
             src, t = line.rstrip("\n").split("\t", 1)
             if len(t.split()) <= max_words:

@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import DATA, LANG, MAX_SEQ_LEN, device, load_teacher, read_corpus, vocab_path  # noqa: E402
+from common import DATA, LANG, TEACHER, MAX_SEQ_LEN, device, load_teacher, read_corpus, vocab_path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -21,7 +21,7 @@ SHARD = 5000
 
 def main():
     limit = int(sys.argv[sys.argv.index("--limit") + 1]) if "--limit" in sys.argv else None
-    out = os.path.join(DATA, "teacher")
+    out = TEACHER
     os.makedirs(out, exist_ok=True)
     m = load_teacher(threads=int(os.environ.get("THREADS", "2")))
     m.max_seq_length = MAX_SEQ_LEN
@@ -69,7 +69,7 @@ def main():
         print(f"shard {s + 1}/{n_shards}: {len(chunk)} in {dt:.0f}s ({len(chunk) / dt:.0f}/s)", flush=True)
     # optional extra texts (Turkish: spans.tsv, query-like word spans), same shard scheme
     extra = os.path.join(DATA, "spans.tsv")
-    if os.path.exists(extra):
+    if os.path.exists(extra) and out == os.path.join(DATA, "teacher"):  # spans of corpus.tsv only
         spans = [l.rstrip("\n") for l in open(extra, encoding="utf-8")]
         for s in range((len(spans) + SHARD - 1) // SHARD):
             p = os.path.join(out, f"spans_{s:04d}.npy")

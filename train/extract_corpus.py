@@ -141,8 +141,10 @@ def rust_doc():
     return out
 
 
-# Manual pages of held-out sources (the Git documentation, the Valgrind manual) are never read.
-HELD_OUT_MANPAGES = re.compile(r"^(git|valgrind)", re.IGNORECASE)
+# Manual pages of held-out sources (the Git documentation, the Valgrind manual) are never read, nor
+# the Perl documentation's pages (`perl*`: perl-doc's perlfaq is the English dev set, issue 34,
+# prepare_dev_en.py).
+HELD_OUT_MANPAGES = re.compile(r"^(git|valgrind|perl)", re.IGNORECASE)
 
 
 def manpage_files(held_out=False):

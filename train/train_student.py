@@ -6,7 +6,10 @@
 
 Target frame: PCA rotation R of the teacher space (train/data/pca.npy), so leading dims carry
 most variance.  Loss over Matryoshka prefixes {32,64,128,256,384}: (1 - cos) on normalised
-prefixes + in-batch similarity-matrix MSE.  Writes train/runs/NAME/{ckpt.pt,student.npz,log}.
+prefixes + in-batch similarity-matrix MSE (+ optional ranking KL), and optionally
+(`--contrastive W`, issue 34) W × a symmetric in-batch InfoNCE term on pairs (natural pairs from
+`--pairs FILE`, teacher nearest neighbours `--nn-pairs`, span → line `--span-pairs`), over the
+same prefixes.  Writes train/runs/NAME/{ckpt.pt,student.npz,log}.
 """
 import argparse
 import glob
@@ -18,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from common import (DATA, PREFIXES, PROFILE, RUNS, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
+from common import (DATA, PREFIXES, PROFILE, RUNS, TEACHER, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
 import quant  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -52,7 +55,7 @@ class MultiOpt:
 
 
 def load_targets():
-    shards = sorted(glob.glob(os.path.join(DATA, "teacher", "shard_*.npy")))
+    shards = sorted(glob.glob(os.path.join(TEACHER, "shard_*.npy")))
     T = np.concatenate([np.load(p).astype(np.float32) for p in shards]) if shards else None
     return center(T)
 
@@ -64,7 +67,7 @@ def center(X):
     e5 also ranks better: 0.591 vs 0.537 nDCG@10 (symmetric, Turkish dev split)."""
     if X is None or not PROFILE.get("center"):
         return X
-    p = os.path.join(DATA, "teacher_mean.npy")
+    p = os.path.join(common.FRAME, "teacher_mean.npy")
     if not os.path.exists(p):
         np.save(p, X.mean(0).astype(np.float64))
     Y = X - np.load(p).astype(np.float32)
@@ -72,7 +75,7 @@ def center(X):
 
 
 def pca_rotation(T):
-    p = os.path.join(DATA, "pca.npy")
+    p = os.path.join(common.FRAME, "pca.npy")
     if os.path.exists(p):
         return np.load(p)
     C = np.cov(T[:50000].astype(np.float64), rowvar=False)
@@ -114,6 +117,82 @@ def loss_fn(y, t, lam, weights=None, sim_full=False, prefix_cos=1.0, kl=0.0, tau
         total = total + weights[d] * (wc * lc + lam * ls + kl * lk)
         parts[d] = lc.item()
     return total / sum(weights.values()), parts
+
+
+def info_nce(yq, yp, weights=None, tau=0.05, groups=None):
+    """Symmetric in-batch InfoNCE (multiple-negatives ranking) over pairs, averaged over the
+    Matryoshka prefixes with the same weights as the distillation terms: row i of `yq` should
+    pick row i of `yp` among all rows of `yp` (and back), every other row a negative. `groups`
+    (one id per pair, e.g. the source line) keeps pairs of one group from being each other's
+    negatives."""
+    weights = weights or {d: 1.0 for d in PREFIXES}
+    n = len(yq)
+    lab = torch.arange(n, device=yq.device)
+    mask = None
+    if groups is not None:
+        g = torch.as_tensor(groups, device=yq.device)
+        mask = (g[:, None] == g[None, :]) & ~torch.eye(n, dtype=torch.bool, device=yq.device)
+    total = 0.0
+    for d in PREFIXES:
+        q = F.normalize(yq[:, :d], dim=-1)
+        p = F.normalize(yp[:, :d], dim=-1)
+        lg = q @ p.T / tau
+        if mask is not None:
+            lg = lg.masked_fill(mask, -1e4)
+        total = total + weights[d] * 0.5 * (F.cross_entropy(lg, lab) + F.cross_entropy(lg.T, lab))
+    return total / sum(weights.values())
+
+
+class PairSource:
+    """Pairs for the contrastive term, as token ids: a fixed list (`--pairs FILE`: query TAB
+    positive; `--nn-pairs`: each text with its nearest teacher neighbour) and/or query-like word
+    spans of corpus lines made afresh each step (`--span-pairs`: 2–6 whole words of a line of at
+    least 8 words → that line; every corpus line, with or without a teacher vector)."""
+
+    def __init__(self, fixed, span_lines, cont_ids, rng):
+        self.fixed = fixed          # list of (q_ids, p_ids, group)
+        self.lines = span_lines     # list of token id lists ([CLS] … [SEP]) long enough for a span
+        self.cont = cont_ids        # ids of `##` continuation pieces (a span starts at a word)
+        self.rng = rng
+
+    def span(self, ids):
+        body = ids[1:-1]
+        starts = [i for i, t in enumerate(body) if t not in self.cont]
+        k = int(self.rng.randint(2, 7))
+        if len(starts) <= k:
+            return ids
+        a = int(self.rng.randint(0, len(starts) - k))
+        end = starts[a + k] if a + k < len(starts) else len(body)
+        return [ids[0]] + body[starts[a]:end] + [ids[-1]]
+
+    def batch(self, n):
+        nf = n if not self.lines else (n // 2 if self.fixed else 0)
+        q, p, g = [], [], []
+        if nf:
+            for i in self.rng.randint(0, len(self.fixed), nf):  # a repeat is one group: masked
+                a, b, grp = self.fixed[i]
+                q.append(a), p.append(b), g.append(grp)
+        if n - nf:
+            for i in self.rng.randint(0, len(self.lines), n - nf):
+                q.append(self.span(self.lines[i])), p.append(self.lines[i]), g.append(-1 - int(i))
+        return q, p, g
+
+
+def nn_pairs(T, min_cos, P, block=1024):
+    """(i, j) with j = the nearest other text to i by teacher cosine, kept when that cosine is at
+    least `min_cos` and below 0.98 (near-duplicates teach nothing)."""
+    t0 = time.time()
+    X = torch.as_tensor(T, dtype=torch.float32)
+    X = F.normalize(X, dim=-1)
+    out = []
+    for a in range(0, len(X), block):
+        S = X[a:a + block] @ X.T
+        S[torch.arange(len(S)), torch.arange(a, a + len(S))] = -1
+        S = S.masked_fill(S >= 0.98, -1)
+        v, j = S.max(1)
+        out += [(a + i, int(j[i])) for i in range(len(S)) if v[i] >= min_cos]
+    P(f"nearest-neighbour pairs: {len(out)} of {len(X)} texts at cos ≥ {min_cos} in {time.time() - t0:.0f}s")
+    return out
 
 
 def batches(lengths, bs, rng, clusters=None, hard=0.0):
@@ -187,6 +266,15 @@ def main():
                     help="--init-from a run with fewer layers: the new layers' output projections "
                          "(attention out, FFN down) are scaled by this; 0 starts the model exactly "
                          "as that run (zero residuals)")
+    ap.add_argument("--contrastive", type=float, default=0.0,
+                    help="weight of the in-batch InfoNCE term on pairs (0: off, the pure distillation runs)")
+    ap.add_argument("--ctau", type=float, default=0.05, help="temperature of the InfoNCE term")
+    ap.add_argument("--cbs", type=int, default=None, help="pairs per step for InfoNCE (default --bs)")
+    ap.add_argument("--pairs", default=None, help="TSV of natural pairs (query TAB positive) for InfoNCE")
+    ap.add_argument("--span-pairs", action="store_true",
+                    help="InfoNCE pairs made each step: a 2–6-word span of a corpus line → that line")
+    ap.add_argument("--nn-pairs", type=float, default=None, metavar="MIN_COS",
+                    help="InfoNCE pairs: each training text with its nearest teacher neighbour (cos ≥ MIN_COS)")
     ap.add_argument("--hard", type=float, default=0.0,
                     help="fraction of each batch drawn from one topic cluster of the teacher vectors")
     args = ap.parse_args()
@@ -212,7 +300,7 @@ def main():
         # query-like word spans of corpus lines (extract_corpus_tr.py) with their teacher vectors,
         # put first like the vocabulary examples
         sp = [l.rstrip("\n") for l in open(os.path.join(DATA, "spans.tsv"), encoding="utf-8")]
-        shards = sorted(glob.glob(os.path.join(DATA, "teacher", "spans_*.npy")))
+        shards = sorted(glob.glob(os.path.join(TEACHER, "spans_*.npy")))
         S = center(np.concatenate([np.load(p).astype(np.float32) for p in shards]))
         texts, T = sp[: len(S)] + texts, np.concatenate([S, T])
         P(f"+{len(S)} span examples")
@@ -221,7 +309,7 @@ def main():
         # vocab_tokens.npy) as extra training pairs, put first so the validation rows stay corpus
         # text: each table row gets a direct target even when the corpus is small (Turkish)
         vocab = [l.rstrip("\n") for l in open(common.vocab_path(), encoding="utf-8")]
-        V = center(np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy")))
+        V = center(np.load(os.path.join(TEACHER, "vocab_tokens.npy")))
         keep = [i for i, t in enumerate(vocab) if not (t.startswith("[") and t.endswith("]"))]
         texts = [vocab[i][2:] if vocab[i].startswith("##") else vocab[i] for i in keep] + texts
         T = np.concatenate([V[keep].astype(np.float32), T])
@@ -235,6 +323,7 @@ def main():
     tr_ids, tr_T = ids[:-VAL], torch.from_numpy(T[:-VAL])
     lengths = [len(i) for i in tr_ids]
     clusters = topic_clusters(tr_T, P) if args.hard > 0 else None  # on the CPU copy
+    pairs = make_pair_source(args, tok, texts, tr_ids, tr_T, P) if args.contrastive > 0 else None
 
     model = Student(len(tok.vocab), n_layers=args.layers)
     ck = os.path.join(out, "ckpt.pt")
@@ -292,6 +381,13 @@ def main():
             y = model(x)
             loss, parts = loss_fn(y, tr_T[b], args.lam, weights, args.sim_full, args.prefix_cos,
                                   args.kl, args.tau)
+            if pairs is not None:
+                qi, pi, grp = pairs.batch(args.cbs or args.bs)
+                yq = model(pad_batch(qi).to(dev))
+                yp = model(pad_batch(pi).to(dev))
+                lc = info_nce(yq, yp, weights, args.ctau, grp)
+                loss = loss + args.contrastive * lc
+                parts["nce"] = lc.item()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(other, 1.0)
@@ -299,8 +395,9 @@ def main():
             step += 1
             if step % 50 == 0:
                 el = time.time() - start
+                nce = f" nce {parts['nce']:.3f}" if "nce" in parts else ""
                 P(f"step {step}/{total} loss {loss.item():.4f} cos@32 {1 - parts[32]:.3f} "
-                  f"cos@384 {1 - parts[384]:.3f} {el / 60:.1f} min")
+                  f"cos@384 {1 - parts[384]:.3f}{nce} {el / 60:.1f} min")
             stop = (time.time() - start) / 60 > args.max_minutes or os.path.exists(os.path.join(out, "STOP"))
             if step % 50 == 0 or step == total or stop:
                 torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, ck + ".tmp")
@@ -313,10 +410,39 @@ def main():
     finish(model, out, val_ids, val_T, P, args, complete=True)
 
 
+def make_pair_source(args, tok, texts, tr_ids, tr_T, P):
+    """The contrastive term's pairs (`PairSource`) from --pairs / --nn-pairs / --span-pairs. The
+    span lines are every corpus line (read_corpus, beyond the teacher's shards too) except the
+    validation rows."""
+    rng = np.random.RandomState(1)
+    fixed = []
+    if args.pairs:
+        rows = [l.rstrip("\n").split("\t") for l in open(args.pairs, encoding="utf-8")]
+        rows = [r for r in rows if len(r) >= 2 and r[0] and r[1]]
+        qi, pi = tok.encode_batch([r[0] for r in rows]), tok.encode_batch([r[1] for r in rows])
+        # a positive seen twice is one group (not a negative of itself)
+        gid = {}
+        fixed += [(a, b, gid.setdefault(r[1], len(gid))) for a, b, r in zip(qi, pi, rows)]
+        P(f"+{len(rows)} pairs from {args.pairs}")
+    if args.nn_pairs is not None:
+        off = 10_000_000
+        fixed += [(tr_ids[i], tr_ids[j], off + min(i, j)) for i, j in nn_pairs(tr_T, args.nn_pairs, P)]
+    lines = []
+    if args.span_pairs:
+        val = set(texts[-VAL:])
+        allt = [t for t in read_corpus() if t not in val and len(t.split()) >= 8]
+        lines = tok.encode_batch(allt)
+        P(f"span pairs from {len(lines)} corpus lines")
+    cont = {i for t, i in tok.vocab.items() if t.startswith("##")}
+    if not fixed and not lines:
+        sys.exit("--contrastive needs pairs: --pairs FILE, --nn-pairs MIN_COS or --span-pairs")
+    return PairSource(fixed, lines, cont, rng)
+
+
 def topic_clusters(T, P, k=512, iters=8):
     """k-means (k topics) of the teacher vectors on their first 64 PCA coordinates; cached in
     train/data/clusters_K.npy for the training split."""
-    p = os.path.join(DATA, f"clusters_{k}_{len(T)}.npy")
+    p = os.path.join(common.FRAME, f"clusters_{k}_{len(T)}.npy")
     if os.path.exists(p):
         return np.load(p)
     t0 = time.time()
@@ -390,7 +516,7 @@ def init_from_arrays(model, z, label, P, residual_scale=0.1):
 def init_model(model, tok, ids, T, R, P):
     """Embedding rows ← teacher vector of each token alone (rotated into the PCA frame, first
     d_model coords); projection ← least squares from pooled features to targets."""
-    V = center(np.load(os.path.join(DATA, "teacher", "vocab_tokens.npy"))) @ R
+    V = center(np.load(os.path.join(TEACHER, "vocab_tokens.npy"))) @ R
     d = model.embedding.weight.shape[1]
     E = torch.from_numpy(V[:, :d].astype(np.float32))
     E = E / E.std() * (1.0 if model.cfg["n_layers"] == 0 else 1.0)
