@@ -87,8 +87,9 @@ impl WorkerApp {
                 session.remove(id);
             }
         }
-        self.post_index_state();
+        // Saved first, then told: the page's count never shows a deletion a reload could undo.
         self.flush().await;
+        self.post_index_state();
     }
 
     /// "Delete all": stops the running job (it keeps nothing), drops the waiting documents and
