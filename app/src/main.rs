@@ -3,7 +3,12 @@
 //!
 //! Test hooks (`data-testid`): `lang-select`, `model-select`, `model-status`, `download-progress`,
 //! `load-corpus`, `index-progress`, `doc-count`, `embed-count`, `query`, `result` (with
-//! `data-score`), `error`, `reindex`, `retry`, `cancel`, `storage-status`, `worker-restarts`.
+//! `data-score`), `error`, `reindex`, `retry`, `cancel`, `storage-status`, `worker-restarts`;
+//! documents: `drop-zone`, `file-input`, `folder-input`, `drop-summary` (with `data-added`,
+//! `data-changed`, `data-unchanged`, `data-removed`, `data-skipped`), `skipped` (one per file,
+//! `data-name`), `open` and `page` (`data-page`) in a result, `opened` (the last URL opened),
+//! `doc-view` (the text view), `storage-used`, `export`, `import-input`, `delete-all`; the page:
+//! `theme-toggle`, `model-details`, `playground`.
 //! URL parameters: `?model=URL` (force a model, for every language), `?lang=CODE` (start in this
 //! language, `en` or `tr`, without remembering it), `?limit=N` (index the first N corpus
 //! passages), `?nostore` (memory only).

@@ -506,9 +506,10 @@ async fn an_edited_shorter_document_leaves_no_stale_passages_after_reload() {
             dims: None,
         },
     );
+    // Named as skipped, with its reason (the page shows "empty.html: no text found").
     ev.wait(
         "no text",
-        |e| matches!(e, Event::Error { message } if message == "empty.html: no text found"),
+        |e| matches!(e, Event::Skipped { name, reason, rule } if name == "empty.html" && reason == "no text found" && rule == "empty"),
     )
     .await;
     lightembed_app::worker::set_sink(None);
@@ -573,10 +574,12 @@ async fn a_drop_of_many_files_is_saved_whole() {
     .await;
     ev.clear();
     let docs: Vec<_> = (0..120)
-        .map(|i| lightembed_app::shared::protocol::DocumentInput {
-            name: format!("note-{i:03}.txt"),
-            content: format!("Note {i} is about the garden bed number {i} and its roses."),
-            format: Format::from_name("note.txt"),
+        .map(|i| {
+            lightembed_app::shared::protocol::DocumentInput::text(
+                format!("note-{i:03}.txt"),
+                format!("Note {i} is about the garden bed number {i} and its roses."),
+                Format::from_name("note.txt"),
+            )
         })
         .collect();
     send(&app, Request::IndexDocuments { docs, dims: None });
@@ -668,11 +671,11 @@ async fn a_quick_switch_away_and_back_keeps_each_index_to_its_language() {
     send(
         &app,
         Request::IndexDocuments {
-            docs: vec![lightembed_app::shared::protocol::DocumentInput {
-                name: "during.txt".into(),
-                content: "A note dropped during the switch.".into(),
-                format: Format::from_name("during.txt"),
-            }],
+            docs: vec![lightembed_app::shared::protocol::DocumentInput::text(
+                "during.txt",
+                "A note dropped during the switch.",
+                Format::from_name("during.txt"),
+            )],
             dims: None,
         },
     );
@@ -1140,5 +1143,131 @@ async fn an_index_saved_by_the_first_storage_version_is_rebuilt_with_ingestions_
         unreachable!()
     };
     assert_eq!(hits[0].title, "The Heap — Memory › Ownership");
+    lightembed_app::worker::set_sink(None);
+}
+
+/// Documents of the binary formats arrive as `{json, buffers}` (the page's message with the
+/// file bytes transferred): a real PDF's passages keep their page (URL `#page=N`, what a result
+/// opens the stored file at), Word/OpenDocument/EPUB are indexed, each bad PDF is `Skipped`
+/// with its reason while the rest of the drop is indexed, and the text view gets a document's
+/// passages in order.
+#[wasm_bindgen_test]
+async fn binary_documents_arrive_as_bytes_and_bad_pdfs_are_named() {
+    use lightembed_app::shared::protocol::{DocumentInput, BUFFERS_KEY, JSON_KEY};
+    macro_rules! fixture {
+        ($name:literal) => {
+            (
+                $name,
+                include_bytes!(concat!("../../tests/fixtures/documents/", $name)).as_slice(),
+            )
+        };
+    }
+    let ev = Events::install();
+    let db = unique_db("binary-docs");
+    let url = blob_url(MODEL);
+    let app = WorkerApp::new(&db);
+    send(&app, load(&url, MODEL));
+    ev.wait(
+        "empty index",
+        |e| matches!(e, Event::Index { state } if state.count == 0),
+    )
+    .await;
+    let files = [
+        fixture!("lbxalg.pdf"),
+        fixture!("encrypted.pdf"),
+        fixture!("guide.docx"),
+        fixture!("scanned.pdf"),
+        fixture!("guide.odt"),
+        fixture!("broken.pdf"),
+        fixture!("guide.epub"),
+    ];
+    let docs: Vec<DocumentInput> = files
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| DocumentInput {
+            buffer: Some(i),
+            ..DocumentInput::text(*name, "", Format::from_name(name))
+        })
+        .collect();
+    let req = Request::IndexDocuments { docs, dims: None };
+    let msg = js_sys::Object::new();
+    let buffers: js_sys::Array = files
+        .iter()
+        .map(|(_, b)| js_sys::Uint8Array::from(*b).buffer())
+        .collect();
+    js_sys::Reflect::set(&msg, &JSON_KEY.into(), &req.to_json().into()).unwrap();
+    js_sys::Reflect::set(&msg, &BUFFERS_KEY.into(), &buffers).unwrap();
+    ev.clear();
+    WorkerApp::handle_value(&app, &msg.into());
+    let state = ev
+        .index_state("four documents", |s| s.docs.len() == 4)
+        .await;
+    let ids: Vec<&str> = state.docs.iter().map(|d| d.doc_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "user/lbxalg.pdf",
+            "user/guide.docx",
+            "user/guide.odt",
+            "user/guide.epub"
+        ]
+    );
+    let skipped: Vec<(String, String)> = ev
+        .all()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Skipped { name, rule, .. } => Some((name, rule)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("encrypted.pdf".to_string(), "encrypted".to_string()),
+            ("scanned.pdf".into(), "no-text".into()),
+            ("broken.pdf".into(), "broken".into()),
+        ]
+    );
+    // The PDF passage is found at its page.
+    ev.clear();
+    send(
+        &app,
+        Request::Search {
+            id: 9,
+            query: "CCITT Group 4 2D compression algorithm".into(),
+            k: 3,
+            mode: SearchMode::Keyword,
+        },
+    );
+    let Event::Results { hits, .. } = ev
+        .wait("results", |e| matches!(e, Event::Results { id: 9, .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    assert!(hits[0].id.starts_with("user/lbxalg.pdf#"), "{}", hits[0].id);
+    assert_eq!(hits[0].url, "#page=3");
+    assert_eq!(lightembed_ingest::pdf_page(&hits[0].url), Some(3));
+    // The text view: the document's passages in order, pages kept.
+    ev.clear();
+    send(
+        &app,
+        Request::DocText {
+            doc_id: "user/lbxalg.pdf".into(),
+        },
+    );
+    let Event::DocText { passages, .. } = ev
+        .wait("doc text", |e| matches!(e, Event::DocText { .. }))
+        .await
+    else {
+        unreachable!()
+    };
+    let pages: Vec<u32> = passages.iter().filter_map(|p| p.page).collect();
+    assert_eq!(pages.len(), passages.len());
+    assert!(
+        pages.windows(2).all(|w| w[0] <= w[1]) && pages.contains(&3),
+        "{pages:?}"
+    );
+    assert!(passages.iter().any(|p| p.id == hits[0].id));
     lightembed_app::worker::set_sink(None);
 }

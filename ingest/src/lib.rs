@@ -87,7 +87,7 @@ pub use lightembed_title::pdf_page;
 pub use lightembed_title::section_title;
 pub use markdown::markdown_sections;
 pub use office::{docx_sections, odt_sections};
-pub use pdf::pdf_sections;
+pub use pdf::{pdf_sections, pdf_sections_skipping};
 pub use sizing::{split_passages_in_tokens, Sizer, PASSAGE_TOKENS};
 pub use text::text_sections;
 
@@ -437,8 +437,10 @@ pub fn section_passages(
     out
 }
 
-/// A run of text under one heading.
+/// A run of text under one heading. With the `serde` feature it (de)serialises as an object of
+/// its fields (the browser app's PDF reader runs in a worker of its own and sends them back).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Section {
     /// The heading text (empty for text before the first heading, and for plain text).
     pub heading: String,

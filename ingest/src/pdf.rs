@@ -403,16 +403,33 @@ fn page_is_sound(doc: &lopdf::Document, id: lopdf::ObjectId) -> bool {
 /// [`DocumentError::Encrypted`] when it needs a password, [`DocumentError::NoText`] when none of
 /// its pages has any text.
 pub fn pdf_sections(bytes: &[u8]) -> Result<(Option<String>, Vec<Section>), DocumentError> {
+    pdf_sections_skipping(bytes, &[], &mut |_| {})
+}
+
+/// [`pdf_sections`], with the pages in `skip` left out as pages the reader failed on (no text),
+/// and `on_page(n)` called before page `n` is read. For a caller where a panic cannot be caught
+/// (wasm32 aborts): the browser app reads a PDF in a worker of its own, hears which page it
+/// is on, and when that worker dies on a page runs it again with the page in `skip` — the same
+/// pages left out as [`pdf_sections`] leaves out natively, so the passages are the CLI's.
+///
+/// # Errors
+/// As [`pdf_sections`].
+pub fn pdf_sections_skipping(
+    bytes: &[u8],
+    skip: &[u32],
+    on_page: &mut dyn FnMut(u32),
+) -> Result<(Option<String>, Vec<Section>), DocumentError> {
     // The reader unwraps in places on malformed files: a panic is this file's error, not the
-    // caller's crash (natively; on wasm32 a panic aborts, which the pre-checks make rare).
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_pdf(bytes))).unwrap_or_else(
-        |_| {
-            Err(DocumentError::Broken {
-                format: "PDF",
-                reason: "the PDF reader failed on this file".into(),
-            })
-        },
-    )
+    // caller's crash (natively; on wasm32 a panic aborts: see above).
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read_pdf(bytes, skip, on_page)
+    }))
+    .unwrap_or_else(|_| {
+        Err(DocumentError::Broken {
+            format: "PDF",
+            reason: "the PDF reader failed on this file".into(),
+        })
+    })
 }
 
 /// Installs a panic hook that stays quiet about panics inside the PDF reader (`pdf-extract`,
@@ -436,7 +453,11 @@ fn broken(e: impl std::fmt::Display) -> DocumentError {
     }
 }
 
-fn read_pdf(bytes: &[u8]) -> Result<(Option<String>, Vec<Section>), DocumentError> {
+fn read_pdf(
+    bytes: &[u8],
+    skip: &[u32],
+    on_page: &mut dyn FnMut(u32),
+) -> Result<(Option<String>, Vec<Section>), DocumentError> {
     if !bytes.starts_with(b"%PDF-")
         && !bytes[..bytes.len().min(1024)]
             .windows(5)
@@ -467,6 +488,12 @@ fn read_pdf(bytes: &[u8]) -> Result<(Option<String>, Vec<Section>), DocumentErro
             pages.push((n, Vec::new()));
             continue;
         }
+        if skip.contains(&n) {
+            failed += 1;
+            pages.push((n, Vec::new()));
+            continue;
+        }
+        on_page(n);
         collector.glyphs.clear();
         // A page the reader cannot run (an error, or a panic on a font it cannot decode) is left
         // out; the others are read.

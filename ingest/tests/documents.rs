@@ -251,3 +251,41 @@ fn zip_bombs_entry_counts_and_deep_xml_are_refused() {
         "content.xml nests elements more than 512 deep (limit: XML depth); not read"
     );
 }
+
+/// The browser app reads a PDF in a worker of its own and, when that worker dies on a page (a
+/// font pdf-extract cannot decode aborts the wasm), reads it again with the page left out:
+/// `pdf_sections_skipping` names each page before reading it and leaves out the pages asked,
+/// as `pdf_sections` leaves out a page the reader panics on natively.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_pdf_read_without_a_page_leaves_that_page_out() {
+    let bytes = fixture!("lbxalg.pdf");
+    let mut seen = Vec::new();
+    let (title, all) =
+        lightembed_ingest::pdf_sections_skipping(bytes, &[], &mut |n| seen.push(n)).unwrap();
+    assert_eq!(seen, vec![1, 2, 3, 4]);
+    assert_eq!(
+        (title.clone(), all.clone()),
+        lightembed_ingest::pdf_sections(bytes).unwrap()
+    );
+    let mut seen = Vec::new();
+    let (_, without) =
+        lightembed_ingest::pdf_sections_skipping(bytes, &[3], &mut |n| seen.push(n)).unwrap();
+    assert_eq!(seen, vec![1, 2, 4]);
+    assert!(all.iter().any(|s| s.page == Some(3)));
+    assert!(without.iter().all(|s| s.page != Some(3)));
+    let kept: Vec<_> = all.iter().filter(|s| s.page != Some(3)).collect();
+    // Page 3 held the outline's "Bitmap Compression" entry: page 4's sections keep their text,
+    // only a heading carried over from page 3 may differ.
+    assert_eq!(
+        without
+            .iter()
+            .map(|s| (&s.blocks, s.page))
+            .collect::<Vec<_>>(),
+        kept.iter().map(|s| (&s.blocks, s.page)).collect::<Vec<_>>()
+    );
+    // Every page left out: no text at all, said as the reader failing on the pages.
+    let e =
+        lightembed_ingest::pdf_sections_skipping(bytes, &[1, 2, 3, 4], &mut |_| {}).unwrap_err();
+    assert_eq!(e.rule(), "broken", "{e}");
+}

@@ -50,7 +50,8 @@ struct Conn {
     worker: Option<Worker>,
     generation: u64,
     ready: bool,
-    queue: Vec<String>,
+    /// Messages waiting for the worker's hello: JSON text, or `{json, buffers}` objects.
+    queue: Vec<JsValue>,
     last_load: Option<String>,
     handler: Handler,
     restarts: Vec<f64>,
@@ -82,17 +83,41 @@ pub fn start(handler: impl Fn(ConnEvent) + 'static) {
 /// after a crash.
 pub fn send(req: &Request) {
     let json = req.to_json();
+    if matches!(req, Request::LoadModel { .. }) {
+        CONN.with(|c| {
+            if let Some(conn) = c.borrow_mut().as_mut() {
+                conn.last_load = Some(json.clone());
+            }
+        });
+    }
+    post_or_queue(JsValue::from_str(&json), None);
+}
+
+/// Sends a request with file bytes ([`DocumentInput::buffer`] numbers `buffers`): one
+/// `{json, buffers}` object, the buffers transferred (not copied) to the worker.
+///
+/// [`DocumentInput::buffer`]: lightembed_app::shared::protocol::DocumentInput::buffer
+pub fn send_with_buffers(req: &Request, buffers: Vec<js_sys::ArrayBuffer>) {
+    use lightembed_app::shared::protocol::{BUFFERS_KEY, JSON_KEY};
+    let msg = js_sys::Object::new();
+    let list: js_sys::Array = buffers.into_iter().map(JsValue::from).collect();
+    let _ = js_sys::Reflect::set(&msg, &JSON_KEY.into(), &JsValue::from_str(&req.to_json()));
+    let _ = js_sys::Reflect::set(&msg, &BUFFERS_KEY.into(), &list);
+    post_or_queue(msg.into(), Some(list));
+}
+
+fn post_or_queue(msg: JsValue, transfer: Option<js_sys::Array>) {
     CONN.with(|c| {
         let mut c = c.borrow_mut();
         let Some(conn) = c.as_mut() else { return };
-        if matches!(req, Request::LoadModel { .. }) {
-            conn.last_load = Some(json.clone());
-        }
         match (&conn.worker, conn.ready) {
             (Some(w), true) => {
-                let _ = w.post_message(&JsValue::from_str(&json));
+                let _ = match &transfer {
+                    Some(t) => w.post_message_with_transfer(&msg, t),
+                    None => w.post_message(&msg),
+                };
             }
-            _ => conn.queue.push(json),
+            _ => conn.queue.push(msg),
         }
     });
 }
@@ -168,8 +193,9 @@ fn on_event(generation: u64, event: Event) {
         if matches!(event, Event::Hello) {
             conn.ready = true;
             if let Some(w) = &conn.worker {
+                // (A queued `{json, buffers}` object is cloned, not transferred: it waited.)
                 for msg in conn.queue.drain(..) {
-                    let _ = w.post_message(&JsValue::from_str(&msg));
+                    let _ = w.post_message(&msg);
                 }
             }
         }
@@ -206,7 +232,7 @@ fn crashed(generation: u64, reason: String) {
         let gave_up = conn.restarts.len() > MAX_RESTARTS;
         if !gave_up {
             if let Some(load) = conn.last_load.clone() {
-                conn.queue.push(load);
+                conn.queue.push(JsValue::from_str(&load));
             }
         }
         Some((conn.handler.clone(), conn.restarts.len(), gave_up))

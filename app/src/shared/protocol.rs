@@ -63,12 +63,61 @@ pub fn doc_id_of(passage_id: &str) -> &str {
 /// One document of [`Request::IndexDocuments`]: what [`Request::IndexDocument`] carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocumentInput {
-    /// File name: the document id is made from it ([`crate::worker::chunk::user_doc_id`]).
+    /// File name (a file of a dropped folder: its path in the folder, `papers/2024/a.pdf`): the
+    /// document id is made from it ([`crate::worker::chunk::user_doc_id`]).
     pub name: String,
-    /// The document's text.
+    /// The document's text (empty for a document sent as bytes).
     pub content: String,
     /// How `content` is read (from the file name).
     pub format: crate::worker::chunk::Format,
+    /// A document of a binary format ([`crate::worker::chunk::Format::is_binary`]: PDF, Word,
+    /// OpenDocument, EPUB) travels as bytes: the number of its buffer among those posted with
+    /// the message (`{json, buffers}`, [`crate::shared::protocol::BUFFERS_KEY`]), transferred,
+    /// not copied into the JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<usize>,
+    /// The bytes of `buffer`, filled in by the worker when the message arrives (never on the
+    /// wire).
+    #[serde(skip)]
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl DocumentInput {
+    /// A document given as text.
+    pub fn text(
+        name: impl Into<String>,
+        content: impl Into<String>,
+        format: crate::worker::chunk::Format,
+    ) -> DocumentInput {
+        DocumentInput {
+            name: name.into(),
+            content: content.into(),
+            format,
+            buffer: None,
+            bytes: None,
+        }
+    }
+}
+
+/// A message that carries file bytes is a JS object: its request as JSON text under
+/// [`JSON_KEY`] and the transferred `ArrayBuffer`s under this key (a [`DocumentInput::buffer`]
+/// is a position in that array). Every other message is the JSON text alone.
+pub const BUFFERS_KEY: &str = "buffers";
+/// See [`BUFFERS_KEY`].
+pub const JSON_KEY: &str = "json";
+
+/// One passage of a document as the text view shows it ([`Event::DocText`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocPassage {
+    /// The passage id.
+    pub id: String,
+    /// Its section heading (empty: none).
+    pub heading: String,
+    /// Its text (shown as text, never as HTML).
+    pub text: String,
+    /// Its PDF page, if any.
+    #[serde(default)]
+    pub page: Option<u32>,
 }
 
 /// A request from the UI to the worker.
@@ -190,6 +239,11 @@ pub enum Request {
         query: Option<String>,
         /// Largest number of passages returned.
         max_points: usize,
+    },
+    /// The passages of one document in order, for the text view ([`Event::DocText`]).
+    DocText {
+        /// The document id.
+        doc_id: String,
     },
     /// Test hook: panic inside the worker so the UI's crash recovery can be exercised.
     Crash,
@@ -433,6 +487,24 @@ pub enum Event {
         /// Fraction of variance the two components explain.
         explained: f32,
     },
+    /// A document of a drop was not indexed: it cannot be read (an encrypted, scanned or broken
+    /// PDF, a broken Word file, …) or has no text. The rest of the drop goes on.
+    Skipped {
+        /// The document's name (its path in a dropped folder).
+        name: String,
+        /// Why, in words (ingestion's [`lightembed_ingest::DocumentError`] message).
+        reason: String,
+        /// A stable name of the reason (`encrypted`, `no-text`, `broken`, `too-large`,
+        /// `empty`, `reader-crashed`).
+        rule: String,
+    },
+    /// The passages of a document in order ([`Request::DocText`]).
+    DocText {
+        /// The document id.
+        doc_id: String,
+        /// Its passages (empty: not found).
+        passages: Vec<DocPassage>,
+    },
     /// A recoverable error to show in the error banner.
     Error {
         /// What went wrong.
@@ -568,12 +640,22 @@ mod tests {
                 dims: None,
             },
             Request::IndexDocuments {
-                docs: vec![DocumentInput {
-                    name: "a.txt".into(),
-                    content: "A.".into(),
-                    format: crate::worker::chunk::Format::Text,
-                }],
+                docs: vec![DocumentInput::text(
+                    "a.txt",
+                    "A.",
+                    crate::worker::chunk::Format::Text,
+                )],
                 dims: Some(64),
+            },
+            Request::IndexDocuments {
+                docs: vec![DocumentInput {
+                    buffer: Some(0),
+                    ..DocumentInput::text("papers/a.pdf", "", crate::worker::chunk::Format::Pdf)
+                }],
+                dims: None,
+            },
+            Request::DocText {
+                doc_id: "user/a.pdf".into(),
             },
             Request::Cancel,
         ];
@@ -638,6 +720,25 @@ mod tests {
             Event::Progress { workers: 1, .. }
         ));
         assert!(Event::from_json("{\"type\":\"Nope\"}").is_err());
+        let e = Event::Skipped {
+            name: "papers/secret.pdf".into(),
+            reason: "the PDF is encrypted with a password".into(),
+            rule: "encrypted".into(),
+        };
+        assert_eq!(Event::from_json(&e.to_json()).unwrap(), e);
+        // Bytes never travel in the JSON: only the buffer's number does.
+        let d = DocumentInput {
+            buffer: Some(2),
+            bytes: Some(vec![1, 2, 3]),
+            ..DocumentInput::text("a.pdf", "", crate::worker::chunk::Format::Pdf)
+        };
+        let json = serde_json::to_string(&d).unwrap();
+        assert!(
+            !json.contains("bytes") && json.contains(r#""buffer":2"#),
+            "{json}"
+        );
+        let back: DocumentInput = serde_json::from_str(&json).unwrap();
+        assert_eq!((back.buffer, back.bytes), (Some(2), None));
     }
 
     #[test]

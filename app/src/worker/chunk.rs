@@ -104,8 +104,9 @@ pub fn document_passages(name: &str, content: &str, format: Format, model: &Mode
 /// Passages of one user document from its bytes, in any format — PDF, Word, OpenDocument and
 /// EPUB too — cut by [`lightembed_ingest::document_passages`] exactly as `lightembed index` cuts a
 /// file of that name, under the app's ids ([`document_passages`]' rules; a PDF's passages keep
-/// their page, [`lightembed_ingest::Passage::page`]). Not yet called: the page sends text only
-/// (issue 33, the UI's next step). Errors: the document cannot be read (its message says why).
+/// their page, [`lightembed_ingest::Passage::page`], and the URL `#page=N`). The worker reads
+/// these formats in a worker of their own ([`sections_passages`]); this is the same path in one
+/// call. Errors: the document cannot be read (its message says why).
 pub fn document_file_passages(
     name: &str,
     bytes: &[u8],
@@ -124,14 +125,39 @@ pub fn document_file_passages(
     Ok(as_app_passages(name, ps))
 }
 
-/// The pipeline's passages of document `name` under the app's ids and without URLs.
+/// The passages of document `name` from the sections a reader gave (`title`, `sections`: what
+/// [`lightembed_ingest::document_sections`] returns for it; the app reads binary formats in a
+/// worker of their own, [`crate::worker::extract`]): exactly [`document_file_passages`]' passages
+/// for the same file.
+pub fn sections_passages(
+    name: &str,
+    title: Option<String>,
+    sections: Vec<lightembed_ingest::Section>,
+    model: &Model,
+) -> Vec<Passage> {
+    let sizer = Sizer::new(model);
+    let title = title.unwrap_or_else(|| name.to_string());
+    as_app_passages(
+        name,
+        lightembed_ingest::section_passages(&title, sections, name, &sizer, &mut HashSet::new()),
+    )
+}
+
+/// The URL the app keeps for a passage of a user document: `#page=N` for a passage on page N of
+/// a PDF (what the browser's viewer opens the stored file at, and what the result shows as
+/// "p. N", [`lightembed_ingest::pdf_page`]), else empty (the document is not served anywhere).
+pub fn app_url(page: Option<u32>) -> String {
+    page.map(|n| format!("#page={n}")).unwrap_or_default()
+}
+
+/// The pipeline's passages of document `name` under the app's ids and URLs ([`app_url`]).
 fn as_app_passages(name: &str, passages: Vec<lightembed_ingest::Passage>) -> Vec<Passage> {
     let doc_id = user_doc_id(name);
     passages
         .into_iter()
         .map(|mut p| {
             p.id = app_id(&doc_id, name, &p.id);
-            p.url = String::new();
+            p.url = app_url(p.page);
             Passage::new(doc_id.clone(), p)
         })
         .collect()
@@ -298,10 +324,18 @@ mod tests {
             .unwrap();
             assert_eq!(app.len(), cli.len(), "{name}");
             assert!(!app.is_empty(), "{name}");
+            // The sections read elsewhere (the app's reader worker) give the same passages.
+            let (title, sections, _) =
+                lightembed_ingest::document_sections(&bytes, format).unwrap();
+            assert_eq!(
+                sections_passages(name, title, sections, &model),
+                app,
+                "{name}"
+            );
             for (a, c) in app.iter().zip(&cli) {
                 let cli_shape = lightembed_ingest::Passage {
                     id: a.id().to_string(),
-                    url: String::new(),
+                    url: app_url(c.page),
                     ..c.clone()
                 };
                 assert_eq!(
@@ -309,6 +343,25 @@ mod tests {
                     "{name}: the app stores what the CLI cuts"
                 );
                 assert_eq!(doc_id_of(a.id()), user_doc_id(name));
+            }
+            if name.ends_with(".pdf") {
+                let p = app
+                    .iter()
+                    .find(|p| {
+                        p.passage
+                            .text
+                            .contains("CCITT Group 4 2D compression algorithm")
+                    })
+                    .unwrap();
+                assert_eq!(
+                    (p.passage.page, p.passage.url.as_str()),
+                    (Some(3), "#page=3")
+                );
+                assert_eq!(lightembed_ingest::pdf_page(&p.passage.url), Some(3));
+            } else {
+                assert!(app
+                    .iter()
+                    .all(|p| p.passage.url.is_empty() && p.passage.page.is_none()));
             }
         }
         let bytes = std::fs::read(format!("{fixtures}encrypted.pdf")).unwrap();

@@ -12,7 +12,7 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use super::pool;
 use super::storage::DB_NAME;
 use super::WorkerApp;
-use crate::shared::protocol::{DocumentInput, Event, Request};
+use crate::shared::protocol::{DocumentInput, Event, Request, BUFFERS_KEY, JSON_KEY};
 
 /// Where events go instead of `postMessage` (tests).
 pub type Sink = Rc<dyn Fn(&Event)>;
@@ -53,17 +53,14 @@ pub fn start() {
     let app = WorkerApp::new(DB_NAME);
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         let data = ev.data();
-        if pool::helper_kind(&data).is_some() {
-            // This worker is an indexing helper of another one (`pool`).
+        if let Some(kind) = pool::helper_kind(&data) {
+            // This worker is a reader (`extract`) or an indexing helper (`pool`) of another one.
+            if super::extract::is_read_request(&kind) {
+                return super::extract::handle_reader_message(&data);
+            }
             return pool::handle_helper_message(&data);
         }
-        let Some(text) = data.as_string() else {
-            post(&Event::Error {
-                message: "worker received a non-text message".into(),
-            });
-            return;
-        };
-        WorkerApp::handle_json(&app, &text);
+        WorkerApp::handle_value(&app, &data);
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
@@ -71,6 +68,39 @@ pub fn start() {
 }
 
 impl WorkerApp {
+    /// Handles one message from the page: JSON text of a [`Request`], or a `{json, buffers}`
+    /// object whose documents' bytes are the transferred buffers
+    /// ([`crate::shared::protocol::BUFFERS_KEY`]); results are [`post`]ed.
+    pub fn handle_value(this: &Rc<WorkerApp>, data: &JsValue) {
+        if let Some(text) = data.as_string() {
+            return WorkerApp::handle_json(this, &text);
+        }
+        let json = js_sys::Reflect::get(data, &JsValue::from_str(JSON_KEY))
+            .ok()
+            .and_then(|j| j.as_string());
+        let Some(json) = json else {
+            post(&Event::Error {
+                message: "worker received a message that is not a request".into(),
+            });
+            return;
+        };
+        let buffers: Vec<js_sys::Uint8Array> =
+            js_sys::Reflect::get(data, &JsValue::from_str(BUFFERS_KEY))
+                .map(|b| js_sys::Array::from(&b))
+                .map(|a| a.iter().map(|b| js_sys::Uint8Array::new(&b)).collect())
+                .unwrap_or_default();
+        match Request::from_json(&json) {
+            Ok(Request::IndexDocuments { mut docs, dims }) => {
+                for d in &mut docs {
+                    d.bytes = d.buffer.and_then(|i| buffers.get(i)).map(|b| b.to_vec());
+                }
+                WorkerApp::dispatch(this, Request::IndexDocuments { docs, dims });
+            }
+            Ok(req) => WorkerApp::dispatch(this, req),
+            Err(message) => post(&Event::Error { message }),
+        }
+    }
+
     /// Handles one message (JSON text of a [`Request`]); results are [`post`]ed.
     pub fn handle_json(this: &Rc<WorkerApp>, text: &str) {
         match Request::from_json(text) {
@@ -83,7 +113,7 @@ impl WorkerApp {
     /// ([`super::queue`]), indexing jobs ([`super::index_job`]), deletion ([`super::persist`]),
     /// queries ([`super::queries`]). Long requests run as tasks; the job rules are
     /// [`super::jobs::JobState`]'s.
-    fn dispatch(this: &Rc<WorkerApp>, req: Request) {
+    pub(crate) fn dispatch(this: &Rc<WorkerApp>, req: Request) {
         let me = this.clone();
         match req {
             Request::LoadModel {
@@ -116,11 +146,7 @@ impl WorkerApp {
                 dims,
             } => {
                 // One document is a drop of one: the same queue, cancel and generation rules.
-                let docs = vec![DocumentInput {
-                    name,
-                    content,
-                    format,
-                }];
+                let docs = vec![DocumentInput::text(name, content, format)];
                 WorkerApp::dispatch(this, Request::IndexDocuments { docs, dims });
             }
             Request::IndexDocuments { docs, dims } => {
@@ -157,6 +183,9 @@ impl WorkerApp {
             Request::Cosine { a, b, dims } => me.cosine(&a, &b, dims),
             Request::Tokenize { text } => me.tokenize(&text),
             Request::Project { query, max_points } => me.project(query.as_deref(), max_points),
+            Request::DocText { doc_id } => {
+                wasm_bindgen_futures::spawn_local(async move { me.doc_text(doc_id).await });
+            }
             Request::Crash => panic!("crash requested by the UI (test hook)"),
         }
     }

@@ -19,6 +19,7 @@
 
 pub mod chunk;
 mod dispatch;
+pub mod extract;
 mod index_job;
 pub mod jobs;
 mod model_load;
@@ -60,6 +61,8 @@ pub struct WorkerApp {
     model_source: RefCell<Option<ModelSource>>,
     /// Helper workers that embed for indexing jobs (started by the first job of a model).
     pool: RefCell<Option<Rc<Pool>>>,
+    /// The worker that reads binary documents ([`extract`]), kept while a drop is indexed.
+    reader: RefCell<Option<Rc<extract::Reader>>>,
     /// `LoadModel`'s `workers`: engines allowed per indexing job (`None`: one per core).
     max_workers: Cell<Option<usize>>,
     /// The model and index a model load took out of `state`, until that load (or a later one)

@@ -8,7 +8,7 @@ use super::dispatch::post;
 use super::state::SavedIndex;
 use super::storage::Storage;
 use super::WorkerApp;
-use crate::shared::protocol::{Event, StorageKind};
+use crate::shared::protocol::{DocPassage, Event, Passage, StorageKind};
 use crate::shared::web::now_ms;
 
 impl WorkerApp {
@@ -106,6 +106,39 @@ impl WorkerApp {
                 message: format!("Clearing IndexedDB failed: {e}"),
             });
         }
+    }
+}
+
+impl WorkerApp {
+    /// Posts the passages of document `doc_id` in their order in the index (the text view):
+    /// texts from this session's passages, else from storage.
+    pub(super) async fn doc_text(self: Rc<Self>, doc_id: String) {
+        let ids = self.state.borrow().passage_ids_of(&doc_id);
+        let mut by_id: std::collections::HashMap<String, Passage> = {
+            let session = self.session_passages.borrow();
+            ids.iter()
+                .filter_map(|id| session.get(id).map(|p| (id.clone(), p.clone())))
+                .collect()
+        };
+        if by_id.len() < ids.len() {
+            match self.storage().passages_of(&doc_id).await {
+                Ok(ps) => by_id.extend(ps.into_iter().map(|p| (p.id().to_string(), p))),
+                Err(e) => post(&Event::Error {
+                    message: format!("Reading the document's passages failed: {e}"),
+                }),
+            }
+        }
+        let passages = ids
+            .iter()
+            .filter_map(|id| by_id.remove(id))
+            .map(|p| DocPassage {
+                id: p.id().to_string(),
+                heading: p.passage.heading,
+                text: p.passage.text,
+                page: p.passage.page,
+            })
+            .collect();
+        post(&Event::DocText { doc_id, passages });
     }
 }
 

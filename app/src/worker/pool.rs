@@ -44,7 +44,7 @@ const HELPER_EMBEDDED: &str = "embedded";
 const HELPER_FAILED: &str = "failed";
 /// The helpers' script: the indexing worker's own (`self.location`), so helpers run the same
 /// build (SIMD128 or relaxed SIMD) as the worker that started them.
-fn worker_url() -> String {
+pub(crate) fn worker_url() -> String {
     let location = get(&js_sys::global(), "location");
     get(&location, "href")
         .as_string()

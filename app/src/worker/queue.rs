@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use super::chunk::{document_passages, user_doc_id, Format};
+use super::chunk::{document_passages, sections_passages, user_doc_id};
 use super::dispatch::post;
 use super::jobs::{DropTicket, Dropped};
 use super::WorkerApp;
@@ -32,11 +32,15 @@ impl WorkerApp {
                 break; // cancelled (or "delete all"): the rest were dropped
             }
             self.clone()
-                .index_document(d.name, d.content, d.format, dims, ticket.generation)
+                .index_document(d, dims, ticket.generation)
                 .await;
         }
         if self.jobs.borrow().drop_ended(ticket) {
             self.flush().await;
+            // The reader's memory is not kept between drops.
+            if let Some(r) = self.reader.borrow_mut().take() {
+                r.terminate();
+            }
         }
     }
 
@@ -79,34 +83,90 @@ impl WorkerApp {
         }
     }
 
+    /// Says that document `name` of a drop was not indexed and why; the drop goes on.
+    fn post_skipped(&self, name: &str, reason: String, rule: &str) {
+        post(&Event::Skipped {
+            name: name.to_string(),
+            reason,
+            rule: rule.to_string(),
+        });
+        self.post_no_job();
+    }
+
     /// Cuts a user document with the loaded model's tokenizer, exactly as `lightembed index`
     /// does, and indexes it as a new version of that document (see [`WorkerApp::index_job`]).
+    /// A binary document (PDF, Word, OpenDocument, EPUB) is read from its bytes by a reader
+    /// worker first ([`super::extract`]); one that cannot be read is named with its reason.
     async fn index_document(
         self: Rc<Self>,
-        name: String,
-        content: String,
-        format: Format,
+        doc: DocumentInput,
         dims: Option<usize>,
         generation: u64,
     ) {
         if !self.jobs.borrow().is_current(generation) {
             return; // sent for the model before this one
         }
-        let passages = match self.state.borrow().model() {
-            Some(model) => document_passages(&name, &content, format, model),
-            None => {
-                post(&Event::Error {
-                    message: format!("{name}: no model is loaded"),
-                });
-                self.post_no_job();
+        let DocumentInput {
+            name,
+            content,
+            format,
+            bytes,
+            ..
+        } = doc;
+        if self.state.borrow().model().is_none() {
+            post(&Event::Error {
+                message: format!("{name}: no model is loaded"),
+            });
+            self.post_no_job();
+            return;
+        }
+        let passages = if format.is_binary() {
+            let Some(bytes) = bytes else {
+                self.post_skipped(&name, "its bytes did not arrive".into(), "broken");
                 return;
+            };
+            let read = super::extract::read_document(&self.reader, &bytes, format).await;
+            if !self.jobs.borrow().is_current(generation) {
+                return; // the model changed while the file was read
+            }
+            match read {
+                Ok(((title, sections, warning), lost)) => {
+                    if !lost.is_empty() {
+                        let pages: Vec<String> = lost.iter().map(u32::to_string).collect();
+                        post(&Event::Error {
+                            message: format!(
+                                "{name}: the PDF reader failed on {} (fonts it cannot decode); those pages are left out",
+                                if lost.len() == 1 {
+                                    format!("page {}", pages[0])
+                                } else {
+                                    format!("{} pages ({})", lost.len(), pages.join(", "))
+                                }
+                            ),
+                        });
+                    }
+                    if let Some(w) = warning {
+                        post(&Event::Error {
+                            message: format!("{name}: {w}"),
+                        });
+                    }
+                    match self.state.borrow().model() {
+                        Some(model) => sections_passages(&name, title, sections, model),
+                        None => Vec::new(),
+                    }
+                }
+                Err(e) => {
+                    self.post_skipped(&name, e.message, &e.rule);
+                    return;
+                }
+            }
+        } else {
+            match self.state.borrow().model() {
+                Some(model) => document_passages(&name, &content, format, model),
+                None => Vec::new(),
             }
         };
         if passages.is_empty() {
-            post(&Event::Error {
-                message: format!("{name}: no text found"),
-            });
-            self.post_no_job();
+            self.post_skipped(&name, "no text found".into(), "empty");
             return;
         }
         let doc_id = user_doc_id(&name);

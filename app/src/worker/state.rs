@@ -322,6 +322,18 @@ impl WorkerState {
         Ok(())
     }
 
+    /// The ids of document `doc_id`'s indexed passages, in the order they were inserted (a
+    /// document's passages are inserted in reading order).
+    pub fn passage_ids_of(&self, doc_id: &str) -> Vec<String> {
+        self.index.as_ref().map_or_else(Vec::new, |index| {
+            index
+                .documents()
+                .filter(|d| doc_id_of(&d.id) == doc_id)
+                .map(|d| d.id.clone())
+                .collect()
+        })
+    }
+
     /// The page title and heading of the indexed passage `id`.
     pub fn section(&self, id: &str) -> Option<(&str, &str)> {
         self.sections

@@ -378,6 +378,40 @@ impl Storage {
             .collect()
     }
 
+    /// The stored passages of document `doc_id` (ids `{doc_id}#…`), in key order.
+    ///
+    /// # Errors
+    /// IndexedDB errors or a stored record that is not a passage.
+    pub async fn passages_of(&self, doc_id: &str) -> Result<Vec<Passage>, String> {
+        let Ok(db) = self.db() else {
+            return Ok(Vec::new());
+        };
+        let tx = db
+            .transaction(&[PASSAGES], TransactionMode::ReadOnly)
+            .map_err(err)?;
+        let store = tx.object_store(PASSAGES).map_err(err)?;
+        // Every id that starts with `{doc_id}#`: `#` is followed by `$` (U+0024) in key order.
+        let range = idb::KeyRange::bound(
+            &JsValue::from_str(&format!("{doc_id}#")),
+            &JsValue::from_str(&format!("{doc_id}$")),
+            Some(false),
+            Some(true),
+        )
+        .map_err(err)?;
+        let values = store
+            .get_all(Some(idb::Query::KeyRange(range)), None)
+            .map_err(err)?
+            .await
+            .map_err(err)?;
+        values
+            .into_iter()
+            .map(|v| {
+                let s = v.as_string().ok_or("stored passage is not text")?;
+                stored_passage(&s)
+            })
+            .collect()
+    }
+
     /// Number of stored passages.
     ///
     /// # Errors

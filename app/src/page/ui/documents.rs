@@ -1,5 +1,9 @@
-//! The documents panel: the bundled corpus, dropped or pasted files, indexing progress, the stored
-//! index and its §8 mismatch.
+//! Adding documents: files and folders dropped or picked (PDF, Word, OpenDocument and EPUB sent
+//! as bytes to the worker, which reads them; text formats decoded here by their charset),
+//! pasted text, indexing progress and what the last drop did (added, changed, unchanged,
+//! removed, skipped and why). The originals are kept ([`crate::page::files`]); a re-dropped
+//! folder sends only what changed and removes what is gone
+//! ([`lightembed_app::shared::library::plan_drop`]).
 
 use super::*;
 
@@ -86,22 +90,245 @@ fn loaded_sha256(st: St) -> Option<String> {
         .with_untracked(|i| i.as_ref().map(|i| i.sha256.clone()))
 }
 
+/// A drop sends its documents in messages of at most this many bytes (or [`SEND_DOCS`]
+/// documents), so a large folder is never held in memory whole.
+const SEND_BYTES: usize = 32 << 20;
+const SEND_DOCS: usize = 64;
+
+/// The accept list of the file picker: every format the app reads.
+const ACCEPT: &str = ".pdf,.docx,.odt,.epub,.txt,.md,.markdown,.html,.htm";
+
+/// Documents gathered for one message to the worker: binary ones as transferred buffers.
+#[derive(Default)]
+struct Batch {
+    docs: Vec<DocumentInput>,
+    buffers: Vec<js_sys::ArrayBuffer>,
+    bytes: usize,
+}
+
+impl Batch {
+    /// Sends the batch (its documents were counted in `sent_docs` when the drop was planned).
+    fn send(&mut self, st: St) {
+        if self.docs.is_empty() {
+            return;
+        }
+        let req = Request::IndexDocuments {
+            docs: std::mem::take(&mut self.docs),
+            dims: st.index_dims(),
+        };
+        let buffers = std::mem::take(&mut self.buffers);
+        if buffers.is_empty() {
+            conn::send(&req);
+        } else {
+            conn::send_with_buffers(&req, buffers);
+        }
+        self.bytes = 0;
+    }
+}
+
+/// Reads, plans and sends one drop (or pick, or import): see the module docs.
+pub(super) async fn add_files(st: St, incoming: Vec<files::Incoming>) {
+    if st.model.status.get_untracked() != ModelStatus::Ready
+        || st.docs.mismatch.with_untracked(Option::is_some)
+    {
+        st.push_error("Files can be added once a model is ready and the index matches it.".into());
+        return;
+    }
+    st.lib.adding.update(|n| *n += 1);
+    add_files_counted(st, incoming).await;
+    st.lib.adding.update(|n| *n = n.saturating_sub(1));
+}
+
+async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
+    use lightembed_app::shared::library::{folder_format, plan_drop, FileRecord};
+    // The model the files were dropped on: reading them takes a while, and they must not go to
+    // a model (or language) chosen in between.
+    let dropped_on = loaded_sha256(st);
+    let code = st.model.lang.get_untracked().code;
+    let keep = !flag_param("nostore");
+    let store = if keep {
+        files::store(code)
+            .await
+            .map_err(|e| {
+                st.push_error(format!(
+                    "The original files cannot be kept ({e}): results will open as text."
+                ))
+            })
+            .ok()
+    } else {
+        None
+    };
+    let mut summary = DropSummary::default();
+    // 1. Which files are documents, their bytes' SHA-256.
+    let mut taken: Vec<(String, Format, web_sys::File)> = Vec::new();
+    // Only a dropped or picked folder removes what it no longer holds (an imported library,
+    // whose names may hold folders too, adds and updates only).
+    let any_folder = incoming.iter().any(|f| f.folder);
+    for f in incoming {
+        let Some(file) = f.file else {
+            summary.skipped.push((
+                f.path,
+                f.error.unwrap_or_else(|| "could not be read".into()),
+            ));
+            continue;
+        };
+        let format = if f.folder {
+            match folder_format(&f.path) {
+                Ok(format) => format,
+                Err(reason) => {
+                    summary.skipped.push((f.path, reason));
+                    continue;
+                }
+            }
+        } else {
+            Format::from_name(&f.path)
+        };
+        taken.push((f.path, format, file));
+    }
+    let mut hashed: Vec<(String, String)> = Vec::with_capacity(taken.len());
+    let mut buffers: Vec<Option<js_sys::Uint8Array>> = Vec::with_capacity(taken.len());
+    for (path, _, file) in &taken {
+        let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await;
+        let bytes = match read {
+            Ok(buf) => js_sys::Uint8Array::new(&buf),
+            Err(e) => {
+                summary
+                    .skipped
+                    .push((path.clone(), lightembed_app::shared::web::js_error(&e)));
+                hashed.push((path.clone(), String::new()));
+                buffers.push(None);
+                continue;
+            }
+        };
+        let sha = files::sha256_hex(&bytes).await.unwrap_or_default();
+        hashed.push((path.clone(), sha));
+        buffers.push(Some(bytes));
+    }
+    // 2. What changed since the last drop of these files (and folders).
+    let stored = match &store {
+        Some(s) => s.list().await.unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let indexed: std::collections::HashSet<String> = st
+        .docs
+        .index
+        .with_untracked(|i| i.docs.iter().map(|d| d.doc_id.clone()).collect());
+    let mut plan = plan_drop(&hashed, &stored, &indexed);
+    if !any_folder {
+        plan.removed.clear();
+    }
+    summary.unchanged = plan.unchanged;
+    summary.changed = plan.changed;
+    if st.model.status.get_untracked() != ModelStatus::Ready || loaded_sha256(st) != dropped_on {
+        st.push_error(format!(
+            "{} not added: the model changed while they were read. Add them again.",
+            count_of(plan.send.len(), "file")
+        ));
+        return;
+    }
+    // 3. Removed: documents of a re-dropped folder that it no longer holds.
+    for doc_id in &plan.removed {
+        conn::send(&Request::DeleteDoc {
+            doc_id: doc_id.clone(),
+        });
+    }
+    if let Some(s) = &store {
+        if !plan.removed.is_empty() {
+            if let Err(e) = s.delete(&plan.removed).await {
+                st.push_error(format!("Forgetting removed files failed: {e}"));
+            }
+        }
+    }
+    summary.removed = plan.removed.len();
+    // Shown before anything is sent: the worker's "skipped" events add to it as they come.
+    let page_skipped = summary.skipped.clone();
+    st.lib.summary.set(Some(summary));
+    // 4. Kept and sent, in messages of bounded size. The progress line counts the whole drop
+    // ("document k of n"); a cancel stops the sending too (the worker drops what it holds).
+    let cancels = st.lib.cancels.get_untracked();
+    st.docs.sent_docs.update(|n| *n += plan.send.len());
+    let mut batch = Batch::default();
+    let mut added = 0usize;
+    let mut left = plan.send.len();
+    for i in plan.send {
+        if st.lib.cancels.get_untracked() != cancels {
+            // Not sent: out of the drop's count, and their originals are not kept.
+            st.docs.sent_docs.update(|n| *n = n.saturating_sub(left));
+            batch = Batch::default();
+            break;
+        }
+        left -= 1;
+        let (path, format, _) = &taken[i];
+        let Some(bytes) = buffers[i].take() else {
+            st.docs.sent_docs.update(|n| *n = n.saturating_sub(1));
+            continue;
+        };
+        if let Some(s) = &store {
+            let rec = FileRecord::new(path, hashed[i].1.clone(), bytes.length() as u64);
+            if let Err(e) = s.put(&rec, &bytes).await {
+                st.push_error(format!("{path}: the original could not be kept ({e})"));
+            }
+        }
+        let size = bytes.length() as usize;
+        if format.is_binary() {
+            batch.docs.push(DocumentInput {
+                buffer: Some(batch.buffers.len()),
+                ..DocumentInput::text(path.clone(), String::new(), *format)
+            });
+            // A copy of its own, transferred (the stored bytes stay with the store's write).
+            batch.buffers.push(bytes.slice(0, bytes.length()).buffer());
+        } else {
+            match decode_file(&bytes, *format) {
+                Ok((content, warning)) => {
+                    if let Some(w) = warning {
+                        st.push_error(format!("{path}: {w}"));
+                    }
+                    batch
+                        .docs
+                        .push(DocumentInput::text(path.clone(), content, *format));
+                }
+                Err(e) => {
+                    st.push_error(format!("{path}: {e}"));
+                    st.docs.sent_docs.update(|n| *n = n.saturating_sub(1));
+                    st.lib.summary.update(|s| {
+                        if let Some(s) = s {
+                            s.skipped.push((path.clone(), e));
+                        }
+                    });
+                    continue;
+                }
+            }
+        }
+        added += 1;
+        batch.bytes += size;
+        if batch.bytes >= SEND_BYTES || batch.docs.len() >= SEND_DOCS {
+            batch.send(st);
+        }
+    }
+    batch.send(st);
+    // Unreadable files the page found are named in the banner too (the worker's are named as
+    // they are read, and added to the summary).
+    for (name, reason) in &page_skipped {
+        if !reason.starts_with("not a format") && reason != "a hidden file" {
+            st.push_error(format!("{name}: {reason}"));
+        }
+    }
+    st.lib.summary.update(|s| {
+        if let Some(s) = s {
+            s.sent = added;
+            s.added = added.saturating_sub(s.changed + s.failed);
+        }
+    });
+    library::refresh(st);
+}
+
 #[component]
 pub(super) fn IndexPanel(st: St) -> impl IntoView {
     let ready = move || st.model.status.get() == ModelStatus::Ready;
-    let limit = st.count_param("limit");
     let title = RwSignal::new(String::new());
     let text = RwSignal::new(String::new());
     let drag = RwSignal::new(false);
 
-    let index_corpus = move |_| {
-        conn::send(&Request::IndexCorpus {
-            url: st.model.lang.get_untracked().corpus_url.into(),
-            limit,
-            dims: st.index_dims(),
-        });
-        st.docs.indexing.set(true);
-    };
     let add_text = move |_| {
         let body = text.get_untracked();
         if body.trim().is_empty() {
@@ -126,134 +353,52 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
         text.set(String::new());
         title.set(String::new());
     };
-    let on_files = move |files: web_sys::FileList| {
-        if st.model.status.get_untracked() != ModelStatus::Ready
-            || st.docs.mismatch.with_untracked(Option::is_some)
-        {
-            st.push_error(
-                "Files can be added once a model is ready and the index matches it.".into(),
-            );
-            return;
-        }
-        // All files are read first, then sent in one message: the worker indexes them one after
-        // another, the progress bar counts the ones waiting, and Cancel drops them (sent as one
-        // message each, a Cancel waited behind all of them in the worker's message queue).
-        let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
-        // The model the files were dropped on: reading them takes a while (a second for 1,500),
-        // and they must not go to a model (or language) chosen in between.
-        let dropped_on = loaded_sha256(st);
-        leptos::task::spawn_local(async move {
-            let mut docs = Vec::with_capacity(files.len());
-            for file in files {
-                let name = file.name();
-                let format = Format::from_name(&name);
-                // The worker's ingestion reads these from bytes, but the page sends text only
-                // (issue 33: sending the bytes is the UI's next step).
-                if format.is_binary() {
-                    st.push_error(format!(
-                        "{name}: PDF, Word, OpenDocument and EPUB files are not read by the app \
-                         yet; `lightembed index` reads them."
-                    ));
-                    continue;
-                }
-                // The bytes, read by their charset as the CLI reads files.
-                let read = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
-                    .await
-                    .map_err(|e| lightembed_app::shared::web::js_error(&e))
-                    .and_then(|buf| decode_file(&js_sys::Uint8Array::new(&buf), format));
-                match read {
-                    Ok((content, warning)) => {
-                        if let Some(w) = warning {
-                            st.push_error(format!("{name}: {w}"));
-                        }
-                        // Cut in the worker (it answers "no text found" for an empty file).
-                        docs.push(DocumentInput {
-                            format,
-                            name,
-                            content,
-                        });
-                    }
-                    Err(e) => st.push_error(format!("{name}: {e}")),
-                }
-            }
-            if !docs.is_empty()
-                && (st.model.status.get_untracked() != ModelStatus::Ready
-                    || loaded_sha256(st) != dropped_on)
-            {
-                st.push_error(format!(
-                    "{} not added: the model changed while {} read. Add {} again.",
-                    count_of(docs.len(), "file"),
-                    if docs.len() == 1 {
-                        "it was"
-                    } else {
-                        "they were"
-                    },
-                    if docs.len() == 1 { "it" } else { "them" },
-                ));
-                return;
-            }
-            if !docs.is_empty() {
-                st.docs.sent_docs.update(|n| *n += docs.len());
-                conn::send(&Request::IndexDocuments {
-                    docs,
-                    dims: st.index_dims(),
-                });
-            }
-        });
-    };
     let on_drop = move |ev: ev::DragEvent| {
         ev.prevent_default();
         drag.set(false);
-        if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
-            on_files(files);
+        if let Some(dt) = ev.data_transfer() {
+            // Taken now: the drop's entries are gone once this handler returns.
+            let reading = files::dropped(&dt);
+            leptos::task::spawn_local(async move { add_files(st, reading.await).await });
         }
     };
     let on_pick = move |ev: ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
-        if let Some(files) = input.files() {
-            on_files(files);
+        if let Some(list) = input.files() {
+            let incoming = files::picked(&list);
+            leptos::task::spawn_local(async move { add_files(st, incoming).await });
         }
         input.set_value("");
     };
-    let dims_changed = move |ev: ev::Event| {
-        if let Ok(d) = event_target_value(&ev).parse::<usize>() {
-            st.model.dims.set(Some(d));
+    let blocked = move || !ready() || st.docs.mismatch.with(Option::is_some);
+    // `webkitdirectory` (a folder picker; every browser has it under this name) is not an
+    // attribute the view macro knows: set on the element.
+    let folder_input = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        if let Some(el) = folder_input.get() {
+            let _ = el.set_attribute("webkitdirectory", "");
         }
-    };
+    });
 
     view! {
-        <section class="panel">
-            <h2>"Documents"</h2>
-            <div class="row">
-                <button data-testid="load-corpus" on:click=index_corpus disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some)>
-                    {move || {
-                        let corpus = st.model.lang.get().corpus_name;
-                        match limit { Some(l) => format!("Index {corpus} (first {l} passages)"), None => format!("Index {corpus}") }
-                    }}
-                </button>
-                <button data-testid="cancel" on:click=move |_| conn::send(&Request::Cancel) disabled=move || !st.docs.indexing.get()>"Cancel"</button>
-                <label>
-                    " Index dims: "
-                    <select data-testid="dims" on:change=dims_changed>
-                        {move || {
-                            let valid = st.model.info.with(|i| i.as_ref().map(|i| i.valid_dims.clone()).unwrap_or_default());
-                            let cur = st.model.dims.get();
-                            valid.into_iter().map(|d| view! { <option value=d.to_string() selected=cur == Some(d)>{d.to_string()}</option> }).collect_view()
-                        }}
-                    </select>
-                </label>
-                {move || {
-                    let idx = st.docs.index.get();
-                    let want = st.model.dims.get();
-                    (idx.count > 0 && want.is_some_and(|w| w != idx.dims)).then(|| view! {
-                        <button data-testid="reindex-dims" disabled=move || st.docs.indexing.get() on:click=move |_| {
-                            st.docs.indexing.set(true);
-                            conn::send(&Request::Reindex { dims: st.model.dims.get_untracked() });
-                        }>
-                            {format!("Re-index at {} dims", want.unwrap_or(0))}
-                        </button>
-                    })
-                }}
+        <section class="panel add">
+            <h2>"Add documents"</h2>
+            <div
+                class=move || if drag.get() { "drop active" } else { "drop" }
+                data-testid="drop-zone"
+                on:dragover=move |ev: ev::DragEvent| { ev.prevent_default(); drag.set(true); }
+                on:dragleave=move |_| drag.set(false)
+                on:drop=on_drop
+            >
+                <p class="drop-hint">"Drop files or a folder here: PDF, Word (.docx), OpenDocument (.odt), EPUB, HTML, Markdown or text."</p>
+                <div class="row">
+                    <label class="pick">"Choose files"
+                        <input type="file" data-testid="file-input" multiple accept=ACCEPT on:change=on_pick disabled=blocked />
+                    </label>
+                    <label class="pick">"Choose a folder"
+                        <input type="file" data-testid="folder-input" node_ref=folder_input on:change=on_pick disabled=blocked />
+                    </label>
+                </div>
             </div>
             <div data-testid="index-progress" class="progress"
                 data-per-sec=move || st.docs.progress.get().map(|p| format!("{:.2}", p.per_sec)).unwrap_or_default()
@@ -282,70 +427,34 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                     )}</span>
                 })}
             </div>
-            <p>
-                "Indexed passages: " <strong data-testid="doc-count" data-restore-ms=move || format!("{:.1}", st.docs.index.get().restore_ms)>{move || st.docs.index.get().count}</strong>
-                " · embedded since page load: " <span data-testid="embed-count">{move || st.docs.embed_count.get()}</span>
-                {move || {
-                    let i = st.docs.index.get();
-                    (i.count > 0).then(|| format!(" · {} dims, built with {}{}", i.dims, i.built_with,
-                        if i.restored { format!(" · restored from IndexedDB in {:.0} ms", i.restore_ms) } else { String::new() }))
-                }}
-                " · storage: "
-                <span data-testid="storage-status">{move || match st.docs.storage.get() {
-                    Some((StorageKind::Persistent, _)) => "IndexedDB".to_string(),
-                    Some((StorageKind::MemoryOnly, _)) => "memory only".to_string(),
-                    None => "…".to_string(),
-                }}</span>
-            </p>
-            {move || {
-                let notes = st.docs.index.get().notes;
-                (!notes.is_empty()).then(|| view! {
-                    <div class="banner warn" data-testid="index-notes">
-                        {notes.into_iter().map(|n| view! { <div>{n}</div> }).collect_view()}
-                        " Vectors of different model files only compare if the models share an embedding space. "
-                        <button data-testid="reindex-note" disabled=move || st.docs.indexing.get()
-                            on:click=move |_| conn::send(&Request::Reindex { dims: st.model.dims.get_untracked() })>
-                            "Re-index with this model"
-                        </button>
+            <button data-testid="cancel" on:click=move |_| { st.lib.cancels.update(|n| *n += 1); conn::send(&Request::Cancel) }
+                hidden=move || !st.docs.indexing.get() disabled=move || !st.docs.indexing.get()>"Cancel indexing"</button>
+            {move || st.lib.summary.get().map(|s| {
+                let n_skipped = s.skipped.len();
+                let line = format!("Last drop: {} new · {} changed · {} unchanged · {} removed · {} skipped",
+                    s.added, s.changed, s.unchanged, s.removed, n_skipped);
+                view! {
+                    <div class="summary" data-testid="drop-summary"
+                        data-added=s.added data-changed=s.changed data-unchanged=s.unchanged
+                        data-removed=s.removed data-skipped=n_skipped>
+                        {line}
+                        {(n_skipped > 0).then(|| view! {
+                            <ul class="skipped">
+                                {s.skipped.into_iter().map(|(name, reason)| {
+                                    let key = name.clone();
+                                    view! { <li data-testid="skipped" data-name=key><bdi>{name}</bdi>": "{reason}</li> }
+                                }).collect_view()}
+                            </ul>
+                        })}
                     </div>
-                })
-            }}
+                }
+            })}
             <details>
-                <summary>"Add your own documents"</summary>
-                <div
-                    class=move || if drag.get() { "drop active" } else { "drop" }
-                    data-testid="drop-zone"
-                    on:dragover=move |ev: ev::DragEvent| { ev.prevent_default(); drag.set(true); }
-                    on:dragleave=move |_| drag.set(false)
-                    on:drop=on_drop
-                >
-                    "Drop .txt, .md or .html files here, or "
-                    <input type="file" data-testid="file-input" multiple accept=".txt,.md,.markdown,.html,.htm" on:change=on_pick disabled=move || !ready() || st.docs.mismatch.with(Option::is_some) />
-                </div>
+                <summary>"Paste text instead"</summary>
                 <input type="text" placeholder="Title" prop:value=move || title.get() on:input=move |ev| title.set(event_target_value(&ev)) />
-                <textarea data-testid="paste" rows="4" placeholder="…or paste text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+                <textarea data-testid="paste" rows="4" placeholder="Paste or type text" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
                 <button data-testid="add-text" on:click=add_text title="Paste or type some text first"
                     disabled=move || !ready() || st.docs.indexing.get() || st.docs.mismatch.with(Option::is_some) || text.with(|t| t.trim().is_empty())>"Add document"</button>
-            </details>
-            <details>
-                <summary>{move || format!("Indexed documents ({})", st.docs.index.get().docs.len())}</summary>
-                // One `disabled` on the fieldset disables every row's button while indexing: a
-                // subscription per row made each start/end of a job cost O(rows²) in the reactive
-                // graph (seconds of frozen page at ~900 documents).
-                <fieldset class="docs" disabled=move || st.docs.indexing.get()>
-                    <ul class="docs">
-                        <For each=move || st.docs.index.get().docs key=|d: &DocSummary| (d.doc_id.clone(), d.title.clone(), d.passages) let:d>
-                            <li data-testid="doc">
-                                <bdi>{d.title.clone()}</bdi> <small>{format!(" {} · {} ", d.doc_id, count_of(d.passages, "passage"))}</small>
-                                <button data-testid="delete-doc" on:click={
-                                    let id = d.doc_id.clone();
-                                    move |_| conn::send(&Request::DeleteDoc { doc_id: id.clone() })
-                                }>"Delete"</button>
-                            </li>
-                        </For>
-                    </ul>
-                </fieldset>
-                <button on:click=move |_| conn::send(&Request::ClearIndex) disabled=move || st.docs.index.get().count == 0>"Delete all"</button>
             </details>
         </section>
     }

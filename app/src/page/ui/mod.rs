@@ -14,24 +14,28 @@ use std::time::Duration;
 use leptos::ev;
 use leptos::prelude::*;
 use lightembed_app::shared::lang::{self, Language, ENGLISH, LANG_KEY};
+use lightembed_app::shared::library::FileRecord;
 use lightembed_app::shared::protocol::{
-    DocSummary, DocumentInput, Event, IndexState, ModelInfo, Point, Request, SearchMode, ShownHit,
-    StorageKind, TokenOut,
+    DocPassage, DocSummary, DocumentInput, Event, IndexState, ModelInfo, Point, Request,
+    SearchMode, ShownHit, StorageKind, TokenOut,
 };
 use lightembed_app::shared::web::{fetch_text, now_ms, query_param};
 use lightembed_app::worker::chunk::Format;
 use wasm_bindgen::JsCast;
 
 use super::conn::{self, ConnEvent};
+use super::files;
 
 mod banners;
 mod documents;
+mod library;
 mod model;
 mod playground;
 mod search;
 
 use banners::{ErrorBanner, StorageBanner};
 use documents::IndexPanel;
+use library::{LibraryPanel, TextView};
 use model::{ModelPanel, ModelStatus};
 use playground::Playground;
 use search::SearchPanel;
@@ -96,6 +100,7 @@ struct St {
     docs: DocsSt,
     search: SearchSt,
     play: PlaySt,
+    lib: LibSt,
     /// Messages for the error banner, each with a number that keys its row (two equal messages
     /// are two rows), oldest first; the banner shows the last few (`banners::SHOWN_ERRORS`).
     errors: RwSignal<Vec<(u64, String)>>,
@@ -148,6 +153,49 @@ struct SearchSt {
     search_sent: RwSignal<f64>,
 }
 
+/// What the last drop did: files sent new or changed, unchanged ones left alone, documents of a
+/// re-dropped folder removed, and the files skipped with their reasons.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct DropSummary {
+    /// Sent to be indexed (new and changed).
+    sent: usize,
+    /// Of `sent`, the worker could not read (named in `skipped`).
+    failed: usize,
+    /// New documents indexed: `sent − changed − failed`.
+    added: usize,
+    changed: usize,
+    unchanged: usize,
+    removed: usize,
+    /// `(name, reason)`, in the order they were found.
+    skipped: Vec<(String, String)>,
+}
+
+/// The text view of a document: its passages, the one to scroll to.
+#[derive(Clone, Debug, PartialEq)]
+struct Viewer {
+    doc_id: String,
+    title: String,
+    focus: String,
+    /// `None` until the worker sends them.
+    passages: Option<Vec<DocPassage>>,
+}
+
+/// The library: the original files kept, the last drop's summary, storage used, the text view.
+#[derive(Clone, Copy)]
+struct LibSt {
+    files: RwSignal<Vec<FileRecord>>,
+    summary: RwSignal<Option<DropSummary>>,
+    /// `navigator.storage.estimate()`: usage and quota in bytes.
+    usage: RwSignal<Option<(u64, u64)>>,
+    viewer: RwSignal<Option<Viewer>>,
+    /// The URL the last "open" went to (`blob:…#page=N`): shown for the e2e test.
+    opened: RwSignal<String>,
+    /// Drops being read and sent (their originals may be stored before the index has them).
+    adding: RwSignal<usize>,
+    /// Cancels so far: a drop still sending its documents stops at a cancel.
+    cancels: RwSignal<u64>,
+}
+
 /// The playground: two texts' cosine, a text's tokens, the PCA plot.
 #[derive(Clone, Copy)]
 struct PlaySt {
@@ -194,6 +242,15 @@ impl St {
                 cosine: RwSignal::new(None),
                 tokens: RwSignal::new(Vec::new()),
                 plot: RwSignal::new(None),
+            },
+            lib: LibSt {
+                files: RwSignal::new(Vec::new()),
+                summary: RwSignal::new(None),
+                usage: RwSignal::new(None),
+                viewer: RwSignal::new(None),
+                opened: RwSignal::new(String::new()),
+                adding: RwSignal::new(0),
+                cancels: RwSignal::new(0),
             },
             errors: RwSignal::new(Vec::new()),
             crash: RwSignal::new(None),
@@ -365,6 +422,7 @@ fn handle(st: St, ev: ConnEvent) {
                 st.docs.index.set(state);
                 st.docs.mismatch.set(None);
                 st.search_now();
+                library::refresh(st);
             }
             Event::IndexMismatch {
                 message,
@@ -455,6 +513,22 @@ fn handle(st: St, ev: ConnEvent) {
                 query,
                 explained,
             })),
+            Event::Skipped { name, reason, .. } => {
+                st.push_error(format!("{name}: {reason}"));
+                // Not indexed: its original is not kept either.
+                library::forget(st, vec![lightembed_app::worker::chunk::user_doc_id(&name)]);
+                st.lib.summary.update(|s| {
+                    let s = s.get_or_insert_with(DropSummary::default);
+                    s.skipped.push((name, reason));
+                    s.failed += 1;
+                    s.added = s.sent.saturating_sub(s.changed + s.failed);
+                });
+            }
+            Event::DocText { doc_id, passages } => st.lib.viewer.update(|v| {
+                if let Some(v) = v.as_mut().filter(|v| v.doc_id == doc_id) {
+                    v.passages = Some(passages);
+                }
+            }),
             Event::Error { message } => st.push_error(message),
             // The old model's job, stopped by a model switch (see above).
             Event::Progress { .. } | Event::IndexDone { .. } => {}
@@ -584,17 +658,22 @@ pub fn App() -> impl IntoView {
 
     view! {
         <header>
-            <h1>"lightembed"</h1>
-            <p class="sub">"Semantic search that runs entirely in your browser: a tiny embedding model, an HNSW index and IndexedDB, in a Web Worker."</p>
+            <div class="top">
+                <h1>"lightembed"</h1>
+                <ThemeToggle />
+            </div>
+            <p class="sub">"Search your documents by meaning — PDF, Word, OpenDocument, EPUB, HTML, Markdown, text — offline, in your browser. Nothing leaves this device."</p>
+            <ModelPanel st=st />
         </header>
         <ErrorBanner st=st />
         <StorageBanner st=st />
         <main>
-            <ModelPanel st=st />
-            <IndexPanel st=st />
             <SearchPanel st=st />
+            <IndexPanel st=st />
+            <LibraryPanel st=st />
             <Playground st=st />
         </main>
+        <TextView st=st />
         <footer>
             "Corpus: passages of " <em>{move || st.model.lang.get().corpus_work}</em> {move || format!(" ({}). ", st.model.lang.get().corpus_source)}
             "Worker restarts: " <span data-testid="worker-restarts">{move || st.restarts.get()}</span>
@@ -603,6 +682,51 @@ pub fn App() -> impl IntoView {
                 " · " <button class="link" data-testid="crash" on:click=move |_| conn::send(&Request::Crash)>"crash the worker (test)"</button>
             })}
         </footer>
+    }
+}
+
+/// The light / dark switch: the page follows the system's choice (`prefers-color-scheme`) until
+/// this is used; the choice is remembered (`localStorage`) and applied before the page paints
+/// (index.html sets `data-theme` on `<html>`).
+#[component]
+fn ThemeToggle() -> impl IntoView {
+    const KEY: &str = "lightembed.theme";
+    let root = || web_sys::window()?.document()?.document_element();
+    let dark_now = move || {
+        let set = root().and_then(|r| r.get_attribute("data-theme"));
+        match set.as_deref() {
+            Some("dark") => true,
+            Some("light") => false,
+            _ => web_sys::window()
+                .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+                .is_some_and(|m| m.matches()),
+        }
+    };
+    let dark = RwSignal::new(dark_now());
+    // The system's choice changing (while the page follows it) changes the label too.
+    if let Some(mq) =
+        web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+    {
+        let on_change =
+            wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || dark.set(dark_now()));
+        mq.set_onchange(Some(on_change.as_ref().unchecked_ref()));
+        on_change.forget(); // one for the page's life
+    }
+    view! {
+        <button class="theme" data-testid="theme-toggle" type="button"
+            aria-label=move || if dark.get() { "Switch to the light theme" } else { "Switch to the dark theme" }
+            on:click=move |_| {
+                let next = !dark.get_untracked();
+                if let Some(r) = root() {
+                    let _ = r.set_attribute("data-theme", if next { "dark" } else { "light" });
+                }
+                if let Some(s) = local_storage() {
+                    let _ = s.set_item(KEY, if next { "dark" } else { "light" });
+                }
+                dark.set(next);
+            }>
+            {move || if dark.get() { "☀ Light" } else { "☾ Dark" }}
+        </button>
     }
 }
 

@@ -62,11 +62,13 @@ pub(super) fn ModelPanel(st: St) -> impl IntoView {
             .filter(|c| lang::offered_under(c.lang.as_deref(), code))
             .collect::<Vec<_>>()
     };
+    // One line under the title: language, model, status. The model's figures (SHA-256, kernels,
+    // metadata) are folded away, one click from the pickers; the download bar shows only while a
+    // model is on its way.
     view! {
-        <section class="panel">
-            <h2>"Model"</h2>
+        <section class="modelbar" data-testid="model-bar">
             <label>
-                "Language: "
+                "Language "
                 <select data-testid="lang-select" on:change=on_lang>
                     {move || {
                         let cur = st.model.lang.get();
@@ -77,17 +79,16 @@ pub(super) fn ModelPanel(st: St) -> impl IntoView {
                     }}
                 </select>
             </label>
-            " "
             <label>
-                "Model: "
+                "Model "
                 <select data-testid="model-select" on:change=on_change>
                     <For each=listed key=|c| c.url.clone() let:c>
                         <option value=c.url.clone() selected=move || st.model.selected.get().as_deref() == Some(c.url.as_str())>{c.label.clone()}</option>
                     </For>
                 </select>
             </label>
-            " Status: " <strong data-testid="model-status" data-ready-ms=move || format!("{:.1}", st.model.ready_ms.get()) class=move || format!("status {}", st.model.status.get())>{move || st.model.status.get().to_string()}</strong>
-            <div data-testid="download-progress" class="progress">
+            <span class="statusline">"Status: " <strong data-testid="model-status" data-ready-ms=move || format!("{:.1}", st.model.ready_ms.get()) class=move || format!("status {}", st.model.status.get())>{move || st.model.status.get().to_string()}</strong></span>
+            <div data-testid="download-progress" class="progress" hidden=move || st.model.status.get() == ModelStatus::Ready>
                 {move || {
                     let (loaded, total) = st.model.download.get();
                     let cached = st.model.info.with(|i| i.as_ref().is_some_and(|i| i.from_cache));
@@ -103,7 +104,10 @@ pub(super) fn ModelPanel(st: St) -> impl IntoView {
                     view! { <progress max=max.to_string() value=loaded.to_string()></progress> <span>{text}</span> }
                 }}
             </div>
-            {move || st.model.info.get().map(|i| view! { <ModelInfoTable info=i /> })}
+            <details class="model-details" data-testid="model-details">
+                <summary>"Model details"</summary>
+                {move || st.model.info.get().map(|i| view! { <ModelInfoTable info=i /> })}
+            </details>
         </section>
     }
 }

@@ -11,8 +11,9 @@ pub(super) fn Playground(st: St) -> impl IntoView {
     let cosine_note = RwSignal::new(None::<&'static str>);
     let ready = move || st.model.status.get() == ModelStatus::Ready;
     view! {
-        <section class="panel">
-            <h2>"Playground"</h2>
+        // Folded: it is for trying the model, not for searching one's documents.
+        <details class="panel playground" data-testid="playground">
+            <summary><h2>"Playground: similarity, word pieces, the index in 2-D"</h2></summary>
             <div class="grid2">
                 <div>
                     <h3>"Cosine similarity"</h3>
@@ -50,7 +51,7 @@ pub(super) fn Playground(st: St) -> impl IntoView {
             }>"Plot the index (and the current query)"</button>
             </p>
             {move || st.play.plot.get().map(|p| view! { <PcaPlot plot=p /> })}
-        </section>
+        </details>
     }
 }
 

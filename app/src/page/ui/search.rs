@@ -19,8 +19,9 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
         );
     };
     view! {
-        <section class="panel">
+        <section class="panel search">
             <h2>"Search"</h2>
+            <span hidden data-testid="opened">{move || st.lib.opened.get()}</span>
             <input
                 type="search"
                 data-testid="query"
@@ -72,9 +73,22 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 <For each=move || st.search.results.get() key=result_key let:h>
                     <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
                         <div class="title">
-                            {match lightembed_app::shared::protocol::safe_href(&h.url) {
-                                None => view! { <bdi>{h.title.clone()}</bdi> }.into_any(),
-                                Some(url) => view! { <a href=url.to_string() target="_blank" rel="noopener"><bdi>{h.title.clone()}</bdi></a> }.into_any(),
+                            {if h.id.starts_with("user/") {
+                                // A person's own document: opened from the stored original (a PDF
+                                // at its page), never by its URL (`#page=N` only).
+                                let page = lightembed_ingest::pdf_page(&h.url);
+                                let (id, title) = (h.id.clone(), h.title.clone());
+                                view! {
+                                    <button class="link open" data-testid="open" on:click=move |_| {
+                                        library::open_passage(st, id.clone(), title.clone(), page)
+                                    }><bdi>{h.title.clone()}</bdi></button>
+                                    {page.map(|n| view! { <span class="page" data-testid="page" data-page=n>{format!(" · p. {n}")}</span> })}
+                                }.into_any()
+                            } else {
+                                match lightembed_app::shared::protocol::safe_href(&h.url) {
+                                    None => view! { <bdi>{h.title.clone()}</bdi> }.into_any(),
+                                    Some(url) => view! { <a href=url.to_string() target="_blank" rel="noopener"><bdi>{h.title.clone()}</bdi></a> }.into_any(),
+                                }
                             }}
                             <span class="score">{format!("{:.3}", h.score)}</span>
                         </div>
