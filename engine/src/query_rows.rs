@@ -647,7 +647,8 @@ impl<'a> Rd<'a> {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// LEB128 varint writer, shared with `crate::unicode`'s file writer.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let b = (v & 0x7f) as u8;
         v >>= 7;

@@ -33,6 +33,8 @@
 
 use std::fmt;
 
+use crate::query_rows::put_varint;
+
 /// The most characters one code point decomposes into (U+FDFA's compatibility decomposition has
 /// 18) — the bound [`load`] checks every length against.
 pub const MAX_EXPANSION: usize = 18;
@@ -353,14 +355,6 @@ pub fn encode(chars: Option<&mut dyn Iterator<Item = char>>) -> Vec<u8> {
         }
     }
     out
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, UnicodeTablesError> {
