@@ -17,6 +17,13 @@ use crate::shared::protocol::Passage;
 /// drop, a corpus and a re-index are saved as soon as they end.
 pub const SAVE_EVERY_MS: f64 = 1000.0;
 
+/// While more documents of a drop wait, the time between two saves is also at least this many
+/// times what the last save took: a save writes the whole index, so its cost grows with the
+/// library, and at 100k passages saving once a second took most of the worker's time
+/// (`bench/RESULTS.md`, "The app at 100k passages"). Saving then takes at most a tenth of the
+/// time, and a tab closed mid-drop loses at most the documents finished since the last save.
+pub const SAVE_COST_RATIO: f64 = 10.0;
+
 /// While more documents of a drop wait, the index state goes to the page at most this often
 /// (ms): its document list grows with every document, and sending and rendering it after each of
 /// 2,000 one-line files kept the page busy, so that a Cancel took effect 0.6 s late.
@@ -42,6 +49,8 @@ pub struct JobState {
     pending: PendingWrites,
     /// When the index was last saved (ms, the caller's clock).
     last_save: f64,
+    /// How long the last save took (ms): serialising the index and the storage transaction.
+    last_save_cost: f64,
     /// When the index state was last posted to the page (ms, the caller's clock).
     last_index_event: f64,
 }
@@ -278,9 +287,21 @@ impl JobState {
     }
 
     /// After a job: true when its writes are to be saved now — always at the end of a drop (no
-    /// `more_waiting`), else at most every [`SAVE_EVERY_MS`].
+    /// `more_waiting`), else when [`JobState::save_interval`] has passed since the last save.
     pub fn save_due(&self, more_waiting: bool, now: f64) -> bool {
-        !more_waiting || now - self.last_save >= SAVE_EVERY_MS
+        !more_waiting || now - self.last_save >= self.save_interval()
+    }
+
+    /// The least time between two saves while documents wait (ms): [`SAVE_EVERY_MS`], or
+    /// [`SAVE_COST_RATIO`] times the last save's cost when that is longer.
+    pub fn save_interval(&self) -> f64 {
+        SAVE_EVERY_MS.max(SAVE_COST_RATIO * self.last_save_cost)
+    }
+
+    /// The save that [`JobState::take_writes`] started took `ms` (serialising the index and
+    /// writing it); later saves wait in proportion ([`JobState::save_interval`]).
+    pub fn save_took(&mut self, ms: f64) {
+        self.last_save_cost = ms.max(0.0);
     }
 
     /// The writes to save now, with the index, taken out (`None`: nothing changed since the last
@@ -520,6 +541,26 @@ mod tests {
         assert!(jobs.save_due(false, 5000.0), "the drop's last document");
         assert!(!jobs.save_due(true, 5000.0 + SAVE_EVERY_MS - 1.0));
         assert!(jobs.save_due(true, 5000.0 + SAVE_EVERY_MS));
+    }
+
+    #[test]
+    fn a_costly_save_spaces_the_next_ones_while_documents_wait() {
+        let mut jobs = JobState::default();
+        let job = jobs.start(0);
+        jobs.finish(job, &[passage("a#1")], &[]);
+        assert!(jobs.take_writes(5000.0).is_some());
+        // A cheap save keeps the one-second floor.
+        jobs.save_took(40.0);
+        assert_eq!(jobs.save_interval(), SAVE_EVERY_MS);
+        // A 700 ms save (a big index): the next one 7 s after the last one started.
+        jobs.save_took(700.0);
+        assert_eq!(jobs.save_interval(), 7000.0);
+        assert!(!jobs.save_due(true, 5000.0 + 6999.0));
+        assert!(jobs.save_due(true, 5000.0 + 7000.0));
+        assert!(
+            jobs.save_due(false, 5001.0),
+            "the drop's last document is saved at once"
+        );
     }
 
     #[test]

@@ -51,7 +51,8 @@ impl WorkerApp {
     /// [`WorkerApp::flush`] with the saved form of the index the writes belong to (`index` is
     /// only called when something is pending).
     pub(super) async fn flush_with(&self, index: impl FnOnce() -> Option<SavedIndex>) {
-        let Some(writes) = self.jobs.borrow_mut().take_writes(now_ms()) else {
+        let started = now_ms();
+        let Some(writes) = self.jobs.borrow_mut().take_writes(started) else {
             return;
         };
         let bytes = index();
@@ -67,6 +68,7 @@ impl WorkerApp {
         } else {
             *self.mem_index.borrow_mut() = bytes;
         }
+        self.jobs.borrow_mut().save_took(now_ms() - started);
     }
 
     /// Deletes one document (refused while a job runs) and saves the deletion.

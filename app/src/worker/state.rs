@@ -398,11 +398,7 @@ impl WorkerState {
         let Some(index) = self.index.as_mut() else {
             return Vec::new();
         };
-        let ids: Vec<String> = index
-            .documents()
-            .filter(|d| doc_id_of(&d.id) == doc_id)
-            .map(|d| d.id.clone())
-            .collect();
+        let ids = ids_of_doc(&self.sections, doc_id);
         for id in &ids {
             index.delete(id);
             self.sections.remove(id);
@@ -418,11 +414,8 @@ impl WorkerState {
             return Vec::new();
         };
         let keep: std::collections::HashSet<&str> = keep.iter().map(Passage::id).collect();
-        let ids: Vec<String> = index
-            .documents()
-            .filter(|d| doc_id_of(&d.id) == doc_id && !keep.contains(d.id.as_str()))
-            .map(|d| d.id.clone())
-            .collect();
+        let mut ids = ids_of_doc(&self.sections, doc_id);
+        ids.retain(|id| !keep.contains(id.as_str()));
         for id in &ids {
             index.delete(id);
             self.sections.remove(id);
@@ -578,6 +571,27 @@ fn compat_error(e: IndexError) -> AttachError {
         | IndexError::DimsMismatch { .. } => AttachError::Mismatch(e.to_string()),
         other => AttachError::Corrupt(other.to_string()),
     }
+}
+
+/// The ids of `doc_id`'s passages (those whose [`doc_id_of`] is `doc_id`), from the ordered
+/// map of sections, whose keys are exactly the index's passage ids: a range lookup, so that
+/// deleting or replacing one document costs its own passages, not a scan of the whole index (a
+/// folder of 6,000 files sent every document through [`WorkerState::delete_stale`]: O(n) each,
+/// most of the indexing time past 50k passages — `bench/RESULTS.md`, "The app at 100k passages").
+/// Sorted by id, not in insertion order.
+fn ids_of_doc(sections: &BTreeMap<String, (String, String)>, doc_id: &str) -> Vec<String> {
+    // Every id whose document is `doc_id` is `doc_id` itself or starts with `doc_id#`; both sort
+    // in [doc_id, doc_id + "$") ('$' follows '#'), beside a few others (`doc_id!x`) filtered out.
+    let end = format!("{doc_id}$");
+    sections
+        .range::<str, _>((
+            std::ops::Bound::Included(doc_id),
+            std::ops::Bound::Excluded(end.as_str()),
+        ))
+        .map(|(id, _)| id)
+        .filter(|id| doc_id_of(id) == doc_id)
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -996,6 +1010,63 @@ mod tests {
         assert_eq!(vs[1], want);
         let text_only = model.embed(&ps[1].passage.text, c.dims().unwrap()).unwrap();
         assert_ne!(vs[1], text_only);
+    }
+
+    /// Deleting one document finds its passages by an id range (not a scan of the index): ids of
+    /// other documents that sort beside it — a longer name, characters before '#', a document
+    /// whose id has no '#' — stay, and after a save and restore the same ids are found.
+    #[test]
+    fn deleting_a_document_keeps_documents_whose_ids_sort_beside_it() {
+        let mut c = loaded("static_fp32_uncased.bin");
+        c.ensure_index(None).unwrap();
+        let ids = [
+            ("user/a.md", "user/a.md#1"),
+            ("user/a.md", "user/a.md#intro"),
+            ("user/a.md", "user/a.md"),
+            ("user/a.md!", "user/a.md!#1"),
+            ("user/a.md.bak", "user/a.md.bak#1"),
+            ("user/a.m", "user/a.m#1"),
+            ("user/a.md\"", "user/a.md\"#2"),
+        ];
+        let ps: Vec<Passage> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, (doc, id))| passage(doc, id, "P", "H", "", &format!("text {i} of {doc}")))
+            .collect();
+        let vs = c.embed_passages(&ps).unwrap();
+        for (p, v) in ps.iter().zip(&vs) {
+            c.insert(p, v).unwrap();
+        }
+        let restored = |c: &WorkerState| {
+            let mut r = loaded("static_fp32_uncased.bin");
+            r.attach_index(&c.saved().unwrap()).unwrap();
+            r
+        };
+        let mut r = restored(&c);
+        let mut stale = r.delete_stale("user/a.md", &ps[..1]);
+        stale.sort();
+        assert_eq!(stale, ["user/a.md", "user/a.md#intro"]);
+        let mut gone = c.delete_doc("user/a.md");
+        gone.sort();
+        assert_eq!(gone, ["user/a.md", "user/a.md#1", "user/a.md#intro"]);
+        let mut left: Vec<&str> = c
+            .index()
+            .unwrap()
+            .documents()
+            .map(|d| d.id.as_str())
+            .collect();
+        left.sort_unstable();
+        assert_eq!(
+            left,
+            [
+                "user/a.m#1",
+                "user/a.md!#1",
+                "user/a.md\"#2",
+                "user/a.md.bak#1"
+            ]
+        );
+        assert!(c.delete_doc("user/a.md").is_empty());
+        assert_eq!(restored(&c).state().count, 4);
     }
 
     /// The stale-passages bug: dropping an edited, shorter version of a document removes its old
