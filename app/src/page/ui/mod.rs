@@ -824,7 +824,12 @@ pub fn App() -> impl IntoView {
                 <h1>"lightembed"</h1>
                 <ThemeToggle />
             </div>
-            <p class="sub">"Search your documents by meaning — PDF, Word, OpenDocument, EPUB, HTML, Markdown, text — offline, in your browser. Nothing leaves this device."</p>
+            <p class="sub">{move || if st.remote.url.with(Option::is_some) {
+                // Remote mode: the queries leave the device (their text and vectors), nothing else.
+                "Search a remote collection by meaning: each query is embedded in your browser and sent, with its vector, to the search server. Your own documents stay on this device."
+            } else {
+                "Search your documents by meaning — PDF, Word, OpenDocument, EPUB, HTML, Markdown, text — offline, in your browser. Nothing leaves this device."
+            }}</p>
             <ModelPanel st=st />
         </header>
         <ErrorBanner st=st />
