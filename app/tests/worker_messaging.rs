@@ -1271,3 +1271,60 @@ async fn binary_documents_arrive_as_bytes_and_bad_pdfs_are_named() {
     assert!(passages.iter().any(|p| p.id == hits[0].id));
     lightembed_app::worker::set_sink(None);
 }
+
+/// Remote mode in the worker (`Request::RemoteSearch`): before a model is loaded the search is
+/// refused in words; with a model the query is embedded and sent, and a server that cannot be
+/// reached is said in words — both as `RemoteFailed` carrying the request's id. (Port 9 is one
+/// the browser never connects to, so the request fails whatever runs on this machine.)
+#[wasm_bindgen_test]
+async fn remote_search_failures_are_said_in_words() {
+    let ev = Events::install();
+    let app = WorkerApp::new(&unique_db("remote"));
+    let remote = |id: u64| Request::RemoteSearch {
+        id,
+        query: "ownership <b>rules</b>".into(),
+        k: 5,
+        serve: "http://127.0.0.1:9/".into(),
+        dims: Some(999),
+    };
+    send(&app, remote(1));
+    let e = ev
+        .wait("RemoteFailed 1", |e| {
+            matches!(e, Event::RemoteFailed { id: 1, .. })
+        })
+        .await;
+    assert_eq!(
+        e,
+        Event::RemoteFailed {
+            id: 1,
+            message: "The query could not be embedded: no model is loaded".into()
+        }
+    );
+    send(&app, load_in_memory(&blob_url(MODEL)));
+    ev.wait("ModelReady", |e| matches!(e, Event::ModelReady { .. }))
+        .await;
+    // dims 999 is not the model's: the query is embedded at its output_dim (the server would
+    // refuse it with the §8 message); here no server answers at all.
+    send(&app, remote(2));
+    let e = ev
+        .wait("RemoteFailed 2", |e| {
+            matches!(e, Event::RemoteFailed { id: 2, .. })
+        })
+        .await;
+    let origin = lightembed_app::shared::web::location_origin();
+    assert!(origin.starts_with("http"), "{origin}");
+    assert_eq!(
+        e,
+        Event::RemoteFailed {
+            id: 2,
+            message: format!(
+                "Search is unavailable: the search server http://127.0.0.1:9 could not be reached: \
+                 it is not running, or its --cors-origin does not list {origin}."
+            )
+        }
+    );
+    assert!(!ev
+        .all()
+        .iter()
+        .any(|e| matches!(e, Event::RemoteResults { .. } | Event::Panic { .. })));
+}

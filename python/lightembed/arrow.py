@@ -7,13 +7,15 @@ PostgreSQL loader (:mod:`lightembed.pg`) reads::
     import lightembed.arrow as la
     out = la.embed_batch(batch, dims=128)          # batch + "vector" + "model_sha256"
     df.mapInArrow(la.embedder(dims=128, list_type="list"), la.spark_schema(df.schema, 128))
+    ddf2 = la.embed_dask(ddf, dims=128)            # a Dask DataFrame: map_partitions
 
 Every function takes ``model`` as a ``.bin`` path, a :class:`lightembed.Model` or ``None`` (the
 bundled model). Paths and ``None`` are loaded once per process and kept (:func:`cached_model`), so
 a Spark or Ray worker reads and verifies the model once, not once per batch; only the path travels
 to the workers.
 
-Needs ``pyarrow`` (``pip install pyarrow``); the rest of the package does not.
+Needs ``pyarrow`` (``pip install pyarrow``); the rest of the package does not. :func:`embed_pandas`
+needs pandas and :func:`embed_dask` Dask (``pip install "dask[dataframe]"``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ __all__ = [
     "cached_model",
     "embed_batch",
     "embed_batches",
+    "embed_dask",
+    "embed_pandas",
     "embedder",
     "page_passages_batch",
     "page_passages_batches",
@@ -170,6 +174,31 @@ def embedder(
         return embed_batches(batches, path, dims, **options)
 
     return run
+
+
+def embed_pandas(df: Any, model: _ModelArg = None, dims: Optional[int] = None, **options: Any) -> Any:
+    """A ``pandas.DataFrame`` with ``vector`` (one float32 ``numpy`` array per row) and
+    ``model_sha256`` added: :func:`embed_batch` on the frame as Arrow (``list_type="list"``, index
+    kept), so the vectors are the Arrow path's, bit for bit. The function Dask's
+    ``map_partitions`` calls (:func:`embed_dask`); ``options`` as :func:`embed_batch`'s."""
+    table = pa.Table.from_pandas(df, preserve_index=True)
+    return embed_batch(table, model, dims, list_type="list", **options).to_pandas()
+
+
+def embed_dask(ddf: Any, model: Union[None, str, "os.PathLike[str]"] = None, dims: Optional[int] = None,
+               **options: Any) -> Any:
+    """``ddf`` (a ``dask.dataframe.DataFrame``) with ``vector`` and ``model_sha256`` added, lazily:
+    :func:`embed_pandas` on each partition through ``map_partitions``. As with :func:`embedder`
+    only the model's path goes to the workers, and each loads it once."""
+    if isinstance(model, Model):
+        if model.path is None:
+            raise ValueError("pass the model's path (or None for the bundled model): a Model "
+                             "loaded from bytes cannot be sent to other processes")
+        model = model.path
+    path = None if model is None else os.fspath(model)
+    # The output's columns and dtypes: the function run on the frame's empty prototype.
+    meta = embed_pandas(ddf._meta, path, dims, **options)
+    return ddf.map_partitions(embed_pandas, path, dims, meta=meta, **options)
 
 
 def spark_schema(input_schema: Any, dims: int, vector_column: str = "vector") -> Any:

@@ -1,9 +1,10 @@
 //! What the page and the worker share: the messages between them ([`protocol`]), the app's
 //! languages ([`lang`]), the library of a person's own files ([`library`]), the playground's
-//! projection ([`pca`]) and browser glue ([`web`]).
+//! projection ([`pca`]), remote mode's requests and answers ([`remote`]) and browser glue ([`web`]).
 
 pub mod lang;
 pub mod library;
 pub mod pca;
 pub mod protocol;
+pub mod remote;
 pub mod web;

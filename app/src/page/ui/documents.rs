@@ -383,6 +383,13 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
     view! {
         <section class="panel add">
             <h2>"Add documents"</h2>
+            // Remote mode: what is added here is indexed here, but searches go to the server.
+            {move || st.remote.url.get().map(|url| view! {
+                <p class="remote-note" data-testid="remote-note">
+                    "Searching a remote collection (" <bdi class="mono">{url}</bdi>
+                    "): results come from the search server. Documents added here are indexed on this device and searched once the server is removed."
+                </p>
+            })}
             <div
                 class=move || if drag.get() { "drop active" } else { "drop" }
                 data-testid="drop-zone"

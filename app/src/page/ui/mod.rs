@@ -8,6 +8,12 @@
 //! (by their `model_id`), which bundled corpus "load corpus" indexes, and which IndexedDB database
 //! holds the index (each language its own: switching never mixes the corpora, and switching back
 //! restores the other index without embedding).
+//!
+//! Remote mode (`?serve=URL`, or the "Search server" setting in the model bar, kept in
+//! `localStorage`): searches go to a `lightembed serve` ([`lightembed_app::shared::remote`]); the
+//! worker embeds the query with the loaded model and the server's hits fill the same results
+//! list. Documents can still be added and indexed here, but results come from the server until
+//! the setting is removed (`docs/app.md`, "Remote mode").
 
 use std::time::Duration;
 
@@ -19,7 +25,8 @@ use lightembed_app::shared::protocol::{
     DocPassage, DocSummary, DocumentInput, Event, IndexState, ModelInfo, Point, Request,
     SearchMode, ShownHit, StorageKind, TokenOut,
 };
-use lightembed_app::shared::web::{fetch_text, now_ms, query_param};
+use lightembed_app::shared::remote::{self, RemoteInfo};
+use lightembed_app::shared::web::{fetch_text, now_ms, query_param, request_text, NoAnswer};
 use lightembed_app::worker::chunk::Format;
 use wasm_bindgen::JsCast;
 
@@ -101,6 +108,7 @@ struct St {
     search: SearchSt,
     play: PlaySt,
     lib: LibSt,
+    remote: RemoteSt,
     /// Messages for the error banner, each with a number that keys its row (two equal messages
     /// are two rows), oldest first; the banner shows the last few (`banners::SHOWN_ERRORS`).
     errors: RwSignal<Vec<(u64, String)>>,
@@ -196,6 +204,22 @@ struct LibSt {
     cancels: RwSignal<u64>,
 }
 
+/// Remote mode: the search server the page searches instead of its own index, what it said
+/// about its collection, and the last remote search's failure or warnings.
+#[derive(Clone, Copy)]
+struct RemoteSt {
+    /// The server's base URL ([`remote::normalize`]d); `None`: local search.
+    url: RwSignal<Option<String>>,
+    /// Its `GET /health`: the collection's model, dims and size (`None` until it answers).
+    info: RwSignal<Option<RemoteInfo>>,
+    /// Why `GET /health` failed, in words.
+    health_error: RwSignal<Option<String>>,
+    /// The last search's failure in words (shown in the results area).
+    error: RwSignal<Option<String>>,
+    /// The last answer's §8 warnings.
+    warnings: RwSignal<Vec<String>>,
+}
+
 /// The playground: two texts' cosine, a text's tokens, the PCA plot.
 #[derive(Clone, Copy)]
 struct PlaySt {
@@ -251,6 +275,13 @@ impl St {
                 opened: RwSignal::new(String::new()),
                 adding: RwSignal::new(0),
                 cancels: RwSignal::new(0),
+            },
+            remote: RemoteSt {
+                url: RwSignal::new(None),
+                info: RwSignal::new(None),
+                health_error: RwSignal::new(None),
+                error: RwSignal::new(None),
+                warnings: RwSignal::new(Vec::new()),
             },
             errors: RwSignal::new(Vec::new()),
             crash: RwSignal::new(None),
@@ -340,9 +371,32 @@ impl St {
         self.load_selected();
     }
 
-    /// Sends the current query (debounced by the caller).
+    /// Sends the current query (debounced by the caller): to the worker's index, or in remote
+    /// mode to the search server through the worker.
     fn search_now(&self) {
         let q = self.search.query.get_untracked();
+        if let Some(serve) = self.remote.url.get_untracked() {
+            if q.trim().is_empty() || self.model.status.get_untracked() != ModelStatus::Ready {
+                self.search.results.set(Vec::new());
+                self.search.latency.set(None);
+                self.remote.error.set(None);
+                return;
+            }
+            let id = self.search.search_id.get_untracked() + 1;
+            self.search.search_id.set(id);
+            self.search.search_sent.set(now_ms());
+            conn::send(&Request::RemoteSearch {
+                id,
+                query: q,
+                k: TOP_K,
+                serve,
+                dims: self
+                    .remote
+                    .info
+                    .with_untracked(|i| i.as_ref().map(|i| i.dims)),
+            });
+            return;
+        }
         if q.trim().is_empty()
             || self.model.status.get_untracked() != ModelStatus::Ready
             || self.docs.index.with_untracked(|i| i.count == 0)
@@ -360,6 +414,68 @@ impl St {
             k: TOP_K,
             mode: self.search.mode.get_untracked(),
         });
+    }
+
+    /// Points the page at the search server `serve` (`None`: back to the local index): checks the
+    /// address, remembers it (`store`), asks the server about its collection and searches again.
+    /// A bad address is said in words and changes nothing.
+    fn set_remote(&self, serve: Option<&str>, store: bool) {
+        let base = match serve.map(remote::normalize).transpose() {
+            Ok(b) => b,
+            Err(e) => {
+                self.push_error(e);
+                return;
+            }
+        };
+        if store {
+            if let Some(s) = local_storage() {
+                let _ = match &base {
+                    Some(b) => s.set_item(remote::SERVE_KEY, b),
+                    None => s.remove_item(remote::SERVE_KEY),
+                };
+            }
+        }
+        self.remote.url.set(base.clone());
+        self.remote.info.set(None);
+        self.remote.health_error.set(None);
+        self.remote.error.set(None);
+        self.remote.warnings.set(Vec::new());
+        self.search.results.set(Vec::new());
+        self.search.latency.set(None);
+        let st = *self;
+        match base {
+            Some(base) => leptos::task::spawn_local(async move {
+                let answer = request_text(
+                    "GET",
+                    &remote::health_url(&base),
+                    None,
+                    remote::REQUEST_TIMEOUT_MS,
+                )
+                .await;
+                let origin = remote::origin(&base).to_string();
+                let info = match answer {
+                    Ok((status, text)) => remote::parse_health(&base, status, &text),
+                    Err(NoAnswer::TimedOut) => Err(remote::RemoteError::TimedOut {
+                        origin,
+                        seconds: remote::REQUEST_TIMEOUT_MS / 1000,
+                    }),
+                    Err(NoAnswer::Unreachable(_)) => Err(remote::RemoteError::Unreachable {
+                        origin,
+                        page_origin: lightembed_app::shared::web::location_origin(),
+                    }),
+                };
+                // A later change of server wins over this answer.
+                if st.remote.url.get_untracked().as_deref() != Some(base.as_str()) {
+                    return;
+                }
+                match info {
+                    Ok(i) => st.remote.info.set(Some(i)),
+                    Err(e) => st.remote.health_error.set(Some(e.to_string())),
+                }
+                st.search_now();
+            }),
+            None => self.search_now(),
+        }
     }
 
     fn index_dims(&self) -> Option<usize> {
@@ -502,6 +618,40 @@ fn handle(st: St, ev: ConnEvent) {
                     }));
                 }
             }
+            Event::RemoteResults {
+                id,
+                hits,
+                warnings,
+                embed_ms,
+                request_ms,
+            } => {
+                if id == st.search.search_id.get_untracked()
+                    && st.remote.url.with_untracked(Option::is_some)
+                    && !st.search.query.get_untracked().trim().is_empty()
+                {
+                    let total_ms = now_ms() - st.search.search_sent.get_untracked();
+                    st.remote.error.set(None);
+                    st.remote.warnings.set(warnings);
+                    st.search.keyword_match.set(true);
+                    st.search.results.set(hits);
+                    st.search.latency.set(Some(Latency {
+                        query: st.search.query.get_untracked(),
+                        total_ms,
+                        embed_ms,
+                        search_ms: request_ms,
+                    }));
+                }
+            }
+            Event::RemoteFailed { id, message } => {
+                if id == st.search.search_id.get_untracked()
+                    && st.remote.url.with_untracked(Option::is_some)
+                {
+                    st.search.results.set(Vec::new());
+                    st.search.latency.set(None);
+                    st.remote.warnings.set(Vec::new());
+                    st.remote.error.set(Some(message));
+                }
+            }
             Event::Cosine { value, dims } => st.play.cosine.set(Some((value, dims))),
             Event::Tokens { tokens } => st.play.tokens.set(tokens),
             Event::Projection {
@@ -617,6 +767,18 @@ pub fn App() -> impl IntoView {
         })
         .unwrap_or(ENGLISH);
 
+    // Remote mode: `?serve=URL` (remembered, as the setting is), else the server set before.
+    match query_param("serve").filter(|u| !u.trim().is_empty()) {
+        Some(url) => st.set_remote(Some(&url), true),
+        None => {
+            if let Some(url) =
+                local_storage().and_then(|s| s.get_item(remote::SERVE_KEY).ok().flatten())
+            {
+                st.set_remote(Some(&url), false);
+            }
+        }
+    }
+
     // Model list: `?model=URL` forces one model (for every language); else the build's manifest.
     if let Some(url) = query_param("model").filter(|u| !u.trim().is_empty()) {
         st.model.models.set(vec![ModelChoice {
@@ -662,7 +824,12 @@ pub fn App() -> impl IntoView {
                 <h1>"lightembed"</h1>
                 <ThemeToggle />
             </div>
-            <p class="sub">"Search your documents by meaning — PDF, Word, OpenDocument, EPUB, HTML, Markdown, text — offline, in your browser. Nothing leaves this device."</p>
+            <p class="sub">{move || if st.remote.url.with(Option::is_some) {
+                // Remote mode: the queries leave the device (their text and vectors), nothing else.
+                "Search a remote collection by meaning: each query is embedded in your browser and sent, with its vector, to the search server. Your own documents stay on this device."
+            } else {
+                "Search your documents by meaning — PDF, Word, OpenDocument, EPUB, HTML, Markdown, text — offline, in your browser. Nothing leaves this device."
+            }}</p>
             <ModelPanel st=st />
         </header>
         <ErrorBanner st=st />

@@ -1,4 +1,5 @@
-//! The model panel: language and model choice, the load status ([`ModelStatus`]), the model's figures.
+//! The model panel: language and model choice, the load status ([`ModelStatus`]), the model's
+//! figures, and the search server of remote mode ([`RemotePicker`]).
 
 use super::*;
 
@@ -104,6 +105,7 @@ pub(super) fn ModelPanel(st: St) -> impl IntoView {
                     view! { <progress max=max.to_string() value=loaded.to_string()></progress> <span>{text}</span> }
                 }}
             </div>
+            <RemotePicker st=st />
             <details class="model-details" data-testid="model-details">
                 <summary>"Model details"</summary>
                 {move || st.model.info.get().map(|i| view! { <ModelInfoTable info=i /> })}
@@ -154,5 +156,72 @@ fn kernel_label(kernel: &str) -> String {
         "relaxed-simd" => "WebAssembly relaxed SIMD".to_string(),
         "" => "WebAssembly SIMD128".to_string(),
         other => format!("WebAssembly {other}"),
+    }
+}
+
+/// The search server setting (remote mode): an address field and "Use" while the page searches
+/// its own index; the server, what it holds, and "Remove" while it searches a server. The
+/// address is remembered (`localStorage`, [`lightembed_app::shared::remote::SERVE_KEY`]);
+/// removing it also drops `?serve=` from the address bar, so a reload stays local.
+#[component]
+pub(super) fn RemotePicker(st: St) -> impl IntoView {
+    let draft = RwSignal::new(String::new());
+    let use_it = move || {
+        let url = draft.get_untracked();
+        if !url.trim().is_empty() {
+            st.set_remote(Some(&url), true);
+        }
+    };
+    let remove = move |_| {
+        st.set_remote(None, true);
+        drop_serve_param();
+    };
+    view! {
+        <div class="remote" data-testid="remote">
+            {move || match st.remote.url.get() {
+                Some(url) => view! {
+                    <span data-testid="remote-status">
+                        "Searching the remote collection at " <bdi class="mono" data-testid="remote-url">{url}</bdi>
+                        <span data-testid="remote-info">{move || match (st.remote.info.get(), st.remote.health_error.get()) {
+                            (Some(i), _) => format!(": {} embedded by {} v{} at {} dims.", count_of(i.count as usize, "passage"), i.model_id, i.model_version, i.dims),
+                            (None, Some(e)) => format!(" ({e})"),
+                            (None, None) => " (asking the server…)".to_string(),
+                        }}</span>
+                    </span>
+                    " "
+                    <button type="button" data-testid="remote-remove" on:click=remove
+                        title="Search the documents indexed on this device again">"Remove"</button>
+                }.into_any(),
+                None => view! {
+                    <label>
+                        "Search server "
+                        <input type="url" data-testid="remote-input" placeholder="https://… (lightembed serve)"
+                            prop:value=move || draft.get()
+                            on:input=move |ev| draft.set(event_target_value(&ev))
+                            on:keydown=move |ev: ev::KeyboardEvent| if ev.key() == "Enter" { use_it() } />
+                    </label>
+                    <button type="button" data-testid="remote-use" on:click=move |_| use_it()
+                        title="Search a collection served by `lightembed serve` instead of this device's index">"Use"</button>
+                }.into_any(),
+            }}
+        </div>
+    }
+}
+
+/// Removes `?serve=` from the address bar (`history.replaceState`, no reload).
+fn drop_serve_param() {
+    let Some(w) = web_sys::window() else { return };
+    let Ok(href) = w.location().href() else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::new(&href) else {
+        return;
+    };
+    if url.search_params().get("serve").is_none() {
+        return;
+    }
+    url.search_params().delete("serve");
+    if let Ok(h) = w.history() {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url.href()));
     }
 }

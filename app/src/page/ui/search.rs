@@ -1,4 +1,6 @@
 //! The search panel: the query box, ranking mode, results with the query's words marked (as text).
+//! In remote mode the results are the search server's, in the same list, and its failures are
+//! said in words where the results would be.
 
 use super::*;
 
@@ -26,13 +28,15 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 type="search"
                 data-testid="query"
                 class="query"
-                placeholder=move || if st.docs.index.get().count == 0 { "Index some documents first…" } else { st.model.lang.get().ask }
+                placeholder=move || if st.remote.url.with(Option::is_some) { "Search the remote collection…" } else if st.docs.index.get().count == 0 { "Index some documents first…" } else { st.model.lang.get().ask }
                 prop:value=move || st.search.query.get()
                 on:input=on_input
                 disabled=move || st.model.status.get() != ModelStatus::Ready
             />
             <label class="mode">"Rank by "
                 <select data-testid="search-mode"
+                    disabled=move || st.remote.url.with(Option::is_some)
+                    title=move || if st.remote.url.with(Option::is_some) { "The search server ranks by meaning + keywords" } else { "" }
                     on:change=move |ev| {
                         st.search.mode.set(match event_target_value(&ev).as_str() {
                             "vector" => SearchMode::Vector,
@@ -51,11 +55,25 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 data-total-ms=move || st.search.latency.get().map(|l| format!("{:.3}", l.total_ms)).unwrap_or_default()
                 data-embed-ms=move || st.search.latency.get().map(|l| format!("{:.3}", l.embed_ms)).unwrap_or_default()
                 data-search-ms=move || st.search.latency.get().map(|l| format!("{:.3}", l.search_ms)).unwrap_or_default()>
-                {move || st.search.latency.get().map(|l| format!(
-                    "{} results in {:.1} ms (embed {:.1} ms + search {:.2} ms in the worker)",
-                    st.search.results.get().len(), l.total_ms, l.embed_ms, l.search_ms
-                ))}
+                {move || st.search.latency.get().map(|l| if st.remote.url.with(Option::is_some) {
+                    format!(
+                        "{} results from the search server in {:.1} ms (embed {:.1} ms here + request {:.1} ms)",
+                        st.search.results.get().len(), l.total_ms, l.embed_ms, l.search_ms
+                    )
+                } else {
+                    format!(
+                        "{} results in {:.1} ms (embed {:.1} ms + search {:.2} ms in the worker)",
+                        st.search.results.get().len(), l.total_ms, l.embed_ms, l.search_ms
+                    )
+                })}
             </p>
+            // Remote mode: a refusal (§8: another model), a failure or no answer, in words.
+            {move || st.remote.error.get().map(|e| view! {
+                <p class="remote-error" data-testid="remote-error" role="alert">{e}</p>
+            })}
+            {move || st.remote.warnings.with(|w| (!w.is_empty()).then(|| view! {
+                <p class="note" data-testid="remote-warnings">{format!("The search server notes: {}", w.join("; "))}</p>
+            }))}
             // Hybrid mode ranks by meaning alone when no passage holds a word of the query (the
             // fused scores still start at 1): say so, rather than look as sure as a real match.
             // The keyword side decides (a word only in a title or heading is a match), not the
@@ -73,7 +91,7 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 <For each=move || st.search.results.get() key=result_key let:h>
                     <li data-testid="result" data-score=format!("{:.4}", h.score) data-id=h.id.clone()>
                         <div class="title">
-                            {if h.id.starts_with("user/") {
+                            {if h.id.starts_with("user/") && st.remote.url.with_untracked(Option::is_none) {
                                 // A person's own document: opened from the stored original (a PDF
                                 // at its page), never by its URL (`#page=N` only).
                                 let page = lightembed_ingest::pdf_page(&h.url);
