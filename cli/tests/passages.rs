@@ -339,13 +339,17 @@ fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
     let src = dir.join("docs");
     std::fs::create_dir_all(&src).unwrap();
     let fixtures = common::root().join("tests/fixtures/documents");
+    // Sorted, as the CLI walks them: real files from Debian packages and the handmade ones.
     let names = [
+        "carroll-lookingglass.docx",
+        "cxxtest-guide.epub",
         "encrypted.pdf",
         "guide.docx",
         "guide.epub",
         "guide.odt",
         "lbxalg.pdf",
         "scanned.pdf",
+        "sonic.odt",
     ];
     for name in names {
         std::fs::copy(fixtures.join(name), src.join(name)).unwrap();
@@ -376,7 +380,7 @@ fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("6 files (0 excluded) → 4 documents, "),
+        stderr.contains("9 files (0 excluded) → 7 documents, "),
         "{stderr}"
     );
     let got = lines(&o);
@@ -424,5 +428,21 @@ fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
     );
     for name in ["guide.docx", "guide.epub", "guide.odt"] {
         assert!(got.iter().any(|v| v["page"] == name), "{name}");
+    }
+    // A known passage of each real Word, OpenDocument and EPUB file, in its section.
+    for (text, url, heading) in [
+        ("hungry hyaena", "carroll-lookingglass.docx", ""),
+        ("Average Magnitude Difference Function", "sonic.odt", "Algorithm"),
+        (
+            "designed to be as portable as possible",
+            "cxxtest-guide.epub#ar01s01.html#_overview",
+            "1. Overview",
+        ),
+    ] {
+        let p = got
+            .iter()
+            .find(|v| v["text"].as_str().unwrap().contains(text))
+            .unwrap_or_else(|| panic!("no passage has {text:?}"));
+        assert_eq!((p["url"].as_str(), p["heading"].as_str()), (Some(url), Some(heading)));
     }
 }

@@ -1,8 +1,9 @@
 //! Documents that are not text (issue 33) through the shared pipeline, natively and compiled to
 //! wasm32: real PDFs from Debian's xorg-docs (a passage found at its page, headers and page
 //! numbers dropped, the outline's titles as headings), the PDFs that cannot be read (each with
-//! its message), and small Word, OpenDocument and EPUB files (`tests/fixtures/documents/`,
-//! written by `make_documents.py` there); the bounds of the zipped formats.
+//! its message), real Word, OpenDocument and EPUB files from Debian packages and small handmade
+//! ones for the cases the real ones do not show (`tests/fixtures/documents/`, written by
+//! `make_documents.py` there); the bounds of the zipped formats.
 
 use lightembed_ingest::{
     document_passages, document_sections, DocumentError, Format, Passage, Sizer,
@@ -288,4 +289,90 @@ fn a_pdf_read_without_a_page_leaves_that_page_out() {
     let e =
         lightembed_ingest::pdf_sections_skipping(bytes, &[1, 2, 3, 4], &mut |_| {}).unwrap_err();
     assert_eq!(e.rule(), "broken", "{e}");
+}
+
+/// The distinct (url, heading) of `ps`, in order: the sections the document became.
+fn sections(ps: &[Passage]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in ps {
+        let s = (p.url.clone(), p.heading.clone());
+        if out.last() != Some(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Real files as Debian ships them (`make_documents.py` names the packages): a known passage of
+/// each is found in its section, at its URL.
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn real_word_opendocument_and_epub_files_from_debian_are_read() {
+    let find = |ps: &[Passage], text: &str| -> Passage {
+        ps.iter()
+            .find(|p| p.text.contains(text))
+            .unwrap_or_else(|| panic!("no passage has {text:?}"))
+            .clone()
+    };
+
+    // Word (python3-pattern's test corpus): chapter I of "Through the Looking-Glass", one
+    // paragraph style and no title in docProps: one untitled section named after the file.
+    let name = "carroll-lookingglass.docx";
+    let ps = passages(fixture!("carroll-lookingglass.docx"), Format::Docx, name).unwrap();
+    assert_eq!(sections(&ps), [(name.to_string(), String::new())]);
+    assert!(ps.iter().all(|p| p.page_title == name && p.page.is_none()));
+    assert_eq!(ps[0].text, "THROUGH THE LOOKING-GLASS By Lewis Carroll");
+    assert_eq!(ps[2].text, "CHAPTER I. Looking-Glass house");
+    let p = find(&ps, "hungry hyaena");
+    assert_eq!(
+        p.text,
+        "Do let's pretend that I'm a hungry hyaena, and you're a bone.'"
+    );
+    assert_eq!(p.url, name);
+
+    // OpenDocument (libsonic-dev): headings become sections; footnotes are read.
+    let name = "sonic.odt";
+    let ps = passages(fixture!("sonic.odt"), Format::Odt, name).unwrap();
+    let headings: Vec<String> = sections(&ps).into_iter().map(|(_, h)| h).collect();
+    assert_eq!(
+        headings,
+        [
+            "The Sonic Speech Speedup Algorithm",
+            "Abstract",
+            "Algorithm",
+            "Distortion",
+            "Future Work"
+        ]
+    );
+    assert_eq!(ps[0].text, "By Bill Cox August 11, 2011");
+    let p = find(&ps, "Average Magnitude Difference Function");
+    assert_eq!(p.heading, "Algorithm");
+    assert_eq!(p.title, "Algorithm — sonic.odt");
+    assert_eq!(find(&ps, "www.surina.net/soundtouch").heading, "Abstract");
+
+    // EPUB (cxxtest's DocBook user guide): every DocBook section a section of its own, at its
+    // chapter file and anchor, in spine order.
+    let name = "cxxtest-guide.epub";
+    let ps = passages(fixture!("cxxtest-guide.epub"), Format::Epub, name).unwrap();
+    assert!(ps.iter().all(|p| p.page_title == "CxxTest User Guide"));
+    let secs = sections(&ps);
+    assert_eq!(secs.len(), 73);
+    let sec = |url: &str, h: &str| (format!("{name}#{url}"), h.to_string());
+    assert_eq!(
+        secs[..4],
+        [
+            sec("index.html#idm1", "CxxTest User Guide"),
+            sec("ar01s01.html#_overview", "1. Overview"),
+            sec("ar01s02.html#gettingStarted", "2. Getting Started"),
+            sec("ar01s02.html#_a_first_example", "2.1. A First Example"),
+        ]
+    );
+    assert_eq!(
+        secs.last().unwrap(),
+        &sec("apd.html#appendix_D", "D. CxxTest Releases")
+    );
+    let p = find(&ps, "designed to be as portable as possible");
+    assert_eq!(p.url, "cxxtest-guide.epub#ar01s01.html#_overview");
+    assert_eq!(p.heading, "1. Overview");
+    assert_eq!(p.title, "1. Overview — CxxTest User Guide");
 }

@@ -308,7 +308,17 @@ mod tests {
         }
         // Documents from their bytes (PDF, Word, OpenDocument, EPUB): the CLI's passages too.
         let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/documents/");
-        for name in ["lbxalg.pdf", "guide.docx", "guide.odt", "guide.epub"] {
+        // Real files from Debian packages and the handmade ones (make_documents.py there).
+        let names = [
+            "lbxalg.pdf",
+            "carroll-lookingglass.docx",
+            "sonic.odt",
+            "cxxtest-guide.epub",
+            "guide.docx",
+            "guide.odt",
+            "guide.epub",
+        ];
+        for name in names {
             let bytes = std::fs::read(format!("{fixtures}{name}")).unwrap();
             let format = Format::from_name(name);
             let app = document_file_passages(name, &bytes, format, &model).unwrap();
