@@ -155,14 +155,15 @@ class Postgres:
         self.pid = None
 
 
-def load(pg: Postgres, parquet: Path, figures: dict) -> None:
+def load(pg: Postgres, parquet: Path, figures: dict, maintenance_work_mem: str, work_mem: str) -> None:
     import psycopg
 
     with psycopg.connect(pg.dsn) as c:
         done = c.execute("SELECT to_regclass(%s)", (f"{PREFIX}_model",)).fetchone()[0]
     if not done:
         log(f"lightembed.pg.load {parquet} (prefix {PREFIX})")
-        info = lightembed.pg.load(parquet, pg.dsn, MODEL, prefix=PREFIX, maintenance_work_mem="1GB")
+        info = lightembed.pg.load(parquet, pg.dsn, MODEL, prefix=PREFIX, maintenance_work_mem=maintenance_work_mem,
+                                   work_mem=work_mem)
         figures["load"] = {"count": info["count"], **{k: round(v, 1) for k, v in info["seconds"].items()}}
         log(f"loaded {info['count']} passages: {info['seconds']}")
     with psycopg.connect(pg.dsn) as c:
@@ -318,6 +319,9 @@ def main() -> None:
     ap.add_argument("--concurrency", default="1,4,8")
     ap.add_argument("--requests", type=int, default=400, help="requests per concurrency level")
     ap.add_argument("--ef", default="40,96,200,400", help="hnsw.ef_search values for recall@10 ('': skip)")
+    ap.add_argument("--maintenance-work-mem", default="1GB",
+                    help="for the postings and the HNSW build (pgvector slows down when its graph outgrows it)")
+    ap.add_argument("--work-mem", default="1GB", help="for the postings' sort")
     ap.add_argument("--serve-args", default="", help="more `lightembed serve` options, e.g. '--keyword-blocks 8'")
     args = ap.parse_args()
     # SIGTERM (and SIGINT, ignored in a background job) end the run through `finally`: the server
@@ -335,7 +339,7 @@ def main() -> None:
     pg.start()
     serve = None
     try:
-        load(pg, args.work / "passages.parquet", figures)
+        load(pg, args.work / "passages.parquet", figures, args.maintenance_work_mem, args.work_mem)
         figures_path.write_text(json.dumps(figures, indent=1))
         model = lightembed.Model.load(MODEL)
         qset = [json.loads(line) for line in open(QUESTIONS, encoding="utf-8")]
