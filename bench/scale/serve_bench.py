@@ -5,6 +5,11 @@ prints figures for bench/RESULTS.md and writes them to WORK/figures.json.
 
     target/scale-venv/bin/python bench/scale/serve_bench.py [--site DIR] [--work DIR] [--cli BIN]
 
+At 1M passages (bench/scale/make_corpus_1m.sh writes WORK/passages.jsonl, so step 1 is skipped):
+
+    target/scale-venv/bin/python bench/scale/serve_bench.py --work bench/scale/data/work \
+        --cli target/release/lightembed --maintenance-work-mem 2GB
+
 Steps, each skipped when its output is there (so a run can be resumed):
   1. passages: `lightembed passages --embed-text` of the site (its lightembed/ bundle left out)
      → WORK/passages.jsonl;
