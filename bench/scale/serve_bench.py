@@ -321,9 +321,10 @@ def main() -> None:
     ap.add_argument("--site", type=Path, default=ROOT / "bench/search/data/big-site")
     ap.add_argument("--work", type=Path, default=ROOT / "target/bench-scale")
     ap.add_argument("--cli", type=Path, default=ROOT / "target/debug/lightembed")
-    ap.add_argument("--concurrency", default="1,4,8")
+    ap.add_argument("--concurrency", default="1,4,8", help="clients per load level ('': no serve steps)")
     ap.add_argument("--requests", type=int, default=400, help="requests per concurrency level")
     ap.add_argument("--ef", default="40,96,200,400", help="hnsw.ef_search values for recall@10 ('': skip)")
+    ap.add_argument("--recall-questions", type=int, default=400, help="how many questions recall@10 uses")
     ap.add_argument("--maintenance-work-mem", default="1GB",
                     help="for the postings and the HNSW build (pgvector slows down when its graph outgrows it)")
     ap.add_argument("--work-mem", default="1GB", help="for the postings' sort")
@@ -332,6 +333,7 @@ def main() -> None:
     # SIGTERM (and SIGINT, ignored in a background job) end the run through `finally`: the server
     # and PostgreSQL are stopped by their pids.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    args.work = args.work.resolve()  # PostgreSQL runs in its own folder: a relative path would break
     args.work.mkdir(parents=True, exist_ok=True)
     figures_path = args.work / "figures.json"
     figures = json.loads(figures_path.read_text()) if figures_path.exists() else {}
@@ -351,8 +353,15 @@ def main() -> None:
         questions = [q["query"] for q in qset]
         vectors = np.stack([model.encode(q, dims=DIMS) for q in questions]).astype(np.float32)
         if args.ef:
-            recall(pg, vectors, [int(x) for x in args.ef.split(",")], figures)
+            # An even spread of the questions when --recall-questions cuts them (the exact scan
+            # reads every row once per question).
+            step = max(1, len(vectors) // args.recall_questions)
+            sample = vectors[::step][:args.recall_questions]
+            figures["recall_questions"] = len(sample)
+            recall(pg, sample, [int(x) for x in args.ef.split(",")], figures)
         figures_path.write_text(json.dumps(figures, indent=1))
+        if not args.concurrency:
+            return
         ident = {"id": model.model_id, "version": model.version, "dims": DIMS, "sha256": model.sha256}
         bodies = [json.dumps({"query": q, "vector": v.tolist(), "model": ident, "k": 10}).encode()
                   for q, v in zip(questions, vectors)]
