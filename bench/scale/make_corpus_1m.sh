@@ -39,7 +39,9 @@
 #
 # Nothing here is committed (bench/scale/data/ is git-ignored). Idempotent: downloads and
 # unpacked trees are kept; the site and the passages are rebuilt when missing.
-# Disk: ~2.3 GB in src/, extra-site shares its files by hard links, ~2 GB of passages.jsonl.
+# Disk: ~3.2 GB in src/ and extra-site/ (hard links, one copy), ~2.3 GB of passages JSON lines
+# (the four parts and the deduplicated whole); serve_bench adds 0.73 GiB of Parquet and 3.7 GiB
+# of PostgreSQL data.
 #
 # Usage: bash bench/scale/make_corpus_1m.sh [CLI]    # CLI: default target/release/lightembed
 # Then:  target/scale-venv/bin/python bench/scale/serve_bench.py --work bench/scale/data/work \
