@@ -5,6 +5,11 @@ prints figures for bench/RESULTS.md and writes them to WORK/figures.json.
 
     target/scale-venv/bin/python bench/scale/serve_bench.py [--site DIR] [--work DIR] [--cli BIN]
 
+At 1M passages (bench/scale/make_corpus_1m.sh writes WORK/passages.jsonl, so step 1 is skipped):
+
+    target/scale-venv/bin/python bench/scale/serve_bench.py --work bench/scale/data/work \
+        --cli target/release/lightembed --maintenance-work-mem 2GB
+
 Steps, each skipped when its output is there (so a run can be resumed):
   1. passages: `lightembed passages --embed-text` of the site (its lightembed/ bundle left out)
      → WORK/passages.jsonl;
@@ -155,14 +160,15 @@ class Postgres:
         self.pid = None
 
 
-def load(pg: Postgres, parquet: Path, figures: dict) -> None:
+def load(pg: Postgres, parquet: Path, figures: dict, maintenance_work_mem: str, work_mem: str) -> None:
     import psycopg
 
     with psycopg.connect(pg.dsn) as c:
         done = c.execute("SELECT to_regclass(%s)", (f"{PREFIX}_model",)).fetchone()[0]
     if not done:
         log(f"lightembed.pg.load {parquet} (prefix {PREFIX})")
-        info = lightembed.pg.load(parquet, pg.dsn, MODEL, prefix=PREFIX, maintenance_work_mem="1GB")
+        info = lightembed.pg.load(parquet, pg.dsn, MODEL, prefix=PREFIX, maintenance_work_mem=maintenance_work_mem,
+                                   work_mem=work_mem)
         figures["load"] = {"count": info["count"], **{k: round(v, 1) for k, v in info["seconds"].items()}}
         log(f"loaded {info['count']} passages: {info['seconds']}")
     with psycopg.connect(pg.dsn) as c:
@@ -315,14 +321,19 @@ def main() -> None:
     ap.add_argument("--site", type=Path, default=ROOT / "bench/search/data/big-site")
     ap.add_argument("--work", type=Path, default=ROOT / "target/bench-scale")
     ap.add_argument("--cli", type=Path, default=ROOT / "target/debug/lightembed")
-    ap.add_argument("--concurrency", default="1,4,8")
+    ap.add_argument("--concurrency", default="1,4,8", help="clients per load level ('': no serve steps)")
     ap.add_argument("--requests", type=int, default=400, help="requests per concurrency level")
     ap.add_argument("--ef", default="40,96,200,400", help="hnsw.ef_search values for recall@10 ('': skip)")
+    ap.add_argument("--recall-questions", type=int, default=400, help="how many questions recall@10 uses")
+    ap.add_argument("--maintenance-work-mem", default="1GB",
+                    help="for the postings and the HNSW build (pgvector slows down when its graph outgrows it)")
+    ap.add_argument("--work-mem", default="1GB", help="for the postings' sort")
     ap.add_argument("--serve-args", default="", help="more `lightembed serve` options, e.g. '--keyword-blocks 8'")
     args = ap.parse_args()
     # SIGTERM (and SIGINT, ignored in a background job) end the run through `finally`: the server
     # and PostgreSQL are stopped by their pids.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    args.work = args.work.resolve()  # PostgreSQL runs in its own folder: a relative path would break
     args.work.mkdir(parents=True, exist_ok=True)
     figures_path = args.work / "figures.json"
     figures = json.loads(figures_path.read_text()) if figures_path.exists() else {}
@@ -335,15 +346,22 @@ def main() -> None:
     pg.start()
     serve = None
     try:
-        load(pg, args.work / "passages.parquet", figures)
+        load(pg, args.work / "passages.parquet", figures, args.maintenance_work_mem, args.work_mem)
         figures_path.write_text(json.dumps(figures, indent=1))
         model = lightembed.Model.load(MODEL)
         qset = [json.loads(line) for line in open(QUESTIONS, encoding="utf-8")]
         questions = [q["query"] for q in qset]
         vectors = np.stack([model.encode(q, dims=DIMS) for q in questions]).astype(np.float32)
         if args.ef:
-            recall(pg, vectors, [int(x) for x in args.ef.split(",")], figures)
+            # An even spread of the questions when --recall-questions cuts them (the exact scan
+            # reads every row once per question).
+            step = max(1, len(vectors) // args.recall_questions)
+            sample = vectors[::step][:args.recall_questions]
+            figures["recall_questions"] = len(sample)
+            recall(pg, sample, [int(x) for x in args.ef.split(",")], figures)
         figures_path.write_text(json.dumps(figures, indent=1))
+        if not args.concurrency:
+            return
         ident = {"id": model.model_id, "version": model.version, "dims": DIMS, "sha256": model.sha256}
         bodies = [json.dumps({"query": q, "vector": v.tolist(), "model": ident, "k": 10}).encode()
                   for q, v in zip(questions, vectors)]

@@ -8,7 +8,8 @@ The Parquet files hold the passage fields (:data:`lightembed.arrow.PASSAGE_FIELD
 ``page_number`` when present), ``vector``
 (float32 lists of one length) and ``model_sha256`` — what :func:`lightembed.arrow.embed_batch`
 writes. Every row's ``model_sha256`` must be the model's: vectors of another model file are
-refused before anything is written. The loader fills ``{prefix}_passages`` (``COPY``), writes the
+refused before anything is written. The loader fills ``{prefix}_passages`` (``COPY`` of CSV that
+Arrow writes, a batch at a time: only the keyword tsvector is made row by row), writes the
 one-row ``{prefix}_model`` (the spec's §8 identity: model id, version, dims, SHA-256, whether
 the keyword side is stemmed, and BM25's N and avgdl), then builds ``{prefix}_postings`` (each
 term's passages in BM25 impact order, in blocks), ``{prefix}_terms`` (document frequencies) and
@@ -27,6 +28,7 @@ from typing import Any, Dict, Iterable, Optional, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 
 from lightembed._lightembed import (
@@ -63,9 +65,14 @@ def schema_sql(dims: int, prefix: str = "lightembed", vector_type: str = "vector
     return tables, indexes
 
 
-def _vector_text(values: Iterable[float]) -> str:
-    # repr of a float32 widened to float: exact, and pgvector parses it back to the same float32.
-    return "[" + ",".join(repr(v) for v in values) + "]"
+def _vector_texts(vectors: pa.Array, dims: int) -> pa.Array:
+    """pgvector's text form (``[x,y,…]``) of each row of a list column of ``dims`` floats, built by
+    Arrow's compute functions (no Python per value). Each value is cast to float32 and written in
+    its shortest round-trip form, so pgvector reads back the same float32."""
+    values = pc.cast(pc.list_flatten(vectors), pa.float32()).cast(pa.string())
+    offsets = pa.array(range(0, len(values) + 1, dims), pa.int32())
+    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, values), ",")
+    return pc.binary_join_element_wise("[", joined, "]", "")
 
 
 def load(
@@ -79,6 +86,7 @@ def load(
     keyword_stemming: str = "auto",
     batch_rows: int = 2000,
     maintenance_work_mem: str = "256MB",
+    work_mem: str = "256MB",
 ) -> Dict[str, Any]:
     """Loads embedded passages from Parquet (a file, a folder of them, or a list) into
     PostgreSQL at ``dsn``.
@@ -92,6 +100,11 @@ def load(
         replace: drop existing tables of that prefix first; without it, existing tables are an error.
         keyword_stemming: ``"auto"`` (by the model's language, as ``lightembed index``),
             ``"english"`` or ``"none"``.
+        batch_rows: rows read from Parquet and sent per COPY chunk.
+        maintenance_work_mem: the server's memory for building the indexes (HNSW: keep it above
+            the graph's size, about 0.9 KB per passage at 128 dims, or pgvector slows down).
+        work_mem: the server's memory for the postings' sort (every term of every passage,
+            ranked): below the sort's size it spills to disk.
 
     Returns ``{"count", "dims", "model_id", "model_version", "model_sha256", "seconds": {...}}``.
     Raises ``ValueError`` for missing fields, vectors of mixed length or another model, and
@@ -146,22 +159,38 @@ def load(
                 conn.execute(f"DROP TABLE IF EXISTS {prefix}_passages, {prefix}_model, "
                              f"{prefix}_postings, {prefix}_terms")
             conn.execute(tables)
-            columns = ", ".join(("pid", *PASSAGE_FIELDS, "page_number", "embedding", "keywords", "kw_len"))
+            columns = ("pid", *PASSAGE_FIELDS, "page_number", "embedding", "keywords", "kw_len")
             has_page = "page_number" in names
             total_len = 0
-            with conn.cursor().copy(f"COPY {prefix}_passages ({columns}) FROM STDIN") as copy:
+            csv_options = pacsv.WriteOptions(include_header=False, quoting_style="needed")
+            with conn.cursor().copy(f"COPY {prefix}_passages ({', '.join(columns)}) FROM STDIN "
+                                    "WITH (FORMAT csv)") as copy:
                 wanted = [*PASSAGE_FIELDS, "vector"] + (["page_number"] if has_page else [])
                 for batch in dataset.to_batches(columns=wanted, batch_size=batch_rows):
-                    cols = {name: batch.column(name).to_pylist() for name in PASSAGE_FIELDS}
-                    pages = batch.column("page_number").to_pylist() if has_page else [None] * batch.num_rows
-                    vectors = batch.column("vector").to_pylist()
-                    for i in range(batch.num_rows):
-                        row = [cols[name][i] or "" for name in PASSAGE_FIELDS]
-                        kw, kw_len = _keyword_tsvector(cols["page_title"][i] or "", cols["heading"][i] or "",
-                                                       cols["text"][i] or "", stem)
+                    n = batch.num_rows
+                    if n == 0:
+                        continue
+                    fields = [pc.fill_null(batch.column(name), "") for name in PASSAGE_FIELDS]
+                    keywords = []
+                    kw_lens = []
+                    for title, heading, text in zip(*(batch.column(name).to_pylist()
+                                                      for name in ("page_title", "heading", "text"))):
+                        kw, kw_len = _keyword_tsvector(title or "", heading or "", text or "", stem)
+                        keywords.append(kw)
+                        kw_lens.append(kw_len)
                         total_len += kw_len
-                        copy.write_row((count + i, *row, pages[i], _vector_text(vectors[i]), kw, kw_len))
-                    count += batch.num_rows
+                    pages = (pc.cast(batch.column("page_number"), pa.int32()) if has_page
+                             else pa.nulls(n, pa.int32()))
+                    rows = pa.table(
+                        [pa.array(range(count, count + n), pa.int32()), *fields, pages,
+                         _vector_texts(batch.column("vector"), dims), pa.array(keywords, pa.string()),
+                         pa.array(kw_lens, pa.int32())],
+                        names=list(columns),
+                    )
+                    sink = pa.BufferOutputStream()
+                    pacsv.write_csv(rows, sink, csv_options)
+                    copy.write(memoryview(sink.getvalue()))
+                    count += n
             seconds["copy"] = time.perf_counter() - t
             conn.execute(
                 f"INSERT INTO {prefix}_model (schema_version, model_id, model_version, dims, "
@@ -172,6 +201,7 @@ def load(
             )
             t = time.perf_counter()
             conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (maintenance_work_mem,))
+            conn.execute("SELECT set_config('work_mem', %s, true)", (work_mem,))
             conn.execute(indexes)
             seconds["indexes"] = time.perf_counter() - t
         conn.execute(f"ANALYZE {prefix}_passages")

@@ -119,6 +119,34 @@ def test_loader_wrote_tables_and_indexes(pg, loaded, book_parquet):
     np.testing.assert_array_equal(np.array(json.loads(text), dtype=np.float32), want)
 
 
+def test_loader_keeps_every_field_exactly(pg, tmp_path):
+    """The COPY (CSV written by Arrow) round-trips what CSV and COPY treat specially: quotes,
+    commas, tabs, newlines (a line of just a backslash and a dot, COPY's end marker in text
+    form), carriage returns, backslashes, empty and null fields, non-ASCII; and page numbers,
+    null or not."""
+    texts = ['say "hi", then leave', "tab\there\nnew line\r\nand CRLF", "a line\n\\.\nafter the end marker",
+             "back\\slash \\N and NULL", "ünïcödé — 日本語 🦀", ""]
+    rows = [{"id": f"p{i}.html#s", "page": f"p{i}.html", "title": f"T{i}", "page_title": "Page, \"quoted\"",
+             "heading": None if i == 1 else ("" if i == 2 else f"H{i}\t"), "url": f"p{i}.html#s",
+             "text": t, "page_number": None if i % 2 else i, "embed_text": t or "x"}
+            for i, t in enumerate(texts)]
+    batch = pa.RecordBatch.from_pylist(rows, schema=pa.schema(
+        [(k, pa.int32() if k == "page_number" else pa.string()) for k in rows[0]]))
+    out = la.embed_batch(batch, STATIC_MODEL, DIMS, text_column="embed_text")
+    pq.write_table(pa.Table.from_batches([out]), tmp_path / "hostile.parquet")
+    info = lightembed.pg.load(tmp_path / "hostile.parquet", pg.dsn, STATIC_MODEL, prefix="hostile", batch_rows=4)
+    assert info["count"] == len(texts)
+    with psycopg.connect(pg.dsn) as c:
+        got = c.execute("SELECT pid, id, page_title, heading, text, page_number, embedding::text, kw_len "
+                        "FROM hostile_passages ORDER BY pid").fetchall()
+    assert [g[0] for g in got] == list(range(len(texts)))
+    vectors = out.column("vector").to_pylist()
+    for r, g, v in zip(rows, got, vectors):
+        assert g[1:6] == (r["id"], r["page_title"], r["heading"] or "", r["text"], r["page_number"])
+        np.testing.assert_array_equal(np.array(json.loads(g[6]), dtype=np.float32), np.array(v, dtype=np.float32))
+        assert g[7] > 0  # the page title's words at least
+
+
 def test_loader_refuses_another_models_vectors(pg, book_parquet, tmp_path):
     table = pq.read_table(book_parquet).slice(0, 10)
     other = table.set_column(table.schema.get_field_index("model_sha256"), "model_sha256",
