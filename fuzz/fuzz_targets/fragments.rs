@@ -49,7 +49,7 @@ fn real() -> &'static (Vec<u8>, [u8; 16]) {
         }
         let f = split(
             &ix,
-            &SplitOptions { shard_bytes: 32, chunk_bytes: 40, partitions: Some(2), probes: 1 },
+            &SplitOptions { shard_bytes: 32, chunk_bytes: 40, partitions: Some(2), probes: 1, tier_postings: 2 },
         )
         .unwrap();
         let n = f.core.len() - 32;
