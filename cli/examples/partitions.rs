@@ -236,7 +236,10 @@ fn main() {
         "keyword top-10 overlap, first tiers against every tier: {:.3} ({found} of {wanted})",
         found as f64 / wanted.max(1) as f64
     );
-    for (what, probes) in [("default probes", ix.probes() as usize), ("exact scan", k_all)] {
+    for (what, probes) in [
+        ("default probes", ix.probes() as usize),
+        ("exact scan", k_all),
+    ] {
         let (a1, a10, amrr) = hybrid_of(&ix_all, probes);
         let (f1, f10, fmrr) = hybrid_of(&ix, probes);
         println!(
