@@ -1749,9 +1749,7 @@ impl FragmentedIndex {
         let mut seen = HashSet::new();
         for _ in 0..n_terms {
             let term = read_varstr(&mut r, "tail shard term")?;
-            if term.is_empty()
-                || term_hash(&term) % self.n_tails != s
-                || !seen.insert(term.clone())
+            if term.is_empty() || term_hash(&term) % self.n_tails != s || !seen.insert(term.clone())
             {
                 return Err(malformed(
                     "tail shard term",
@@ -1760,7 +1758,10 @@ impl FragmentedIndex {
             }
             let list = read_postings(&mut r, n)?;
             if list.is_empty() {
-                return Err(malformed("tail shard term", format!("{term:?}: no postings")));
+                return Err(malformed(
+                    "tail shard term",
+                    format!("{term:?}: no postings"),
+                ));
             }
             terms.push((term, list));
         }

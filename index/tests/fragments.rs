@@ -263,8 +263,16 @@ fn keyword_tiers_rank_exactly_when_all_are_read() {
         let tier0 = first.query(None, q, 10, &opts).unwrap();
         for h in &tier0 {
             // A passage missing from a term's first tier scores 0 for it: never above exact.
-            let e = exact.iter().find(|e| e.url == h.url).map_or(0.0, |e| e.score);
-            assert!(h.score <= e, "{q}: {} scores {} > exact {e}", h.url, h.score);
+            let e = exact
+                .iter()
+                .find(|e| e.url == h.url)
+                .map_or(0.0, |e| e.score);
+            assert!(
+                h.score <= e,
+                "{q}: {} scores {} > exact {e}",
+                h.url,
+                h.score
+            );
         }
         let same = tier0
             .iter()
@@ -281,7 +289,10 @@ fn keyword_tiers_rank_exactly_when_all_are_read() {
     // a worst case (each of 25 words in a third of the passages, the first tier 24 of ~80):
     // measured 31 of 70 sections in the exact top 10 (borrow 10, the others 2–5 each).
     assert_eq!(wanted, 70);
-    assert!((28..=34).contains(&found), "top-10 overlap {found} of {wanted}");
+    assert!(
+        (28..=34).contains(&found),
+        "top-10 overlap {found} of {wanted}"
+    );
     // Reading every tier needs the tails: a fresh reader says which and refuses until then.
     let mut fresh = FragmentedIndex::from_core(&f.core).unwrap();
     for s in &f.shards {
