@@ -189,9 +189,11 @@ pub const PARTITION_MIN_PASSAGES: usize = 2048;
 /// Partitions a query probes by default ([`SplitOptions::probes`]).
 pub const DEFAULT_PROBES: usize = 8;
 
-/// Postings a term's first tier holds by default ([`SplitOptions::tier_postings`]). Chosen by
-/// the first query's bytes and the ranking on the Python docs, the Rust book and the big Debian
-/// docs site (`bench/RESULTS.md`, "Flat keyword side: impact tiers").
+/// Postings a term's first tier holds by default ([`SplitOptions::tier_postings`]): about one
+/// 8 KiB term shard of postings. The only value measured so far (`bench/RESULTS.md`, "Flat
+/// keyword side: impact tiers"): the Python docs' mean first query 41 kB of term shards instead
+/// of 97 kB with hybrid MRR@10 0.871 against 0.865; the big Debian docs site's 126 kB instead of
+/// 1.70 MB, but success@10 0.398 against 0.430 on its mechanical question set.
 pub const DEFAULT_TIER_POSTINGS: usize = 1024;
 
 /// Most partitions a core may list.
