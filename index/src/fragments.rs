@@ -189,12 +189,13 @@ pub const PARTITION_MIN_PASSAGES: usize = 2048;
 /// Partitions a query probes by default ([`SplitOptions::probes`]).
 pub const DEFAULT_PROBES: usize = 8;
 
-/// Postings a term's first tier holds by default ([`SplitOptions::tier_postings`]): about one
-/// 8 KiB term shard of postings. The only value measured so far (`bench/RESULTS.md`, "Flat
-/// keyword side: impact tiers"): the Python docs' mean first query 41 kB of term shards instead
-/// of 97 kB with hybrid MRR@10 0.871 against 0.865; the big Debian docs site's 126 kB instead of
-/// 1.70 MB, but success@10 0.398 against 0.430 on its mechanical question set.
-pub const DEFAULT_TIER_POSTINGS: usize = 1024;
+/// Postings a term's first tier holds by default ([`SplitOptions::tier_postings`]). Measured at
+/// 1,024 and 4,096 (`bench/RESULTS.md`, "Flat keyword side: impact tiers"): on the big Debian
+/// docs site's mechanical questions 1,024 cost 3.2 points of success@10 (0.398 against 0.430),
+/// 4,096 1.3 points (0.417), within the 2 asked; a query's term shards there 126 kB and 219 kB
+/// (1.70 MB with every posting), on the Python docs 41 kB and 69 kB (97 kB), whose hybrid MRR@10
+/// is 0.871 and 0.883 (0.865).
+pub const DEFAULT_TIER_POSTINGS: usize = 4096;
 
 /// Most partitions a core may list.
 const MAX_PARTITIONS: usize = 1 << 16;
