@@ -597,6 +597,8 @@ struct Stored {
     partitions: Vec<Vec<u8>>,
     chunks: Vec<Vec<u8>>,
     typos: Vec<Vec<u8>>,
+    /// Tail shards: postings past each term's first tier (no front end fetches them).
+    tails: Vec<Vec<u8>>,
     model: Vec<u8>,
     /// The query head and its row shards (static models).
     query: Option<lightembed::QueryRowFiles>,
@@ -640,6 +642,7 @@ impl Stored {
             partitions: f.partitions.into_iter().map(enc).collect(),
             chunks: f.chunks.into_iter().map(enc).collect(),
             typos: f.typos.into_iter().map(enc).collect(),
+            tails: f.tails.into_iter().map(enc).collect(),
             model: enc(model.to_vec()),
             head_id: query.as_ref().map(|q| q.head_id()),
             query: query.map(|q| lightembed::QueryRowFiles {
@@ -688,6 +691,9 @@ fn bundle_files(
     for (n, y) in stored.typos.iter().enumerate() {
         files.push((format!("{frag_dir}n{n}.bin"), y.clone()));
     }
+    for (n, u) in stored.tails.iter().enumerate() {
+        files.push((format!("{frag_dir}u{n}.bin"), u.clone()));
+    }
     files.push((model_file.clone(), stored.model.clone()));
     // The query side: `query.<hash>.bin` and `q/<head id>/r<n>.bin` (the head id covers the
     // model and the dims, so a rebuilt site with another model renames the folder).
@@ -728,6 +734,7 @@ fn bundle_files(
                   "fragments_version": fragments::FRAGMENTS_VERSION,
                   "shards": stored.shards.len(), "partitions": stored.partitions.len(),
                   "chunks": stored.chunks.len(), "typos": stored.typos.len(),
+                  "tails": stored.tails.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
         "wasm": {"bytes": stored.wasm.len()},
         "unicode": {"bytes": stored.unicode.len(), "all_bytes": stored.unicode_all.len()},

@@ -2,7 +2,10 @@
 //! (bench/RESULTS.md, "Partitioned vectors, flat core"): for each question of a set, the
 //! partitions its query probes and their bytes as stored (what a cold visitor downloads for the
 //! vector side), recall@10 of the vector ranking against the exact scan, and page-level
-//! success@1/@10 and MRR@10 of the hybrid ranking, partitioned and exact.
+//! success@1/@10 and MRR@10 of the hybrid ranking, partitioned and exact; and the keyword side's
+//! impact tiers (bench/RESULTS.md, "Flat keyword side: impact tiers"): the first tiers' ranking
+//! (what every front end reads) against every tier's (exactly `Index::query`'s BM25), keyword
+//! top-10 overlap and hybrid success/MRR@10.
 //!
 //! ```sh
 //! cargo run --release -p lightembed-cli --example partitions -- SITE/lightembed QUESTIONS.jsonl [PROBES...]
@@ -70,7 +73,19 @@ fn main() {
         ix.add_partition(&read(&frags.join(format!("v{v}.bin"))))
             .unwrap();
     }
+    let mut ix_all = ix.clone();
+    ix_all.set_all_tiers(true);
+    let mut tail_bytes = 0u64;
+    for u in 0..ix.tail_shard_count() {
+        tail_bytes += size(format!("u{u}.bin"));
+        ix_all
+            .add_tail_shard(&read(&frags.join(format!("u{u}.bin"))))
+            .unwrap();
+    }
     for c in 0..ix.chunk_count() {
+        ix_all
+            .add_chunk(&read(&frags.join(format!("c{c}.bin"))))
+            .unwrap();
         ix.add_chunk(&read(&frags.join(format!("c{c}.bin"))))
             .unwrap();
     }
@@ -105,7 +120,15 @@ fn main() {
         .iter()
         .map(|(q, _)| model.embed(q, ix.dims()).unwrap())
         .collect();
-    let hybrid = |probes: usize| -> (f64, f64, f64) {
+    let shard_bytes: u64 = (0..ix.shard_count())
+        .map(|s| size(format!("t{s}.bin")))
+        .sum();
+    println!(
+        "term shards {} ({shard_bytes} bytes stored), tail shards {} ({tail_bytes} bytes stored)",
+        ix.shard_count(),
+        ix.tail_shard_count()
+    );
+    let hybrid_of = |ix: &FragmentedIndex, probes: usize| -> (f64, f64, f64) {
         let opts = SearchOptions {
             ef_search: Some(probes),
             ..SearchOptions::default()
@@ -190,7 +213,40 @@ fn main() {
         c_all as f64 / nq,
         core_gz as f64 + (t_all + v_all + c_all) as f64 / nq
     );
-    let (e1, e10, emrr) = hybrid(k_all);
+    let (e1, e10, emrr) = hybrid_of(&ix, k_all);
+    // The keyword side: first tiers against every tier.
+    let kw_top = |ix: &FragmentedIndex, q: &str| -> Vec<u32> {
+        let opts = SearchOptions {
+            mode: Mode::Keyword,
+            ..SearchOptions::default()
+        };
+        ix.query(None, q, 10, &opts)
+            .unwrap()
+            .iter()
+            .map(|h| h.passage)
+            .collect()
+    };
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for (q, _) in &qs {
+        let exact: HashSet<u32> = kw_top(&ix_all, q).into_iter().collect();
+        found += kw_top(&ix, q).iter().filter(|p| exact.contains(p)).count();
+        wanted += exact.len();
+    }
+    println!(
+        "keyword top-10 overlap, first tiers against every tier: {:.3} ({found} of {wanted})",
+        found as f64 / wanted.max(1) as f64
+    );
+    for (what, probes) in [
+        ("default probes", ix.probes() as usize),
+        ("exact scan", k_all),
+    ] {
+        let (a1, a10, amrr) = hybrid_of(&ix_all, probes);
+        let (f1, f10, fmrr) = hybrid_of(&ix, probes);
+        println!(
+            "hybrid, {what}: first tiers success@1 {f1:.3} success@10 {f10:.3} MRR@10 {fmrr:.3}; \
+             every tier {a1:.3} {a10:.3} {amrr:.3}"
+        );
+    }
     println!(
         "| probes | vector bytes / query (mean, max) | of all codes | recall@10 (vector) | hybrid success@1 | success@10 | MRR@10 |"
     );
@@ -213,7 +269,7 @@ fn main() {
                 .count();
             wanted += exact.len();
         }
-        let (s1, s10, mrr) = hybrid(probes);
+        let (s1, s10, mrr) = hybrid_of(&ix, probes);
         println!(
             "| {probes} | {:.0}, {max} | {:.3} | {:.3} | {s1:.3} | {s10:.3} | {mrr:.3} |",
             bytes as f64 / qs.len() as f64,

@@ -333,6 +333,13 @@ pub struct SiteCommand {
     #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_PROBES as u32,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub probes: u32,
+    /// Postings of a term in its first tier, what a query downloads: a term in more passages
+    /// keeps there the ones with the highest BM25 score and the rest in tail shards (`u<n>.bin`)
+    /// that the widget and `lightembed search` do not read, so a query's keyword bytes stop
+    /// growing with the site.
+    #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_TIER_POSTINGS as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub tier_postings: u32,
 }
 
 /// The arguments of `lightembed search` (see [`Command::Search`]).

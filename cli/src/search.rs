@@ -47,7 +47,9 @@ pub struct SearchArgs {
 
 /// A `lightembed site` bundle folder (`…/lightembed`, holding `manifest.json` with a `core`),
 /// loaded whole: the core, every term shard, vector partition, text chunk and typo shard (a
-/// search still scores only the partitions its query probes, as the widget does); and the
+/// search still scores only the partitions its query probes, as the widget does; tail shards,
+/// the postings past each common term's first tier, are not read: the widget ranks by the first
+/// tiers, and so does this); and the
 /// bundle's model (path and
 /// bytes). Files stored gzip-compressed (bundle version 3) are decompressed; raw ones (version 2,
 /// or `--no-gzip`) read as they are.

@@ -59,6 +59,8 @@ pub struct SiteArgs {
     pub partitions: Option<usize>,
     /// Vector partitions a query probes by default.
     pub probes: usize,
+    /// Postings in a term's first tier (`--tier-postings`).
+    pub tier_postings: usize,
 }
 
 /// Runs `lightembed site`: see the command's `--help`.
@@ -124,6 +126,7 @@ pub fn run(a: SiteArgs) -> Result<u8> {
         split: lightembed_index::fragments::SplitOptions {
             partitions: a.partitions,
             probes: a.probes,
+            tier_postings: a.tier_postings,
             ..Default::default()
         },
     };

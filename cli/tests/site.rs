@@ -95,6 +95,9 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
             .add_shard(&read_gz(&bundle.join(format!("{frags}t{n}.bin"))))
             .unwrap();
     }
+    // Tail shards (postings past a term's first tier): none on a site this small.
+    assert_eq!(manifest["index"]["tails"], index.tail_shard_count());
+    assert_eq!(index.tail_shard_count(), 0);
     assert_eq!(manifest["index"]["partitions"], index.partition_count());
     for n in 0..index.partition_count() {
         index

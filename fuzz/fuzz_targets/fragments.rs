@@ -1,5 +1,5 @@
 //! Fuzz the fragmented-index readers (`index/src/fragments.rs`): `FragmentedIndex::from_core`,
-//! `add_shard`, `add_partition`, `add_chunk` and `add_typo_shard` over arbitrary bytes return
+//! `add_shard`, `add_partition`, `add_chunk`, `add_typo_shard` and `add_tail_shard` over arbitrary bytes return
 //! `Ok` or `Err`, never panic, never hang,
 //! never allocate from a length the bytes cannot back. The input is split in three (core, shard,
 //! chunk); each part is tried as is and with its trailing SHA-256 recomputed (otherwise nearly
@@ -49,7 +49,7 @@ fn real() -> &'static (Vec<u8>, [u8; 16]) {
         }
         let f = split(
             &ix,
-            &SplitOptions { shard_bytes: 32, chunk_bytes: 40, partitions: Some(2), probes: 1 },
+            &SplitOptions { shard_bytes: 32, chunk_bytes: 40, partitions: Some(2), probes: 1, tier_postings: 2 },
         )
         .unwrap();
         let n = f.core.len() - 32;
@@ -65,6 +65,11 @@ fn exercise(fx: &FragmentedIndex, query: &str) {
     let _ = fx.corrections(query);
     let v = vec![0.25f32; fx.dims()];
     let _ = fx.partitions_for(&v, None);
+    // Every tier: the tail shards a query needs, and a query refused or answered without panic.
+    let mut all = fx.clone();
+    all.set_all_tiers(true);
+    let _ = all.missing_tail_shards(query);
+    let _ = all.query(Some(&v), query, 5, &SearchOptions::default());
     for mode in [Mode::Hybrid, Mode::Vector, Mode::Keyword] {
         let opts = SearchOptions { mode, ..SearchOptions::default() };
         if let Ok(hits) = fx.query(Some(&v), query, 5, &opts) {
@@ -87,6 +92,7 @@ fuzz_target!(|data: &[u8]| {
             for s in [shard.to_vec(), resealed(shard)] {
                 let _ = fx.add_shard(&s);
                 let _ = fx.add_partition(&s);
+                let _ = fx.add_tail_shard(&s);
             }
             for t in [chunk.to_vec(), resealed(chunk)] {
                 let _ = fx.add_chunk(&t);
@@ -100,7 +106,7 @@ fuzz_target!(|data: &[u8]| {
     let mut fx = FragmentedIndex::from_core(real_core).unwrap();
     for part in [shard, chunk] {
         if part.len() >= 6 + 16 + 32 {
-            for magic in [b"LEFT", b"LEFV", b"LEFC", b"LEFY"] {
+            for magic in [b"LEFT", b"LEFV", b"LEFC", b"LEFY", b"LEFU"] {
                 let mut p = part.to_vec();
                 p[..4].copy_from_slice(magic);
                 p[4..6].copy_from_slice(&FRAGMENTS_VERSION.to_le_bytes());
@@ -110,6 +116,7 @@ fuzz_target!(|data: &[u8]| {
                 let _ = fx.add_partition(&p);
                 let _ = fx.add_chunk(&p);
                 let _ = fx.add_typo_shard(&p);
+                let _ = fx.add_tail_shard(&p);
             }
         }
     }

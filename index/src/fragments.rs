@@ -2,14 +2,16 @@
 //! first, then only the keyword postings of the query's terms, the vector codes of the query's
 //! nearest partitions and the text of the results shown (Pagefind's idea, with vectors).
 //!
-//! [`split`] turns a built [`Index`] into four kinds of files; [`FragmentedIndex`] reads them
-//! back and ranks exactly like [`Index::query`] on the keyword side (same tokeniser, same BM25
-//! statistics, same bits) and by an asymmetric binary code on the vector side:
+//! [`split`] turns a built [`Index`] into six kinds of files; [`FragmentedIndex`] reads them
+//! back and ranks like [`Index::query`] on the keyword side (same tokeniser, same BM25
+//! statistics, same bits; exactly when every tier is read, see *impact tiers*) and by an
+//! asymmetric binary code on the vector side:
 //!
 //! | fragment | holds | fetched |
 //! |---|---|---|
 //! | core | manifest (spec §8), the code's frame (μ, σ, α_max), the partitions' centroids; nothing per passage or per section | on the first query |
-//! | term shard `s` | the postings `(passage, tf, passage length, place)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
+//! | term shard `s` | the first tier of postings `(passage, tf, passage length, place)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
+//! | tail shard `u` | the postings past the first tier of every common term `t` with `fnv1a(t) mod U = u` | never by the widget; by a reader asked for every tier |
 //! | partition `v` | the binary codes (and places) of the passages whose vectors k-means put in cluster `v` — a range of passage numbers | the `probes` partitions nearest the query vector |
 //! | text chunk `c` | passages `c·P .. (c+1)·P`: their text and their sections' URLs and titles | for the results shown |
 //! | typo shard `y` | per *typo key* `k` with `fnv1a(k) mod Y = y`, the indexed terms listed under it, each with its df | for a query term no passage holds (a typo?), after its term shard |
@@ -28,6 +30,23 @@
 //! ([`FragmentedIndex::missing_typo_shards`]), and the correction's term shard is then one of
 //! [`FragmentedIndex::missing_shards`]. [`Index::query`] has no typo tolerance: on a query whose
 //! terms all occur the two rank alike.
+//!
+//! **Impact tiers: a query's keyword bytes do not grow with the site.** A term in more than
+//! `T` passages ([`SplitOptions::tier_postings`], default [`DEFAULT_TIER_POSTINGS`]) keeps in its
+//! term shard only its `T` postings of highest BM25 impact (`term_score` of its tf and the
+//! passage's length: the idf is the term's, so this is the order of its BM25 contributions) and
+//! its df (the idf needs it); the rest go to a *tail shard*. Each tier is stored in passage
+//! order (for the deltas' sake). Without this, the postings of a query's common words
+//! ("how", "file", "line") grow with the passages: 1.75 MB of the big Debian docs site's 1.97 MB
+//! first query. Rankings read the first tiers only, unless asked for every tier
+//! ([`FragmentedIndex::set_all_tiers`]: then exactly [`Index::query`]'s BM25). With the first
+//! tiers alone, a passage missing from a term's first tier scores 0 for that term, where its true
+//! contribution is somewhere between 0 (it may not hold the term) and the lowest contribution in
+//! that first tier (the bound: the first tier holds the term's best); so a passage's BM25 is
+//! never above its exact value, a one-term query's top `T` are exact, and what the first tiers
+//! miss is a passage holding several common query words, none of them among its `T` best.
+//! Every front end reads the first tiers by default, so the widget and `lightembed search` rank
+//! alike.
 //!
 //! **The core does not grow with the site.** It holds no per-passage or per-section data: a
 //! passage's keyword length travels in its postings (BM25 needs it only for passages a query
@@ -77,7 +96,8 @@
 //! among its page's distinct URLs (first seen first). Two passages share a section (one hit per
 //! section) when their places are equal, a page when their page numbers are.
 //!
-//! # Byte layouts (version 5: partitioned vector codes and a core that holds nothing per passage
+//! # Byte layouts (version 6: impact tiers — term shards hold each term's first tier and its df,
+//! tail shards the rest; version 5: partitioned vector codes and a core that holds nothing per passage
 //! or section — postings carry lengths and places, chunks carry sections; version 4: typo shards,
 //! their count in the core; version 3: a section keeps its page title and heading apart; version
 //! 2: keyword terms fold `ı` → `i`. Older bundles are refused with "re-run `lightembed site`")
@@ -92,39 +112,44 @@
 //! like values (term shards 16 % smaller than row by row on the Python docs).
 //!
 //! ```text
-//! core      "LEFI" u16 version=5 u16 flags (bit 0: English stemming)
+//! core      "LEFI" u16 version=6 u16 flags (bit 0: English stemming)
 //!           manifest (as crate::layout; count = passages n < 2³²−1)
 //!           varint term shards (1..=65536); u64 Σ|d| (keyword tokens of every passage);
-//!           varint typo shards (1..=65536)
+//!           varint typo shards (1..=65536); varint tail shards U (0..=65536)
 //!           varint chunk passages P (≥ 1; text chunks = ⌈n / P⌉)
 //!           dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0)
 //!           varint partitions K (≥ 1 when n > 0, ≤ 65536); varint probes (1..=K; 0 when K = 0)
 //!           K × (varint entries ≥ 1; f32 scale (finite, ≥ 0); dims × i8 centroid)
 //!               (Σ entries = n; partition v holds passages Σ_{u<v} entries_u onwards; a centroid
 //!               is its partition's mean vector ≈ scale · i8)
-//!           32-byte content digest: SHA-256 over every term shard, partition, chunk and typo
-//!               shard (in that order), each as u64 length + its bytes up to its trailer with the build id
+//!           32-byte content digest: SHA-256 over every term shard, partition, chunk, typo
+//!               shard and tail shard (in that order), each as u64 length + its bytes up to its trailer with the build id
 //!               zeroed (so the build id, and every cached fragment name derived from it,
 //!               changes when any text, posting or code does)
 //!           32-byte SHA-256
-//! shard     "LEFT" u16 version=5 16-byte build id, varint shard number
+//! shard     "LEFT" u16 version=6 16-byte build id, varint shard number
 //!           varint terms; per term (distinct, each hashing to this shard): str term,
-//!               varint df ≥ 1, df × varint passage delta (first = passage; increasing, < n),
-//!               df × varint tf ≥ 1, df × varint |d| ≥ tf (the passage's keyword length),
-//!               df × place
+//!               varint df ≥ 1, postings (m = min(df, T) ≥ 1: the term's first tier)
 //!           32-byte SHA-256
-//! partition "LEFV" u16 version=5 16-byte build id, varint partition number
+//! postings  varint m, m × varint passage delta (first = passage; increasing, < n),
+//!               m × varint tf ≥ 1, m × varint |d| ≥ tf (the passage's keyword length),
+//!               m × place
+//! tail      "LEFU" u16 version=6 16-byte build id, varint tail shard number
+//!           varint terms; per term (distinct, each hashing to this shard, df > T): str term,
+//!               postings (m = df − T ≥ 1: the rest, in passage order)
+//!           32-byte SHA-256
+//! partition "LEFV" u16 version=6 16-byte build id, varint partition number
 //!           varint entries m (= the core's count for it; entry i is passage start_v + i)
 //!           m × place; m × u8 α code; m × ⌈dims/8⌉ sign bytes
 //!               (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
 //!           32-byte SHA-256
-//! chunk     "LEFC" u16 version=5 16-byte build id, varint chunk number
+//! chunk     "LEFC" u16 version=6 16-byte build id, varint chunk number
 //!           varint count (= min(P, n − c·P)); varint sections S (1..=count; 0 when count 0);
 //!           S × (str url, str page title, str heading (empty: none));
 //!               a section's display title is `lightembed_title::section_title` of the two
 //!           count × (varint section < S, str text)
 //!           32-byte SHA-256
-//! typo      "LEFY" u16 version=5 16-byte build id, varint typo shard number
+//! typo      "LEFY" u16 version=6 16-byte build id, varint typo shard number
 //!           varint keys; per key (distinct, ascending, each hashing to this shard): str key
 //!               (`^` + a term's first two chars, or its last two + `$`), varint count ≥ 1,
 //!               count × (str term (ascending, distinct, under that key), varint df ≥ 1)
@@ -145,13 +170,14 @@ use crate::util::{dot, sort_best_first, Scored};
 use crate::{Mode, SearchOptions};
 
 /// Version of the fragment layouts written and read here.
-pub const FRAGMENTS_VERSION: u16 = 5;
+pub const FRAGMENTS_VERSION: u16 = 6;
 
 const CORE_MAGIC: [u8; 4] = *b"LEFI";
 const SHARD_MAGIC: [u8; 4] = *b"LEFT";
 const PART_MAGIC: [u8; 4] = *b"LEFV";
 const CHUNK_MAGIC: [u8; 4] = *b"LEFC";
 const TYPO_MAGIC: [u8; 4] = *b"LEFY";
+const TAIL_MAGIC: [u8; 4] = *b"LEFU";
 const TRAILER: usize = 32;
 
 /// Below this many passages a bundle keeps one partition (every code scored: exact). Chosen by
@@ -162,6 +188,14 @@ pub const PARTITION_MIN_PASSAGES: usize = 2048;
 
 /// Partitions a query probes by default ([`SplitOptions::probes`]).
 pub const DEFAULT_PROBES: usize = 8;
+
+/// Postings a term's first tier holds by default ([`SplitOptions::tier_postings`]). Measured at
+/// 1,024 and 4,096 (`bench/RESULTS.md`, "Flat keyword side: impact tiers"): on the big Debian
+/// docs site's mechanical questions 1,024 cost 3.2 points of success@10 (0.398 against 0.430),
+/// 4,096 1.3 points (0.417), within the 2 asked; a query's term shards there 126 kB and 219 kB
+/// (1.70 MB with every posting), on the Python docs 41 kB and 69 kB (97 kB), whose hybrid MRR@10
+/// is 0.871 and 0.883 (0.865).
+pub const DEFAULT_TIER_POSTINGS: usize = 4096;
 
 /// Most partitions a core may list.
 const MAX_PARTITIONS: usize = 1 << 16;
@@ -182,6 +216,11 @@ pub struct SplitOptions {
     /// Partitions a query probes by default (written in the core; at most the partitions).
     /// Default [`DEFAULT_PROBES`].
     pub probes: usize,
+    /// Postings in a term's first tier (its term shard, what a query fetches): a term in more
+    /// passages keeps there the `tier_postings` with the highest BM25 impact, and the rest go
+    /// to a tail shard that a ranking reads only when asked for every tier
+    /// ([`FragmentedIndex::set_all_tiers`]). Default [`DEFAULT_TIER_POSTINGS`].
+    pub tier_postings: usize,
 }
 
 impl Default for SplitOptions {
@@ -191,6 +230,7 @@ impl Default for SplitOptions {
             chunk_bytes: 4 << 10,
             partitions: None,
             probes: DEFAULT_PROBES,
+            tier_postings: DEFAULT_TIER_POSTINGS,
         }
     }
 }
@@ -214,6 +254,8 @@ pub struct Fragments {
     pub chunks: Vec<Vec<u8>>,
     /// Typo shards, by number.
     pub typos: Vec<Vec<u8>>,
+    /// Tail shards (the postings past each term's first tier), by number.
+    pub tails: Vec<Vec<u8>>,
 }
 
 impl Fragments {
@@ -468,10 +510,12 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         || opts.chunk_bytes == 0
         || opts.probes == 0
         || opts.partitions == Some(0)
+        || opts.tier_postings == 0
     {
         return Err(IndexError::InvalidArgument {
             what: "split options",
-            detail: "shard_bytes, chunk_bytes, probes and partitions must be > 0".into(),
+            detail: "shard_bytes, chunk_bytes, probes, partitions and tier_postings must be > 0"
+                .into(),
         });
     }
     let dims = src.manifest.dims;
@@ -613,25 +657,56 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
             postings[t as usize].push((i as u32, tf));
         }
     }
-    let posting_bytes: usize = kw
-        .vocab
-        .iter()
-        .zip(&postings)
-        .filter(|(_, p)| !p.is_empty())
-        .map(|(t, p)| t.len() + 6 + 6 * p.len())
-        .sum();
-    let n_shards = posting_bytes.div_ceil(opts.shard_bytes).clamp(1, 1 << 16);
+    // Impact tiers: a term in more than `tier_postings` passages keeps its `tier_postings`
+    // postings of highest BM25 impact (ties: the lower passage) in its term shard and the rest
+    // in a tail shard, each tier in passage order. The idf is the term's, so the impact order is
+    // that of `term_score(1, tf, |d|, avgdl)`.
+    let avg = avgdl(total_len, n);
+    let tier = opts.tier_postings;
+    let mut tails: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kw.vocab.len()];
+    for (list, tail) in postings.iter_mut().zip(tails.iter_mut()) {
+        if list.len() <= tier {
+            continue;
+        }
+        let impact = |&(p, tf): &(u32, u32)| term_score(1.0, tf, lens[p as usize], avg);
+        list.sort_by(|a, b| impact(b).total_cmp(&impact(a)).then(a.0.cmp(&b.0)));
+        *tail = list.split_off(tier);
+        list.sort_unstable();
+        tail.sort_unstable();
+    }
+    let list_bytes = |lists: &[Vec<(u32, u32)>]| -> usize {
+        kw.vocab
+            .iter()
+            .zip(lists)
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(t, p)| t.len() + 6 + 6 * p.len())
+            .sum()
+    };
+    let n_shards = list_bytes(&postings)
+        .div_ceil(opts.shard_bytes)
+        .clamp(1, 1 << 16);
     let mut by_shard: Vec<Vec<u32>> = vec![Vec::new(); n_shards];
     for (t, term) in kw.vocab.iter().enumerate() {
         if !postings[t].is_empty() {
             by_shard[(term_hash(term) % n_shards as u32) as usize].push(t as u32);
         }
     }
+    // Tail shards are never part of a first query: a few times a term shard's bytes each.
+    let n_tails = list_bytes(&tails)
+        .div_ceil(opts.shard_bytes * 8)
+        .min(1 << 16);
+    let mut by_tail: Vec<Vec<u32>> = vec![Vec::new(); n_tails];
+    for (t, term) in kw.vocab.iter().enumerate() {
+        if !tails[t].is_empty() {
+            by_tail[(term_hash(term) % n_tails as u32) as usize].push(t as u32);
+        }
+    }
+    let df_of = |t: usize| (postings[t].len() + tails[t].len()) as u32;
 
     // Typo lists: each listed term under its two keys, the keys hashed into typo shards.
     let mut typo_lists: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     for (t, term) in kw.vocab.iter().enumerate() {
-        if crate::typos::listed(term, postings[t].len() as u32) {
+        if crate::typos::listed(term, df_of(t)) {
             for key in crate::typos::term_keys(term).into_iter().flatten() {
                 typo_lists.entry(key).or_default().push(t as u32);
             }
@@ -678,6 +753,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     w.varint(n_shards as u32);
     w.u64(total_len);
     w.varint(n_typos as u32);
+    w.varint(n_tails as u32);
     w.varint(per_chunk as u32);
     for &m in mean.iter().chain(&sigma) {
         w.f32(m);
@@ -711,6 +787,22 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         w.varint(number as u32);
         w
     };
+    // `varint m`, then m postings column by column (gzip finds more in a column of like values).
+    let write_postings = |w: &mut Writer, list: &[(u32, u32)]| {
+        w.varint(list.len() as u32);
+        let mut prev = 0;
+        for (k, &(p, _)) in list.iter().enumerate() {
+            w.varint(if k == 0 { p } else { p - prev });
+            prev = p;
+        }
+        for &(_, tf) in list {
+            w.varint(tf);
+        }
+        for &(p, _) in list {
+            w.varint(lens[p as usize]);
+        }
+        write_places(w, list.iter().map(|&(p, _)| places[p as usize]));
+    };
     let shards: Vec<Writer> = by_shard
         .iter_mut()
         .enumerate()
@@ -720,21 +812,22 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
             w.varint(terms.len() as u32);
             for &t in terms.iter() {
                 varstr(&mut w, &kw.vocab[t as usize]);
-                let list = &postings[t as usize];
-                w.varint(list.len() as u32);
-                // Column by column (gzip finds more in a column of like values).
-                let mut prev = 0;
-                for (k, &(p, _)) in list.iter().enumerate() {
-                    w.varint(if k == 0 { p } else { p - prev });
-                    prev = p;
-                }
-                for &(_, tf) in list {
-                    w.varint(tf);
-                }
-                for &(p, _) in list {
-                    w.varint(lens[p as usize]);
-                }
-                write_places(&mut w, list.iter().map(|&(p, _)| places[p as usize]));
+                w.varint(df_of(t as usize));
+                write_postings(&mut w, &postings[t as usize]);
+            }
+            w
+        })
+        .collect();
+    let tail_shards: Vec<Writer> = by_tail
+        .iter_mut()
+        .enumerate()
+        .map(|(s, terms)| {
+            terms.sort_by(|&a, &b| kw.vocab[a as usize].cmp(&kw.vocab[b as usize]));
+            let mut w = header(&TAIL_MAGIC, s);
+            w.varint(terms.len() as u32);
+            for &t in terms.iter() {
+                varstr(&mut w, &kw.vocab[t as usize]);
+                write_postings(&mut w, &tails[t as usize]);
             }
             w
         })
@@ -795,14 +888,20 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
                 w.varint(terms.len() as u32);
                 for &t in terms.iter() {
                     varstr(&mut w, &kw.vocab[t as usize]);
-                    w.varint(postings[t as usize].len() as u32);
+                    w.varint(df_of(t as usize));
                 }
             }
             w
         })
         .collect();
     let mut content = Sha256::new();
-    for w in shards.iter().chain(&parts).chain(&chunks).chain(&typos) {
+    for w in shards
+        .iter()
+        .chain(&parts)
+        .chain(&chunks)
+        .chain(&typos)
+        .chain(&tail_shards)
+    {
         content.update((w.buf.len() as u64).to_le_bytes());
         content.update(&w.buf);
     }
@@ -823,7 +922,53 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         partitions: parts.into_iter().map(seal).collect(),
         chunks: chunks.into_iter().map(seal).collect(),
         typos: typos.into_iter().map(seal).collect(),
+        tails: tail_shards.into_iter().map(seal).collect(),
     })
+}
+
+/// Reads `varint m` and m postings as [`split`] writes them (passages increasing, below `n`; tf
+/// ≥ 1; a length ≥ tf; places).
+fn read_postings(r: &mut Reader<'_>, n: u64) -> Result<Vec<Posting>, IndexError> {
+    let df = r.varint("postings")? as u64;
+    if df > n {
+        return Err(malformed("postings", format!("{df} for {n} passages")));
+    }
+    r.need(5 * df, "postings")?;
+    let mut list = Vec::with_capacity(df as usize);
+    let mut prev: u64 = 0;
+    for k in 0..df {
+        let delta = r.varint("posting")? as u64;
+        let p = if k == 0 { delta } else { prev + delta };
+        if (k > 0 && delta == 0) || p >= n {
+            return Err(malformed(
+                "posting",
+                format!("passage {p} out of order or ≥ {n}"),
+            ));
+        }
+        list.push(Posting {
+            passage: p as u32,
+            tf: 0,
+            len: 0,
+            place: (0, 0),
+        });
+        prev = p;
+    }
+    for x in list.iter_mut() {
+        x.tf = r.varint("term frequency")?;
+    }
+    for x in list.iter_mut() {
+        x.len = r.varint("passage length")?;
+        if x.tf == 0 || x.tf > x.len {
+            return Err(malformed(
+                "term frequency",
+                format!("{} in passage {} of length {}", x.tf, x.passage, x.len),
+            ));
+        }
+    }
+    for (x, place) in list.iter_mut().zip(read_places(r, df as usize)?) {
+        x.place = place;
+    }
+    Ok(list)
 }
 
 /// A string as `varint` length + UTF-8 (fragments use varint lengths: titles and terms are short).
@@ -916,7 +1061,14 @@ pub struct FragmentedIndex {
     probes: u32,
     n_shards: u32,
     shard_loaded: Vec<bool>,
-    postings: HashMap<String, Vec<Posting>>,
+    /// Term → (df, its first tier of postings, in passage order).
+    postings: HashMap<String, (u32, Vec<Posting>)>,
+    n_tails: u32,
+    tail_loaded: Vec<bool>,
+    /// Term → the postings past its first tier, in passage order.
+    tails: HashMap<String, Vec<Posting>>,
+    /// Rankings read every tier ([`FragmentedIndex::set_all_tiers`]).
+    all_tiers: bool,
     n_typos: u32,
     typo_loaded: Vec<bool>,
     /// Typo key → the listed terms under it, with their df.
@@ -1011,6 +1163,13 @@ impl FragmentedIndex {
             return Err(malformed(
                 "typo shards",
                 format!("{n_typos} is not in 1..=65536"),
+            ));
+        }
+        let n_tails = r.varint("tail shards")?;
+        if n_tails > 1 << 16 {
+            return Err(malformed(
+                "tail shards",
+                format!("{n_tails} is not in 0..=65536"),
             ));
         }
         let chunk_passages = r.varint("chunk passages")?;
@@ -1112,6 +1271,10 @@ impl FragmentedIndex {
             n_shards,
             shard_loaded: vec![false; n_shards as usize],
             postings: HashMap::new(),
+            n_tails,
+            tail_loaded: vec![false; n_tails as usize],
+            tails: HashMap::new(),
+            all_tiers: false,
             n_typos,
             typo_loaded: vec![false; n_typos as usize],
             typo_lists: HashMap::new(),
@@ -1475,7 +1638,7 @@ impl FragmentedIndex {
         let n = self.n as u64;
         let n_terms = r.varint("shard terms")?;
         r.need(3 * n_terms as u64, "shard terms")?;
-        let mut terms: Vec<(String, Vec<Posting>)> = Vec::with_capacity(n_terms as usize);
+        let mut terms: Vec<(String, (u32, Vec<Posting>))> = Vec::with_capacity(n_terms as usize);
         let mut seen = HashSet::new();
         for _ in 0..n_terms {
             let term = read_varstr(&mut r, "shard term")?;
@@ -1488,53 +1651,126 @@ impl FragmentedIndex {
                     format!("{term:?} is empty, listed twice or not in shard {s}"),
                 ));
             }
-            let df = r.varint("document frequency")? as u64;
-            if df == 0 || df > n {
+            let df = r.varint("document frequency")?;
+            if df == 0 || df as u64 > n {
                 return Err(malformed(
                     "document frequency",
                     format!("{df} for {n} passages"),
                 ));
             }
-            r.need(5 * df, "postings")?;
-            let mut list = Vec::with_capacity(df as usize);
-            let mut prev: u64 = 0;
-            for k in 0..df {
-                let delta = r.varint("posting")? as u64;
-                let p = if k == 0 { delta } else { prev + delta };
-                if (k > 0 && delta == 0) || p >= n {
-                    return Err(malformed(
-                        "posting",
-                        format!("passage {p} out of order or ≥ {n}"),
-                    ));
-                }
-                list.push(Posting {
-                    passage: p as u32,
-                    tf: 0,
-                    len: 0,
-                    place: (0, 0),
-                });
-                prev = p;
+            let list = read_postings(&mut r, n)?;
+            if list.is_empty() || list.len() as u64 > df as u64 {
+                return Err(malformed(
+                    "first tier",
+                    format!("{} postings for a df of {df}", list.len()),
+                ));
             }
-            for x in list.iter_mut() {
-                x.tf = r.varint("term frequency")?;
-            }
-            for x in list.iter_mut() {
-                x.len = r.varint("passage length")?;
-                if x.tf == 0 || x.tf > x.len {
-                    return Err(malformed(
-                        "term frequency",
-                        format!("{} in passage {} of length {}", x.tf, x.passage, x.len),
-                    ));
-                }
-            }
-            for (x, place) in list.iter_mut().zip(read_places(&mut r, df as usize)?) {
-                x.place = place;
-            }
+            let list = (df, list);
             terms.push((term, list));
         }
         done(&r)?;
         self.postings.extend(terms);
         self.shard_loaded[s as usize] = true;
+        Ok(s)
+    }
+
+    /// Number of tail shards (files `u<s>.bin` of a bundle): the postings past each common
+    /// term's first tier. 0 when every term's postings fit its first tier.
+    pub fn tail_shard_count(&self) -> u32 {
+        self.n_tails
+    }
+
+    /// Whether rankings read every tier of a term's postings (`true`: exactly
+    /// [`Index::query`]'s BM25, the tail shards of the query's common terms needed,
+    /// [`FragmentedIndex::missing_tail_shards`]) or only the first tier, the default: a passage
+    /// past a term's first tier then scores 0 for that term, where its true BM25 term score is at
+    /// most the lowest score of the term's first tier (the first tier holds the term's highest
+    /// impacts). Every front end reads the first tier by default, so they rank alike whatever
+    /// tail shards happen to be added.
+    pub fn set_all_tiers(&mut self, all: bool) {
+        self.all_tiers = all;
+    }
+
+    /// The tail shards `query`'s terms (and their typo corrections) need that are not added yet,
+    /// ascending: empty unless [`FragmentedIndex::set_all_tiers`] is on. Known once the terms'
+    /// own shards are in ([`FragmentedIndex::missing_shards`] empty): a term's first tier says
+    /// whether it has a tail.
+    pub fn missing_tail_shards(&self, query: &str) -> Vec<u32> {
+        if !self.all_tiers || self.n_tails == 0 {
+            return Vec::new();
+        }
+        let mut terms = self.query_terms(query);
+        let fixes: Vec<String> = self
+            .corrections_of(&terms, query)
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
+        terms.extend(fixes);
+        self.missing_tails_for(&terms)
+    }
+
+    fn missing_tails_for(&self, terms: &[String]) -> Vec<u32> {
+        if !self.all_tiers || self.n_tails == 0 {
+            return Vec::new();
+        }
+        let mut out: Vec<u32> = terms
+            .iter()
+            .filter(|t| {
+                self.postings
+                    .get(t.as_str())
+                    .is_some_and(|(df, l)| l.len() < *df as usize)
+            })
+            .map(|t| term_hash(t) % self.n_tails)
+            .filter(|&s| !self.tail_loaded[s as usize])
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Adds a tail shard written by [`split`] for this core; returns its number. Adding one again
+    /// is a no-op. Rankings read it only with [`FragmentedIndex::set_all_tiers`] on.
+    ///
+    /// Errors: as [`FragmentedIndex::add_shard`].
+    pub fn add_tail_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
+        let mut r = open(bytes, TAIL_MAGIC, "tail shard")?;
+        self.check_build(&mut r, "tail shard")?;
+        let s = r.varint("tail shard number")?;
+        if s >= self.n_tails {
+            return Err(malformed(
+                "tail shard number",
+                format!("{s} of {}", self.n_tails),
+            ));
+        }
+        if self.tail_loaded[s as usize] {
+            return Ok(s);
+        }
+        let n = self.n as u64;
+        let n_terms = r.varint("tail shard terms")?;
+        r.need(3 * n_terms as u64, "tail shard terms")?;
+        let mut terms: Vec<(String, Vec<Posting>)> = Vec::with_capacity(n_terms as usize);
+        let mut seen = HashSet::new();
+        for _ in 0..n_terms {
+            let term = read_varstr(&mut r, "tail shard term")?;
+            if term.is_empty() || term_hash(&term) % self.n_tails != s || !seen.insert(term.clone())
+            {
+                return Err(malformed(
+                    "tail shard term",
+                    format!("{term:?} is empty, listed twice or not in tail shard {s}"),
+                ));
+            }
+            let list = read_postings(&mut r, n)?;
+            if list.is_empty() {
+                return Err(malformed(
+                    "tail shard term",
+                    format!("{term:?}: no postings"),
+                ));
+            }
+            terms.push((term, list));
+        }
+        done(&r)?;
+        self.tails.extend(terms);
+        self.tail_loaded[s as usize] = true;
         Ok(s)
     }
 
@@ -1742,7 +1978,9 @@ impl FragmentedIndex {
     /// query's embedding at [`FragmentedIndex::dims`] (required unless `opts.mode` is
     /// [`Mode::Keyword`]), `text` the query text for BM25. `opts.ef_search`, if given, is the
     /// number of vector partitions probed (default: the core's; all of them: an exact scan of
-    /// the codes). Keyword scores equal [`Index::query`]'s on the index this was split from. A
+    /// the codes). Keyword scores equal [`Index::query`]'s on the index this was split from when
+    /// every tier is read ([`FragmentedIndex::set_all_tiers`]); from the first tiers alone, never
+    /// above them (module docs, *impact tiers*). A
     /// hit's URL and titles are filled in when its chunk is added, empty otherwise.
     ///
     /// Errors: [`IndexError::InvalidArgument`] when the vector is missing, a fusion parameter is
@@ -1778,6 +2016,15 @@ impl FragmentedIndex {
                     detail: format!("term shard {s} is not loaded (add it with add_shard)"),
                 });
             }
+            if let Some(s) = self.missing_tails_for(&all).first() {
+                return Err(IndexError::InvalidArgument {
+                    what: "query",
+                    detail: format!(
+                        "tail shard {s} is not loaded (add it with add_tail_shard, or rank \
+                         the first tiers alone: set_all_tiers(false))"
+                    ),
+                });
+            }
             terms
         };
         let probe = match (&q, opts.mode) {
@@ -1800,11 +2047,21 @@ impl FragmentedIndex {
         }
         let c = opts.candidates.max(k).max(1);
         let n = self.len();
-        let (lists, weights): (Vec<&[Posting]>, Vec<f32>) = terms
+        // Each term's postings: its first tier, or (all tiers) both tiers merged in passage order.
+        let (lists, weights): (Vec<std::borrow::Cow<'_, [Posting]>>, Vec<f32>) = terms
             .iter()
             .filter_map(|(t, w)| {
-                let l = self.postings.get(t)?;
-                Some((l.as_slice(), idf(n, l.len() as u32) * w))
+                let (df, first) = self.postings.get(t)?;
+                let list = match self.tails.get(t) {
+                    Some(tail) if self.all_tiers => {
+                        let mut all = first.clone();
+                        all.extend_from_slice(tail);
+                        all.sort_unstable_by_key(|x| x.passage);
+                        std::borrow::Cow::Owned(all)
+                    }
+                    _ => std::borrow::Cow::Borrowed(first.as_slice()),
+                };
+                Some((list, idf(n, *df) * w))
             })
             .unzip();
         let avg = avgdl(self.total_len, n);

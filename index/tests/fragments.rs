@@ -101,6 +101,7 @@ fn small() -> SplitOptions {
         chunk_bytes: 200,
         partitions: Some(4),
         probes: 4,
+        ..SplitOptions::default()
     }
 }
 
@@ -118,6 +119,9 @@ fn load(f: &lightembed_index::fragments::Fragments) -> FragmentedIndex {
     }
     for y in &f.typos {
         fx.add_typo_shard(y).unwrap();
+    }
+    for u in &f.tails {
+        fx.add_tail_shard(u).unwrap();
     }
     fx
 }
@@ -207,6 +211,121 @@ fn keyword_ranking_equals_the_index() {
             );
         }
     }
+}
+
+/// Impact tiers: with every tier read the keyword ranking is the index's exactly; with the first
+/// tiers alone (what front ends read) a passage's score is at most its exact score and the top
+/// 10 mostly the same; the first tiers' bytes do not grow with the passages.
+#[test]
+fn keyword_tiers_rank_exactly_when_all_are_read() {
+    let ix = build(240);
+    let tiered = SplitOptions {
+        tier_postings: 24,
+        ..small()
+    };
+    let f = split(&ix, &tiered).unwrap();
+    // Every word is in ~80 of 238 passages: all of them have a tail.
+    assert!(!f.tails.is_empty());
+    let mut first = load(&f);
+    assert_eq!(first.tail_shard_count() as usize, f.tails.len());
+    // Tail shards are added, but rankings read only the first tiers until asked.
+    assert!(first.missing_tail_shards("borrow thread").is_empty());
+    let mut all = first.clone();
+    all.set_all_tiers(true);
+    let opts = SearchOptions {
+        mode: Mode::Keyword,
+        ..SearchOptions::default()
+    };
+    let queries = [
+        "borrow",
+        "ownership of a vector",
+        "run index",
+        "cafe READ_TO_STRING",
+        "closure closure trait",
+        "thread channel panic",
+        "lifetime reference module crate",
+    ];
+    let (mut found, mut wanted) = (0, 0);
+    for q in queries {
+        let want = ix.query(None, q, 10, &opts).unwrap();
+        let got = all.query(None, q, 10, &opts).unwrap();
+        same_ranking(
+            &got.iter()
+                .map(|h| (h.url.clone(), h.score))
+                .collect::<Vec<_>>(),
+            &want
+                .iter()
+                .map(|h| (h.payload.url.clone(), h.score))
+                .collect::<Vec<_>>(),
+            q,
+        );
+        let exact = all.query(None, q, 200, &opts).unwrap();
+        let tier0 = first.query(None, q, 10, &opts).unwrap();
+        for h in &tier0 {
+            // A passage missing from a term's first tier scores 0 for it: never above exact.
+            let e = exact
+                .iter()
+                .find(|e| e.url == h.url)
+                .map_or(0.0, |e| e.score);
+            assert!(
+                h.score <= e,
+                "{q}: {} scores {} > exact {e}",
+                h.url,
+                h.score
+            );
+        }
+        let same = tier0
+            .iter()
+            .filter(|h| got.iter().any(|g| g.url == h.url))
+            .count();
+        if q == "borrow" {
+            // One term: its first tier holds its 24 best passages, the top 10 sections among them.
+            assert_eq!(tier0, got, "{q}");
+        }
+        found += same;
+        wanted += got.len();
+    }
+    // Several terms: a passage holding them all may sit in no term's first tier. This fixture is
+    // a worst case (each of 25 words in a third of the passages, the first tier 24 of ~80):
+    // measured 31 of 70 sections in the exact top 10 (borrow 10, the others 2–5 each).
+    assert_eq!(wanted, 70);
+    assert!(
+        (28..=34).contains(&found),
+        "top-10 overlap {found} of {wanted}"
+    );
+    // Reading every tier needs the tails: a fresh reader says which and refuses until then.
+    let mut fresh = FragmentedIndex::from_core(&f.core).unwrap();
+    for s in &f.shards {
+        fresh.add_shard(s).unwrap();
+    }
+    fresh.set_all_tiers(true);
+    let need = fresh.missing_tail_shards("borrow");
+    assert_eq!(need.len(), 1);
+    let e = fresh.query(None, "borrow", 5, &opts).unwrap_err();
+    assert!(e.to_string().contains("add_tail_shard"), "{e}");
+    fresh.add_tail_shard(&f.tails[need[0] as usize]).unwrap();
+    assert!(fresh.missing_tail_shards("borrow").is_empty());
+    assert_eq!(
+        fresh.query(None, "borrow", 5, &opts).unwrap(),
+        all.query(None, "borrow", 5, &opts)
+            .unwrap()
+            .into_iter()
+            .map(|mut h| {
+                (h.url, h.title, h.page_title, h.heading) = Default::default();
+                h
+            })
+            .collect::<Vec<_>>()
+    );
+    // A tail shard of another shard number, or a term shard offered as a tail, is refused.
+    first.set_all_tiers(false);
+    assert!(first.add_tail_shard(&f.shards[0]).is_err());
+    // The first tiers do not grow with the site: twice the passages, about the same term-shard
+    // bytes (24 postings a word either way), while the tails take the rest.
+    let big = split(&build(480), &tiered).unwrap();
+    let bytes = |v: &[Vec<u8>]| v.iter().map(Vec::len).sum::<usize>();
+    let (a, b) = (bytes(&f.shards), bytes(&big.shards));
+    assert!(b < a + a / 5, "first tiers {a} → {b} bytes");
+    assert!(bytes(&big.tails) > 2 * bytes(&f.tails));
 }
 
 #[test]
@@ -516,10 +635,10 @@ fn corrupted_fragments_are_refused() {
             || e.to_string().contains("the core says"),
         "{e}"
     );
-    // Another layout version: the next one, v4 (sections and codes in the core), v3 (no typo
-    // shards), v2 (one display title per section) and v1 (term shards keyed before `ı` folded
-    // to `i`).
-    for version in [6u8, 4, 3, 2, 1] {
+    // Another layout version: the next one, v5 (every posting in the term shards), v4
+    // (sections and codes in the core), v3 (no typo shards), v2 (one display title per section)
+    // and v1 (term shards keyed before `ı` folded to `i`).
+    for version in [7u8, 5, 4, 3, 2, 1] {
         let mut other = f.core.clone();
         other[4] = version;
         reseal(&mut other);

@@ -18,5 +18,6 @@ pub fn run(c: SiteCommand) -> Result<u8> {
         gzip: !c.no_gzip,
         partitions: c.partitions.map(|p| p as usize),
         probes: c.probes as usize,
+        tier_postings: c.tier_postings as usize,
     })
 }
