@@ -125,7 +125,7 @@ for (;;) {
 }
 r.index_s = (stableSince - t0) / 1000;
 r.passages = last;
-r.documents = await page.evaluate(() => document.querySelectorAll('[data-testid="doc"]').length);
+r.documents = Number((await page.locator(sel('doc-count')).locator('xpath=..').textContent()).match(/ in ([\d,]+) document/)?.[1].replace(/,/g, '') ?? NaN);
 r.per_sec = r.passages / r.index_s;
 r.app_per_sec = Number(await page.getAttribute(sel('index-progress'), 'data-per-sec'));
 r.summary = (await page.textContent(sel('drop-summary')).catch(() => '')).trim().replace(/\s+/g, ' ').slice(0, 400);

@@ -213,14 +213,13 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
         <section class="panel library">
             <h2>"Library"</h2>
             <p>
-                "Indexed passages: " <strong data-testid="doc-count" data-restore-ms=move || format!("{:.1}", st.docs.index.get().restore_ms)>{move || st.docs.index.get().count}</strong>
-                {move || format!(" in {}", count_of(st.docs.index.get().docs.len(), "document"))}
+                "Indexed passages: " <strong data-testid="doc-count" data-restore-ms=move || st.docs.index.with(|i| format!("{:.1}", i.restore_ms))>{move || st.docs.index.with(|i| i.count)}</strong>
+                {move || format!(" in {}", count_of(st.docs.index.with(|i| i.docs.len()), "document"))}
                 " · embedded since page load: " <span data-testid="embed-count">{move || st.docs.embed_count.get()}</span>
-                {move || {
-                    let i = st.docs.index.get();
+                {move || st.docs.index.with(|i| {
                     (i.count > 0).then(|| format!(" · {} dims, built with {}{}", i.dims, i.built_with,
                         if i.restored { format!(" · restored from IndexedDB in {:.0} ms", i.restore_ms) } else { String::new() }))
-                }}
+                })}
             </p>
             <p data-testid="storage-used" data-originals=move || stored_bytes().to_string()
                 data-usage=move || st.lib.usage.get().map(|u| u.0.to_string()).unwrap_or_default()>
@@ -234,7 +233,7 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
                 {move || st.lib.usage.get().map(|(used, quota)| format!(" · this site uses {} of {} available", fmt_bytes(used), fmt_bytes(quota)))}
             </p>
             {move || {
-                let notes = st.docs.index.get().notes;
+                let notes = st.docs.index.with(|i| i.notes.clone());
                 (!notes.is_empty()).then(|| view! {
                     <div class="banner warn" data-testid="index-notes">
                         {notes.into_iter().map(|n| view! { <div>{n}</div> }).collect_view()}
@@ -246,14 +245,17 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
                     </div>
                 })
             }}
-            <details>
-                <summary>{move || format!("Indexed documents ({})", st.docs.index.get().docs.len())}</summary>
+            <details on:toggle=move |ev: ev::Event| {
+                let d: web_sys::Element = event_target(&ev);
+                st.docs.docs_open.set(d.has_attribute("open"));
+            }>
+                <summary>{move || format!("Indexed documents ({})", st.docs.index.with(|i| i.docs.len()))}</summary>
                 // One `disabled` on the fieldset disables every row's button while indexing: a
                 // subscription per row made each start/end of a job cost O(rows²) in the reactive
                 // graph (seconds of frozen page at ~900 documents).
                 <fieldset class="docs" disabled=move || st.docs.indexing.get()>
                     <ul class="docs">
-                        <For each=move || st.docs.index.get().docs key=|d: &DocSummary| (d.doc_id.clone(), d.title.clone(), d.passages) let:d>
+                        <For each=move || if st.docs.docs_open.get() { st.docs.index.with(|i| i.docs.clone()) } else { Vec::new() } key=|d: &DocSummary| (d.doc_id.clone(), d.title.clone(), d.passages) let:d>
                             <li data-testid="doc">
                                 <bdi>{d.title.clone()}</bdi> <small>{format!(" {} · {} ", d.doc_id, count_of(d.passages, "passage"))}</small>
                                 <button data-testid="delete-doc" on:click={
@@ -279,7 +281,7 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
                         st.lib.summary.set(None);
                         refresh(st);
                     });
-                } disabled=move || st.docs.index.get().count == 0>"Delete all"</button>
+                } disabled=move || st.docs.index.with(|i| i.count == 0)>"Delete all"</button>
             </details>
             <div class="row">
                 <button data-testid="export" on:click=move |_| leptos::task::spawn_local(async move { export(st).await })
@@ -306,9 +308,9 @@ pub(super) fn LibraryPanel(st: St) -> impl IntoView {
                     </select>
                 </label>
                 {move || {
-                    let idx = st.docs.index.get();
+                    let (count, dims) = st.docs.index.with(|i| (i.count, i.dims));
                     let want = st.model.dims.get();
-                    (idx.count > 0 && want.is_some_and(|w| w != idx.dims)).then(|| view! {
+                    (count > 0 && want.is_some_and(|w| w != dims)).then(|| view! {
                         <button data-testid="reindex-dims" disabled=move || st.docs.indexing.get() on:click=move |_| {
                             st.docs.indexing.set(true);
                             conn::send(&Request::Reindex { dims: st.model.dims.get_untracked() });

@@ -145,6 +145,10 @@ struct DocsSt {
     sent_docs: RwSignal<usize>,
     done_docs: RwSignal<usize>,
     embed_count: RwSignal<u64>,
+    /// The "Indexed documents" list is open: its rows exist only then (at 6,000 documents,
+    /// rebuilding them on every index update froze the page for seconds while a folder was
+    /// indexed, `bench/RESULTS.md`, "The app at 100k passages").
+    docs_open: RwSignal<bool>,
 }
 
 /// The search panel: the query, its ranking mode, results and timing.
@@ -252,6 +256,7 @@ impl St {
                 sent_docs: RwSignal::new(0),
                 done_docs: RwSignal::new(0),
                 embed_count: RwSignal::new(0),
+                docs_open: RwSignal::new(false),
             },
             search: SearchSt {
                 query: RwSignal::new(String::new()),
@@ -538,7 +543,12 @@ fn handle(st: St, ev: ConnEvent) {
                 st.docs.index.set(state);
                 st.docs.mismatch.set(None);
                 st.search_now();
-                library::refresh(st);
+                // The stored originals' list and the storage estimate: once the worker is idle
+                // (its last index update of a drop comes after `IndexDone`), not 4 times a
+                // second while a drop of thousands of files is indexed.
+                if !st.docs.indexing.get_untracked() && st.docs.queued.get_untracked() == 0 {
+                    library::refresh(st);
+                }
             }
             Event::IndexMismatch {
                 message,

@@ -45,7 +45,7 @@ pub(super) fn Playground(st: St) -> impl IntoView {
             </div>
             <h3>"Passages in 2-D (PCA)"</h3>
             <p>
-            <button data-testid="pca-run" disabled=move || !ready() || st.docs.index.get().count < 2 on:click=move |_| {
+            <button data-testid="pca-run" disabled=move || !ready() || st.docs.index.with(|i| i.count < 2) on:click=move |_| {
                 let q = st.search.query.get_untracked();
                 conn::send(&Request::Project { query: (!q.trim().is_empty()).then_some(q), max_points: PCA_POINTS });
             }>"Plot the index (and the current query)"</button>

@@ -28,7 +28,7 @@ pub(super) fn SearchPanel(st: St) -> impl IntoView {
                 type="search"
                 data-testid="query"
                 class="query"
-                placeholder=move || if st.remote.url.with(Option::is_some) { "Search the remote collection…" } else if st.docs.index.get().count == 0 { "Index some documents first…" } else { st.model.lang.get().ask }
+                placeholder=move || if st.remote.url.with(Option::is_some) { "Search the remote collection…" } else if st.docs.index.with(|i| i.count == 0) { "Index some documents first…" } else { st.model.lang.get().ask }
                 prop:value=move || st.search.query.get()
                 on:input=on_input
                 disabled=move || st.model.status.get() != ModelStatus::Ready
