@@ -117,9 +117,10 @@ for (;;) {
     done: document.querySelector(sels[0])?.dataset.done === 'true',
     count: Number(document.querySelector(sels[1])?.textContent || 0),
     progress: document.querySelector(sels[0])?.textContent.trim() || '',
-  }), [sel('index-progress'), sel('doc-count')]);
+    trouble: [...document.querySelectorAll(sels[2])].map((e) => e.textContent.trim()).join(' | ').slice(0, 300),
+  }), [sel('index-progress'), sel('doc-count'), '[data-testid="crash-notice"], [data-testid="error"], [data-testid="worker-restarts"], [data-testid="storage-warning"]']);
   if (s.count !== last) { last = s.count; stableSince = Date.now(); }
-  if (Date.now() - lastLog >= 30_000) { lastLog = Date.now(); log(`${Math.round((Date.now() - t0) / 1000)} s: ${s.count} passages · ${s.progress} · load ${load()}`); loads.push(os.loadavg()[0]); }
+  if (Date.now() - lastLog >= 30_000) { lastLog = Date.now(); log(`${Math.round((Date.now() - t0) / 1000)} s: ${s.count} passages · ${s.progress} · load ${load()}${s.trouble ? ` · ${s.trouble}` : ''}`); loads.push(os.loadavg()[0]); }
   if (s.done && s.count > 0 && Date.now() - stableSince >= 3000) break;
   if (Date.now() - t0 > TIMEOUT_MS) throw new Error(`indexing did not finish in ${TIMEOUT_MS / 60_000} min (${s.count} passages)`);
 }
