@@ -97,6 +97,10 @@ await ctx.addInitScript(() => {
 });
 const page = ctx.pages()[0] || await ctx.newPage();
 page.on('pageerror', (e) => log(`page error: ${e.message}`));
+// The workers' console (a panic's message, an allocation failure) goes to the log.
+const fromConsole = (where) => (m) => { if (/panic|memory|alloc|error/i.test(m.text())) log(`${where} console ${m.type()}: ${m.text().slice(0, 500)}`); };
+page.on('console', fromConsole('page'));
+page.on('worker', (w) => { log(`worker started: ${w.url()}`); if (typeof w.on === 'function') w.on('console', fromConsole('worker')); });
 const model = process.env.MODEL ? `?model=models/${process.env.MODEL}` : '';
 const r = { files: files.length, bytes_on_disk: bytesOnDisk, chromium: execFileSync('/usr/bin/chromium', ['--version']).toString().trim(), cores: os.cpus().length };
 
@@ -121,6 +125,7 @@ for (;;) {
   }), [sel('index-progress'), sel('doc-count'), '[data-testid="crash-notice"], [data-testid="error"], [data-testid="worker-restarts"], [data-testid="storage-warning"]']);
   if (s.count !== last) { last = s.count; stableSince = Date.now(); }
   if (Date.now() - lastLog >= 30_000) { lastLog = Date.now(); log(`${Math.round((Date.now() - t0) / 1000)} s: ${s.count} passages · ${s.progress} · load ${load()}${s.trouble ? ` · ${s.trouble}` : ''}`); loads.push(os.loadavg()[0]); }
+  if (/worker crashed/.test(s.trouble)) { r.crashed = { at_s: (Date.now() - t0) / 1000, passages: s.count, notice: s.trouble.slice(0, 200) }; log(`the worker crashed at ${s.count} passages: stopping`); break; }
   if (s.done && s.count > 0 && Date.now() - stableSince >= 3000) break;
   if (Date.now() - t0 > TIMEOUT_MS) throw new Error(`indexing did not finish in ${TIMEOUT_MS / 60_000} min (${s.count} passages)`);
 }
@@ -134,6 +139,11 @@ r.load_avg = loads.length ? `${Math.min(...loads).toFixed(1)}–${Math.max(...lo
 const lt = (await page.evaluate((n) => window.__longtasks && window.__longtasks.slice(n), ltBefore)) || [];
 r.longtasks = { supported: lt !== null, n50: lt.length, n200: lt.filter((x) => x[1] > 200).length, max_ms: Math.max(0, ...lt.map((x) => x[1])), total_ms: lt.reduce((a, x) => a + x[1], 0), over200: lt.filter((x) => x[1] > 200).map((x) => [Math.round(x[0]), Math.round(x[1])]).slice(0, 20) };
 log(`indexed ${r.passages} passages in ${r.index_s} s (${r.per_sec.toFixed(0)}/s); long tasks: ${JSON.stringify(r.longtasks)}`);
+if (r.crashed) {
+  fs.writeFileSync(path.join(root, 'target', 'app_library.json'), JSON.stringify(r, null, 1));
+  console.log(`CRASHED: ${JSON.stringify(r.crashed)}; long tasks until then: ${JSON.stringify(r.longtasks)}`);
+  await ctx.close(); server.close(); process.exit(3);
+}
 
 // 2. Storage, once the last save is through (the app saves at most once a second).
 await page.waitForTimeout(3000);
