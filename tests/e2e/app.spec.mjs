@@ -1071,7 +1071,16 @@ page = langContext.pages()[0] || await langContext.newPage();
 page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
 const options = (id) => tid(id).evaluate((el) => [...el.options].map((o) => ({ value: o.value, text: o.textContent.trim(), selected: o.selected })));
-const docIds = () => tid('doc').evaluateAll((els) => els.map((e) => e.querySelector('small').textContent.trim().split(' ')[0]));
+// The documents list renders its rows only while it is open (a folder of thousands of files
+// made every index update rebuild them): open it, wait for the rows, then read them.
+async function openDocs() {
+  await page.locator('details', { hasText: 'Indexed documents' }).first().evaluate((d) => { d.open = true; });
+  await page.waitForFunction(() => {
+    const n = Number(document.querySelector('[data-testid="doc-count"]')?.textContent || 0);
+    return n === 0 || document.querySelectorAll('[data-testid="doc"]').length > 0;
+  }, null, { timeout: 10_000 });
+}
+const docIds = async () => { await openDocs(); return tid('doc').evaluateAll((els) => els.map((e) => e.querySelector('small').textContent.trim().split(' ')[0])); };
 const langOf = (url) => manifest.models.find((m) => `models/${m.file}` === url)?.lang;
 async function hitsFor(q) {
   await tid('query').fill(q);
@@ -1116,6 +1125,7 @@ await step(`languages: English by default, only English models listed; its corpu
   }
   assert(hits.some((h) => h.title.includes(' — ')), `a result under a heading: ${hits.map((h) => h.title)}`);
   // The document list shows each page's title, kept apart (never split from a result title).
+  await openDocs();
   const docs = await tid('doc').evaluateAll((els) => els.map((e) => [e.querySelector('small').textContent.trim().split(' ')[0], e.querySelector('bdi').textContent.trim()]));
   assert(docs.length > 0, 'documents listed');
   for (const [id, title] of docs) {
