@@ -158,17 +158,24 @@ def embed_batches(
         yield embed_batch(batch, model, dims, **options)
 
 
-def embedder(
-    model: Union[None, str, "os.PathLike[str]"] = None, dims: Optional[int] = None, **options: Any
-) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """A function for ``DataFrame.mapInArrow``: ``embedder(path, 128, list_type="list")``. Only
-    the model's path (not the model) is pickled to the workers; each loads it once."""
+def _model_path(model: Union[None, str, "os.PathLike[str]", Model]) -> Optional[str]:
+    """What goes to other processes in place of ``model``: its path (``None``: the bundled model).
+
+    Raises ``ValueError`` for a :class:`Model` loaded from bytes (it has no path to send)."""
     if isinstance(model, Model):
         if model.path is None:
             raise ValueError("pass the model's path (or None for the bundled model): a Model "
                              "loaded from bytes cannot be sent to other processes")
         model = model.path
-    path = None if model is None else os.fspath(model)
+    return None if model is None else os.fspath(model)
+
+
+def embedder(
+    model: Union[None, str, "os.PathLike[str]"] = None, dims: Optional[int] = None, **options: Any
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A function for ``DataFrame.mapInArrow``: ``embedder(path, 128, list_type="list")``. Only
+    the model's path (not the model) is pickled to the workers; each loads it once."""
+    path = _model_path(model)
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return embed_batches(batches, path, dims, **options)
@@ -190,12 +197,7 @@ def embed_dask(ddf: Any, model: Union[None, str, "os.PathLike[str]"] = None, dim
     """``ddf`` (a ``dask.dataframe.DataFrame``) with ``vector`` and ``model_sha256`` added, lazily:
     :func:`embed_pandas` on each partition through ``map_partitions``. As with :func:`embedder`
     only the model's path goes to the workers, and each loads it once."""
-    if isinstance(model, Model):
-        if model.path is None:
-            raise ValueError("pass the model's path (or None for the bundled model): a Model "
-                             "loaded from bytes cannot be sent to other processes")
-        model = model.path
-    path = None if model is None else os.fspath(model)
+    path = _model_path(model)
     # The output's columns and dtypes: the function run on the frame's empty prototype.
     meta = embed_pandas(ddf._meta, path, dims, **options)
     return ddf.map_partitions(embed_pandas, path, dims, meta=meta, **options)

@@ -66,19 +66,24 @@ pub fn js_error(v: &JsValue) -> String {
     format!("{v:?}")
 }
 
+/// `fetch(req)` of the page's window or of the worker's scope, whichever `global` is.
+fn fetch_in(global: &js_sys::Object, req: &Request) -> js_sys::Promise {
+    if let Some(w) = global.dyn_ref::<web_sys::Window>() {
+        w.fetch_with_request(req)
+    } else {
+        global
+            .unchecked_ref::<web_sys::WorkerGlobalScope>()
+            .fetch_with_request(req)
+    }
+}
+
 async fn fetch(url: &str, method: &str, cache: RequestCache) -> Result<Response, String> {
     let init = RequestInit::new();
     init.set_method(method);
     init.set_cache(cache);
     let req = Request::new_with_str_and_init(url, &init).map_err(|e| js_error(&e))?;
     let global = js_sys::global();
-    let promise = if let Some(w) = global.dyn_ref::<web_sys::Window>() {
-        w.fetch_with_request(&req)
-    } else {
-        global
-            .unchecked_ref::<web_sys::WorkerGlobalScope>()
-            .fetch_with_request(&req)
-    };
+    let promise = fetch_in(&global, &req);
     let resp = JsFuture::from(promise)
         .await
         .map_err(|e| format!("network error fetching {url}: {}", js_error(&e)))?;
@@ -258,13 +263,7 @@ pub async fn request_text(
             let _ = f.call2(&global, &on_timeout, &JsValue::from(timeout_ms));
         }
     }
-    let promise = if let Some(w) = global.dyn_ref::<web_sys::Window>() {
-        w.fetch_with_request(&req)
-    } else {
-        global
-            .unchecked_ref::<web_sys::WorkerGlobalScope>()
-            .fetch_with_request(&req)
-    };
+    let promise = fetch_in(&global, &req);
     let late = |e: &JsValue| {
         if abort.signal().aborted() {
             NoAnswer::TimedOut
