@@ -313,7 +313,18 @@ impl Index {
     /// Serialises the whole index (manifest, parameters, PRNG state, vectors, tombstones, graph,
     /// payloads, SHA-256 trailer) in the layout documented in [`crate::layout`].
     /// `from_bytes(&x.to_bytes())?.to_bytes() == x.to_bytes()` always holds.
+    ///
+    /// Allocates once: the buffer is sized from an upper bound of the serialised length
+    /// ([`Index::write_chunks`] for a caller that must not hold the index's bytes whole).
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.serialized_len_bound());
+        self.write_chunks(1 << 20, &mut |piece| out.extend_from_slice(piece));
+        out
+    }
+
+    /// An upper bound of `to_bytes().len()` in bytes, computed without serialising (each
+    /// keyword varint counted at its 5-byte maximum).
+    pub fn serialized_len_bound(&self) -> usize {
         let slots = self.docs.len();
         let payload_len: usize = self
             .docs
@@ -325,11 +336,48 @@ impl Index {
                     + d.payload.snippet.len()
             })
             .sum();
-        let mut w = Writer {
-            buf: Vec::with_capacity(
-                256 + self.vectors.len() * 4 + slots * (8 * self.graph.m + 8) + payload_len,
-            ),
+        let d = self.manifest.dims;
+        let vectors = match &self.int8_scales {
+            None => self.vectors.len() * 4,
+            Some(_) => slots * (4 + d),
         };
+        let graph: usize = (0..slots as u32)
+            .map(|slot| {
+                1 + (0..=self.graph.levels[slot as usize])
+                    .map(|layer| 2 + 4 * self.graph.neighbors(slot, layer).len())
+                    .sum::<usize>()
+            })
+            .sum();
+        let kw = &self.keywords;
+        let keywords = 1
+            + 5
+            + kw.vocab.iter().map(|t| 5 + t.len()).sum::<usize>()
+            + (0..slots as u32)
+                .map(|slot| 5 + 10 * kw.terms_of(slot).len())
+                .sum::<usize>();
+        512 + vectors + slots.div_ceil(8) + 5 + graph + payload_len + keywords + 32
+    }
+
+    /// Serialises the index as [`Index::to_bytes`] does, handing it to `sink` in pieces of about
+    /// `chunk_bytes` (at least one whole field; the last piece is the SHA-256 trailer), so that a
+    /// caller can move it elsewhere (the browser app: into JavaScript memory, for IndexedDB)
+    /// without the whole serialised index ever sitting in its own heap beside the index. The
+    /// concatenated pieces equal `to_bytes()`.
+    pub fn write_chunks(&self, chunk_bytes: usize, sink: &mut dyn FnMut(&[u8])) {
+        let chunk_bytes = chunk_bytes.max(1);
+        let mut hasher = Sha256::new();
+        let mut w = Writer {
+            buf: Vec::with_capacity(chunk_bytes.min(self.serialized_len_bound()) + 1024),
+        };
+        // Hands the pieces written so far on once they reach `chunk_bytes`.
+        let mut flush = |w: &mut Writer, force: bool| {
+            if !w.buf.is_empty() && (force || w.buf.len() >= chunk_bytes) {
+                hasher.update(&w.buf);
+                sink(&w.buf);
+                w.buf.clear();
+            }
+        };
+        let slots = self.docs.len();
         // header
         w.buf.extend_from_slice(&MAGIC);
         w.u16(INDEX_VERSION);
@@ -348,8 +396,11 @@ impl Index {
         w.u32(slots as u32);
         match &self.int8_scales {
             None => {
-                for &x in &self.vectors {
+                for (i, &x) in self.vectors.iter().enumerate() {
                     w.f32(x);
+                    if i % 4096 == 4095 {
+                        flush(&mut w, false);
+                    }
                 }
             }
             Some(scales) => {
@@ -360,6 +411,7 @@ impl Index {
                         // Exact: the stored values are code × scale (quantize_in_place).
                         w.buf.push((x / scale).round() as i8 as u8);
                     }
+                    flush(&mut w, false);
                 }
             }
         }
@@ -385,6 +437,7 @@ impl Index {
                     w.u32(n);
                 }
             }
+            flush(&mut w, false);
         }
         // payloads
         for d in &self.docs {
@@ -392,6 +445,7 @@ impl Index {
             w.str(&d.payload.title);
             w.str(&d.payload.url);
             w.str(&d.payload.snippet);
+            flush(&mut w, false);
         }
         // keywords
         let kw = &self.keywords;
@@ -400,6 +454,7 @@ impl Index {
         for term in &kw.vocab {
             w.varint(term.len() as u32);
             w.buf.extend_from_slice(term.as_bytes());
+            flush(&mut w, false);
         }
         for slot in 0..slots as u32 {
             let list = kw.terms_of(slot);
@@ -410,10 +465,12 @@ impl Index {
                 w.varint(tf);
                 prev = id;
             }
+            flush(&mut w, false);
         }
-        let digest = Sha256::digest(&w.buf);
-        w.buf.extend_from_slice(&digest);
-        w.buf
+        flush(&mut w, true);
+        drop(flush);
+        let digest = hasher.finalize();
+        sink(&digest);
     }
 
     /// Loads an index written by [`Index::to_bytes`] (natively or in the browser).

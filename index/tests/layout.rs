@@ -28,6 +28,39 @@ fn exercise(index: &Index) {
 
 #[test]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn pieces_concatenate_to_the_bytes_and_the_bound_holds() {
+    let mut int8 = Index::new(fields(16), Params::default()).unwrap();
+    int8.set_int8_vectors(true).unwrap();
+    for (i, v) in clustered(3, 200, 16, 4, 0.2).iter().enumerate() {
+        let d = lightembed_index::Document::new(format!("d{i}"), "t", format!("/p{i}"), "snippet");
+        int8.insert_with_text(d, v, &format!("word{} shared words", i % 17)).unwrap();
+    }
+    for index in [small_index(), int8] {
+        let bytes = index.to_bytes();
+        assert!(
+            bytes.len() <= index.serialized_len_bound(),
+            "{} > bound {}",
+            bytes.len(),
+            index.serialized_len_bound()
+        );
+        // The bound is tight enough to size a buffer by (within a few keyword varints).
+        assert!(index.serialized_len_bound() < 2 * bytes.len() + 1024);
+        for chunk in [1, 7, 100, 4096, 1 << 20] {
+            let mut pieces: Vec<Vec<u8>> = Vec::new();
+            index.write_chunks(chunk, &mut |p| pieces.push(p.to_vec()));
+            assert_eq!(pieces.concat(), bytes, "chunk {chunk}");
+            assert_eq!(pieces.last().unwrap().len(), 32, "the trailer comes last, alone");
+            if chunk >= 4096 {
+                // No piece but the trailer and the last one is far below the chunk size.
+                assert!(pieces.len() <= bytes.len() / chunk + 2, "chunk {chunk}: {} pieces", pieces.len());
+            }
+        }
+        Index::from_bytes(&bytes).unwrap();
+    }
+}
+
+#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn round_trip_is_byte_identical() {
     let index = small_index();
     let bytes = index.to_bytes();
