@@ -121,10 +121,13 @@ for (;;) {
     done: document.querySelector(sels[0])?.dataset.done === 'true',
     count: Number(document.querySelector(sels[1])?.textContent || 0),
     progress: document.querySelector(sels[0])?.textContent.trim() || '',
+    heap: Number(document.querySelector(sels[0])?.dataset.heapBytes || 0),
+    live: Number(document.querySelector(sels[0])?.dataset.heapLive || 0),
     trouble: [...document.querySelectorAll(sels[2])].map((e) => e.textContent.trim()).join(' | ').slice(0, 300),
   }), [sel('index-progress'), sel('doc-count'), '[data-testid="crash-notice"], [data-testid="error"], [data-testid="worker-restarts"], [data-testid="storage-warning"]']);
   if (s.count !== last) { last = s.count; stableSince = Date.now(); }
-  if (Date.now() - lastLog >= 30_000) { lastLog = Date.now(); log(`${Math.round((Date.now() - t0) / 1000)} s: ${s.count} passages · ${s.progress} · load ${load()}${s.trouble ? ` · ${s.trouble}` : ''}`); loads.push(os.loadavg()[0]); }
+  if (s.heap > (r.worker_heap_max || 0)) { r.worker_heap_max = s.heap; r.heap_trace = [...(r.heap_trace || []), [s.count, s.heap, s.live]]; }
+  if (Date.now() - lastLog >= 30_000) { lastLog = Date.now(); log(`${Math.round((Date.now() - t0) / 1000)} s: ${s.count} passages · ${s.progress} · worker heap ${(s.heap / 2 ** 20).toFixed(0)} MiB (${(s.live / 2 ** 20).toFixed(0)} live) · load ${load()}${s.trouble ? ` · ${s.trouble}` : ''}`); loads.push(os.loadavg()[0]); }
   if (/worker crashed/.test(s.trouble)) { r.crashed = { at_s: (Date.now() - t0) / 1000, passages: s.count, notice: s.trouble.slice(0, 200) }; log(`the worker crashed at ${s.count} passages: stopping`); break; }
   if (s.done && s.count > 0 && Date.now() - stableSince >= 3000) break;
   if (Date.now() - t0 > TIMEOUT_MS) throw new Error(`indexing did not finish in ${TIMEOUT_MS / 60_000} min (${s.count} passages)`);

@@ -2,6 +2,7 @@
 //! languages ([`lang`]), the library of a person's own files ([`library`]), the playground's
 //! projection ([`pca`]), remote mode's requests and answers ([`remote`]) and browser glue ([`web`]).
 
+pub mod alloc;
 pub mod lang;
 pub mod library;
 pub mod pca;

@@ -446,6 +446,14 @@ pub enum Event {
         /// drops them too.
         #[serde(default)]
         queued: usize,
+        /// The indexing worker's WebAssembly memory in bytes (its heap's high-water mark;
+        /// wasm32 stops at 4 GiB). 0 from a worker that does not say.
+        #[serde(default)]
+        heap_bytes: u64,
+        /// Of those, the bytes allocated now ([`crate::shared::alloc::live_bytes`]); the rest
+        /// is free space inside the heap.
+        #[serde(default)]
+        heap_live: u64,
     },
     /// An indexing job ended.
     IndexDone {
@@ -758,6 +766,8 @@ mod tests {
             embedded: 3,
             workers: 2,
             queued: 4,
+            heap_bytes: 1 << 30,
+            heap_live: 1 << 29,
         };
         let s = e.to_json();
         assert!(s.contains(r#""type":"Progress""#), "{s}");

@@ -16,6 +16,16 @@ pub fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Bytes of this instance's WebAssembly linear memory (`memory.buffer.byteLength`). Linear
+/// memory only grows, so this is the heap's high-water mark, in bytes (≤ 4 GiB on wasm32).
+pub fn heap_bytes() -> u64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .ok()
+        .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
+        .map_or(0, |b| b.byte_length() as u64)
+}
+
 /// Resolves after `ms` milliseconds (`setTimeout` on the global scope). `sleep_ms(0)` yields to
 /// the event loop so queued messages (e.g. a cancel) are handled.
 pub async fn sleep_ms(ms: i32) {

@@ -46,7 +46,7 @@ const FAILED: &str = "read-failed";
 pub const MAX_RESTARTS: usize = 64;
 /// A reader that says nothing for this long (no page started, no answer) is stopped and the
 /// document named as too slow to read.
-const SILENCE_MS: i32 = 120_000;
+pub const SILENCE_MS: i32 = 120_000;
 
 /// What a reader gives for a document: ingestion's `document_sections` result.
 pub type Read = (Option<String>, Vec<Section>, Option<String>);
@@ -327,26 +327,41 @@ impl Reader {
 /// Reads a binary document in a reader worker (`slot` keeps the reader between documents;
 /// a dead one is replaced), or in place outside a dedicated worker. See the module docs.
 ///
-/// Returns the sections and the PDF pages left out because the reader died on them (the CLI
-/// leaves the same pages out).
+/// PDF pages a reading left out, by why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LostPages {
+    /// The reader died on them (fonts it cannot decode; the CLI leaves the same pages out).
+    pub crashed: Vec<u32>,
+    /// The reader said nothing for [`SILENCE_MS`] on each (stuck, or starved of CPU on a busy
+    /// machine): the rest of the document is read without them rather than given up.
+    pub silent: Vec<u32>,
+}
+
+/// Returns the sections and the PDF pages left out ([`LostPages`]).
 ///
 /// # Errors
-/// [`ReadError`]: ingestion's reason, or the reader died on every try or went silent.
+/// [`ReadError`]: ingestion's reason, or the reader died on every try, or went silent before
+/// it started a page (or on a document that is not a PDF).
 pub async fn read_document(
     slot: &RefCell<Option<Rc<Reader>>>,
     bytes: &[u8],
     format: Format,
-) -> Result<(Read, Vec<u32>), ReadError> {
+) -> Result<(Read, LostPages), ReadError> {
     if js_sys::global()
         .dyn_into::<DedicatedWorkerGlobalScope>()
         .is_err()
     {
         return read_here(bytes, format, &[], &mut |_| {})
-            .map(|r| (r, Vec::new()))
+            .map(|r| (r, LostPages::default()))
             .map_err(ReadError::from);
     }
     let js_bytes = Uint8Array::from(bytes);
     let mut skip: Vec<u32> = Vec::new();
+    let mut silent_pages: Vec<u32> = Vec::new();
+    let lost = |skip: Vec<u32>, silent: Vec<u32>| LostPages {
+        crashed: skip.into_iter().filter(|p| !silent.contains(p)).collect(),
+        silent,
+    };
     loop {
         let reader = match slot.borrow().clone() {
             Some(r) => Some(r),
@@ -355,15 +370,23 @@ pub async fn read_document(
         let Some(reader) = reader else {
             // No worker could be started (never seen): read here, as the tests do.
             return read_here(bytes, format, &skip, &mut |_| {})
-                .map(|r| (r, skip))
+                .map(|r| (r, lost(skip, silent_pages)))
                 .map_err(ReadError::from);
         };
         *slot.borrow_mut() = Some(reader.clone());
         match reader.attempt(&js_bytes, format, &skip).await {
-            Ok(result) => return result.map(|r| (r, skip)),
+            Ok(result) => return result.map(|r| (r, lost(skip, silent_pages))),
             Err((page, silent)) => {
                 reader.terminate();
                 *slot.borrow_mut() = None;
+                if let (true, Some(p), Format::Pdf) = (silent, page, format) {
+                    if skip.len() < MAX_RESTARTS {
+                        // One page that never finishes: the others are read without it.
+                        skip.push(p);
+                        silent_pages.push(p);
+                        continue;
+                    }
+                }
                 if silent {
                     return Err(ReadError {
                         message: format!(

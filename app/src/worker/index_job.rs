@@ -13,7 +13,7 @@ use super::pool::Pool;
 use super::state::WorkerError;
 use super::WorkerApp;
 use crate::shared::protocol::{Event, Passage};
-use crate::shared::web::{fetch_text, now_ms, yield_now};
+use crate::shared::web::{fetch_text, heap_bytes, now_ms, yield_now};
 
 /// Passages per batch without helpers: one forward pass, so progress and cancel stay prompt.
 const BATCH: usize = crate::worker::state::FORWARD_BATCH;
@@ -203,6 +203,8 @@ impl WorkerApp {
             embedded: 0,
             workers: workers.get(),
             queued: self.jobs.borrow().queued(),
+            heap_bytes: heap_bytes(),
+            heap_live: crate::shared::alloc::live_bytes() as u64,
         });
         let post_progress = |done: usize, reported: usize| {
             let secs = (now_ms() - t0) / 1000.0;
@@ -213,6 +215,8 @@ impl WorkerApp {
                 embedded: done - reported,
                 workers: workers.get(),
                 queued: self.jobs.borrow().queued(),
+                heap_bytes: heap_bytes(),
+                heap_live: crate::shared::alloc::live_bytes() as u64,
             });
         };
         let dims = self.state.borrow().dims().unwrap_or(0);

@@ -40,6 +40,12 @@ pub struct JobState {
     busy: bool,
     /// Documents dispatched and waiting for the job before them (files dropped together).
     queued: usize,
+    /// A document holds the turn: it is being read (a PDF in the reader worker, an EPUB
+    /// unzipped) or indexed, from [`JobState::take_turn`] to [`JobState::end_turn`]. Every
+    /// message of a drop waits in its own task; without this, a second document could start its
+    /// job while the first was still being read, and the first was then refused as "already
+    /// running" and lost.
+    turn_held: bool,
     /// Bumped whenever the waiting documents are dropped: a document of a drop enqueued before
     /// the bump is not indexed when its turn comes.
     cancel_epoch: u64,
@@ -188,14 +194,27 @@ impl JobState {
         }
     }
 
-    /// The next document of a drop gets its turn (call when no job runs): `false` when the drop
-    /// was dropped since it arrived (the document and the rest of its drop are not indexed).
+    /// True when a waiting document may take its turn: no job runs and no document is being
+    /// read or indexed.
+    pub fn turn_free(&self) -> bool {
+        !self.busy && !self.turn_held
+    }
+
+    /// The next document of a drop gets its turn (call when [`JobState::turn_free`]): `false`
+    /// when the drop was dropped since it arrived (the document and the rest of its drop are not
+    /// indexed). On `true` the document holds the turn until [`JobState::end_turn`].
     pub fn take_turn(&mut self, ticket: DropTicket) -> bool {
         if self.cancel_epoch != ticket.epoch {
             return false;
         }
         self.queued -= 1;
+        self.turn_held = true;
         true
+    }
+
+    /// The document that took the turn is indexed (or gave no job): the next may go.
+    pub fn end_turn(&mut self) {
+        self.turn_held = false;
     }
 
     /// After a drop's last document: true when what it left unsaved is to be saved now (no job
@@ -515,8 +534,34 @@ mod tests {
         assert_eq!(jobs.queued(), 0);
 
         // A drop that arrives after the cancel is indexed.
+        jobs.end_turn();
         let later = jobs.enqueue(1);
         assert!(jobs.take_turn(later));
+        assert_eq!(jobs.queued(), 0);
+    }
+
+    #[test]
+    fn a_document_being_read_holds_the_turn_until_it_is_indexed() {
+        // Two messages of one folder drop, each waiting in its own task.
+        let mut jobs = JobState::default();
+        let first = jobs.enqueue(1);
+        let second = jobs.enqueue(1);
+        assert!(jobs.turn_free());
+        assert!(jobs.take_turn(first));
+        // The first document is in the PDF reader: no job runs yet, but the turn is held, so
+        // the second does not start a job that would refuse the first's as "already running".
+        assert!(!jobs.busy());
+        assert!(!jobs.turn_free());
+        assert_eq!(jobs.admit(first.generation), Ok(()));
+        let job = jobs.start(first.generation);
+        jobs.finish(job, &[], &[]);
+        assert!(
+            !jobs.turn_free(),
+            "held until the document's task ends its turn"
+        );
+        jobs.end_turn();
+        assert!(jobs.turn_free());
+        assert!(jobs.take_turn(second));
         assert_eq!(jobs.queued(), 0);
     }
 

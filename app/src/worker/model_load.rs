@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 use super::dispatch::post;
 use super::persist::storage_event;
 use super::state::{load_model, AttachError};
-use super::storage::Storage;
+use super::storage::{JsSavedIndex, Storage};
 use super::{ModelSource, WorkerApp};
 use crate::shared::protocol::Event;
 use crate::shared::web::{fetch_bytes, head_validator, now_ms, sleep_ms};
@@ -97,7 +97,7 @@ impl WorkerApp {
         }
         let retired = self.retired.borrow_mut().take();
         if let Some(old) = retired {
-            self.flush_with(|| old.saved()).await;
+            self.flush_with(|| JsSavedIndex::of(&old)).await;
         }
         if !self.jobs.borrow().is_current(generation) {
             // Superseded while saving: the next load opens its own database.

@@ -5,8 +5,7 @@
 use std::rc::Rc;
 
 use super::dispatch::post;
-use super::state::SavedIndex;
-use super::storage::Storage;
+use super::storage::{JsSavedIndex, Storage};
 use super::WorkerApp;
 use crate::shared::protocol::{DocPassage, Event, Passage, StorageKind};
 use crate::shared::web::now_ms;
@@ -45,12 +44,18 @@ impl WorkerApp {
             // the state, and that load saves it with that index (here the state has none).
             return;
         }
-        self.flush_with(|| self.state.borrow().saved()).await;
+        self.flush_with(|| JsSavedIndex::of(&self.state.borrow()))
+            .await;
     }
 
     /// [`WorkerApp::flush`] with the saved form of the index the writes belong to (`index` is
     /// only called when something is pending).
-    pub(super) async fn flush_with(&self, index: impl FnOnce() -> Option<SavedIndex>) {
+    ///
+    /// The session keeps its own copy of a passage only until it is stored: after a save to
+    /// IndexedDB the saved passages are read from there (a re-index, the text view), and the
+    /// copies are dropped; with memory-only storage they stay, and a save that fails brings
+    /// them back from the database before the app goes on in memory.
+    pub(super) async fn flush_with(&self, index: impl FnOnce() -> Option<JsSavedIndex>) {
         let started = now_ms();
         let Some(writes) = self.jobs.borrow_mut().take_writes(started) else {
             return;
@@ -58,15 +63,31 @@ impl WorkerApp {
         let bytes = index();
         let storage = self.storage();
         if storage.is_persistent() {
-            if let Err(e) = storage
-                .save(&writes.put, &writes.delete, bytes.as_ref())
+            match storage
+                .save_js(&writes.put, &writes.delete, bytes.as_ref())
                 .await
             {
-                self.degrade(e);
-                *self.mem_index.borrow_mut() = bytes;
+                Ok(()) => {
+                    let mut session = self.session_passages.borrow_mut();
+                    for p in &writes.put {
+                        session.remove(p.id());
+                    }
+                }
+                Err(e) => {
+                    // From now on the app works in memory: what earlier saves stored (their
+                    // session copies are gone) is read back while the database still reads,
+                    // so a re-index in this session loses nothing.
+                    let stored = storage.all_passages().await.unwrap_or_default();
+                    self.degrade(e);
+                    let mut session = self.session_passages.borrow_mut();
+                    for p in stored.into_iter().chain(writes.put.iter().cloned()) {
+                        session.insert(p.id().to_string(), p);
+                    }
+                    *self.mem_index.borrow_mut() = bytes.map(|b| b.to_saved());
+                }
             }
         } else {
-            *self.mem_index.borrow_mut() = bytes;
+            *self.mem_index.borrow_mut() = bytes.map(|b| b.to_saved());
         }
         self.jobs.borrow_mut().save_took(now_ms() - started);
     }

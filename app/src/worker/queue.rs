@@ -24,8 +24,9 @@ impl WorkerApp {
             // Cancel, searches and a model switch get in between two documents (one-line
             // files are indexed without a yield of their own).
             yield_now().await;
-            // The check and the job's start run without a yield between.
-            while self.jobs.borrow().busy() {
+            // The check and the turn's taking run without a yield between; the turn is held
+            // while the document is read and indexed.
+            while !self.jobs.borrow().turn_free() {
                 sleep_ms(20).await;
             }
             if !self.jobs.borrow_mut().take_turn(ticket) {
@@ -34,6 +35,7 @@ impl WorkerApp {
             self.clone()
                 .index_document(d, dims, ticket.generation)
                 .await;
+            self.jobs.borrow_mut().end_turn();
         }
         if self.jobs.borrow().drop_ended(ticket) {
             self.flush().await;
@@ -131,16 +133,29 @@ impl WorkerApp {
             }
             match read {
                 Ok(((title, sections, warning), lost)) => {
-                    if !lost.is_empty() {
-                        let pages: Vec<String> = lost.iter().map(u32::to_string).collect();
+                    let pages = |ps: &[u32]| {
+                        let list: Vec<String> = ps.iter().map(u32::to_string).collect();
+                        if ps.len() == 1 {
+                            format!("page {}", list[0])
+                        } else {
+                            format!("{} pages ({})", ps.len(), list.join(", "))
+                        }
+                    };
+                    if !lost.crashed.is_empty() {
                         post(&Event::Error {
                             message: format!(
                                 "{name}: the PDF reader failed on {} (fonts it cannot decode); those pages are left out",
-                                if lost.len() == 1 {
-                                    format!("page {}", pages[0])
-                                } else {
-                                    format!("{} pages ({})", lost.len(), pages.join(", "))
-                                }
+                                pages(&lost.crashed)
+                            ),
+                        });
+                    }
+                    if !lost.silent.is_empty() {
+                        post(&Event::Error {
+                            message: format!(
+                                "{name}: the PDF reader took over {} s on {} and was stopped; {} left out, the rest is indexed",
+                                super::extract::SILENCE_MS / 1000,
+                                pages(&lost.silent),
+                                if lost.silent.len() == 1 { "that page is" } else { "those pages are" }
                             ),
                         });
                     }

@@ -466,11 +466,28 @@ impl WorkerState {
     /// The index as it is saved: its bytes and its passages' page titles and headings.
     pub fn saved(&self) -> Option<SavedIndex> {
         let bytes = self.index_bytes()?;
-        let sections = serde_json::to_string(&self.sections).expect("strings serialise");
         Some(SavedIndex {
             bytes,
-            sections: Some(sections),
+            sections: Some(self.sections_json()),
         })
+    }
+
+    /// The index's bytes ([`SavedIndex::bytes`]) handed to `sink` in pieces of about
+    /// `chunk_bytes` ([`Index::write_chunks`]), so that a save never holds a second whole copy
+    /// of the index in the worker's heap. False (and nothing written) when there is no index.
+    pub fn write_index(&self, chunk_bytes: usize, sink: &mut dyn FnMut(&[u8])) -> bool {
+        match &self.index {
+            Some(index) => {
+                index.write_chunks(chunk_bytes, sink);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`SavedIndex::sections`] of the index as it is now.
+    pub fn sections_json(&self) -> String {
+        serde_json::to_string(&self.sections).expect("strings serialise")
     }
 
     /// Cosine similarity of two texts at `dims` (default: the index dims, else `output_dim`).

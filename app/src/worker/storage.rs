@@ -36,7 +36,63 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::shared::protocol::Passage;
 use crate::shared::web::{js_error, sleep_ms};
-use crate::worker::state::SavedIndex;
+use crate::worker::state::{SavedIndex, WorkerState};
+
+/// The pieces in which a save moves the index's bytes out of the worker's heap (bytes).
+pub const SAVE_CHUNK_BYTES: usize = 4 << 20;
+
+/// An index ready to store: its bytes already in JavaScript memory, and its sections
+/// ([`SavedIndex`]'s two parts).
+pub struct JsSavedIndex {
+    /// `Index::to_bytes()`, as one `Uint8Array`.
+    pub bytes: Uint8Array,
+    /// As [`SavedIndex::sections`].
+    pub sections: Option<String>,
+}
+
+impl JsSavedIndex {
+    /// The index of `state` written into JavaScript memory in pieces of [`SAVE_CHUNK_BYTES`]
+    /// and joined there, so the worker's heap never holds the serialised index beside the
+    /// index (at 100k passages that second copy, and the holes it left in a heap that never
+    /// shrinks, ran the worker out of its 4 GiB). `None` when there is no index.
+    pub fn of(state: &WorkerState) -> Option<JsSavedIndex> {
+        let mut pieces: Vec<Uint8Array> = Vec::new();
+        let mut total = 0u32;
+        let wrote = state.write_index(SAVE_CHUNK_BYTES, &mut |piece| {
+            total += piece.len() as u32;
+            pieces.push(Uint8Array::from(piece));
+        });
+        if !wrote {
+            return None;
+        }
+        let bytes = Uint8Array::new_with_length(total);
+        let mut at = 0u32;
+        for piece in pieces {
+            bytes.set(&piece, at);
+            at += piece.length();
+        }
+        Some(JsSavedIndex {
+            bytes,
+            sections: Some(state.sections_json()),
+        })
+    }
+
+    /// Copies a [`SavedIndex`] into JavaScript memory.
+    pub fn from_saved(saved: &SavedIndex) -> JsSavedIndex {
+        JsSavedIndex {
+            bytes: Uint8Array::from(&saved.bytes[..]),
+            sections: saved.sections.clone(),
+        }
+    }
+
+    /// Copies the bytes back into the worker's heap (the memory-only storage keeps them there).
+    pub fn to_saved(&self) -> SavedIndex {
+        SavedIndex {
+            bytes: self.bytes.to_vec(),
+            sections: self.sections.clone(),
+        }
+    }
+}
 
 /// IndexedDB database name used by the app.
 pub const DB_NAME: &str = "lightembed";
@@ -51,6 +107,8 @@ const INDEX_KEY: &str = "current";
 const SECTIONS_KEY: &str = "sections";
 /// How long opening may stay blocked (another tab holding an old version open) before giving up.
 const OPEN_TIMEOUT_MS: i32 = 4000;
+/// How long an open that is not blocked, only slow, may take before the app works in memory.
+const OPEN_SLOW_MS: i32 = 60_000;
 
 /// Shown when another tab opened a newer schema: this tab closed its connection (so the other tab
 /// could upgrade) and keeps working in memory.
@@ -129,10 +187,24 @@ impl Storage {
         let blocked = std::rc::Rc::new(std::cell::Cell::new(false));
         let b2 = blocked.clone();
         req.on_blocked(move |_| b2.set(true));
-        let open = std::pin::pin!(req.into_future());
-        let timeout = std::pin::pin!(sleep_ms(OPEN_TIMEOUT_MS));
-        match futures::future::select(open, timeout).await {
-            futures::future::Either::Left((Ok(db), _)) => {
+        let mut open = std::pin::pin!(req.into_future());
+        // A blocked open gives up after OPEN_TIMEOUT_MS; one that is only slow (a busy machine:
+        // seen at 4 s with a folder being read and indexed on two cores) is given longer.
+        let mut waited = 0;
+        let opened = loop {
+            let timeout = std::pin::pin!(sleep_ms(OPEN_TIMEOUT_MS));
+            match futures::future::select(open.as_mut(), timeout).await {
+                futures::future::Either::Left((result, _)) => break Some(result),
+                futures::future::Either::Right(_) => {
+                    waited += OPEN_TIMEOUT_MS;
+                    if blocked.get() || waited >= OPEN_SLOW_MS {
+                        break None;
+                    }
+                }
+            }
+        };
+        match opened {
+            Some(Ok(db)) => {
                 // `versionchange`: another tab asks for a newer schema. Close now (an open
                 // connection would block its upgrade) and let the caller switch to memory.
                 let js: JsValue = db.into();
@@ -147,7 +219,7 @@ impl Storage {
                 Database::try_from(js)
                     .map_err(|e| format!("IndexedDB could not be opened ({})", err(e)))
             }
-            futures::future::Either::Left((Err(e), _)) => {
+            Some(Err(e)) => {
                 let e = err(e);
                 Err(if e.contains("VersionError") {
                     // The stored schema is newer than this build's: another tab of a newer
@@ -157,10 +229,10 @@ impl Storage {
                     format!("IndexedDB could not be opened ({e})")
                 })
             }
-            futures::future::Either::Right(_) => Err(if blocked.get() {
+            None => Err(if blocked.get() {
                 "IndexedDB is blocked by another tab of this app holding an older version open; close it and reload".to_string()
             } else {
-                format!("IndexedDB did not open within {} s", OPEN_TIMEOUT_MS / 1000)
+                format!("IndexedDB did not open within {} s", OPEN_SLOW_MS / 1000)
             }),
         }
     }
@@ -311,6 +383,21 @@ impl Storage {
         delete: &[String],
         index: Option<&SavedIndex>,
     ) -> Result<(), String> {
+        let js = index.map(JsSavedIndex::from_saved);
+        self.save_js(put, delete, js.as_ref()).await
+    }
+
+    /// [`Storage::save`] with the index's bytes already in JavaScript memory
+    /// ([`JsSavedIndex::of`]).
+    ///
+    /// # Errors
+    /// IndexedDB errors (quota!); nothing is written then.
+    pub async fn save_js(
+        &self,
+        put: &[Passage],
+        delete: &[String],
+        index: Option<&JsSavedIndex>,
+    ) -> Result<(), String> {
         let db = self.db()?;
         let tx = db
             .transaction(&[PASSAGES, INDEX], TransactionMode::ReadWrite)
@@ -329,11 +416,8 @@ impl Storage {
         let ix = tx.object_store(INDEX).map_err(err)?;
         match index {
             Some(saved) => {
-                ix.put(
-                    &Uint8Array::from(&saved.bytes[..]).into(),
-                    Some(&JsValue::from_str(INDEX_KEY)),
-                )
-                .map_err(err)?;
+                ix.put(&saved.bytes, Some(&JsValue::from_str(INDEX_KEY)))
+                    .map_err(err)?;
                 match &saved.sections {
                     Some(json) => {
                         ix.put(

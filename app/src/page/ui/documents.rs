@@ -94,6 +94,53 @@ fn loaded_sha256(st: St) -> Option<String> {
 /// documents), so a large folder is never held in memory whole.
 const SEND_BYTES: usize = 32 << 20;
 const SEND_DOCS: usize = 64;
+/// A drop posts another message only while fewer than this many of its documents are with the
+/// worker (waiting there, or being indexed): the rest wait in the page. Everything the worker
+/// holds is in its wasm32 heap, which never shrinks and stops at 4 GiB; posting a whole
+/// 11,000-file folder at once put all of its text there.
+pub(super) const AHEAD_DOCS: usize = 2 * SEND_DOCS;
+
+/// Up to this many skipped files are listed under the drop summary as they are; more are
+/// counted by reason and listed only when that list is opened.
+const SKIPPED_INLINE: usize = 20;
+
+/// The skipped files' rows: the name (isolated, as text) and the reason.
+fn skipped_rows(skipped: Vec<(String, String)>) -> impl IntoView {
+    view! {
+        <ul class="skipped">
+            {skipped.into_iter().map(|(name, reason)| {
+                let key = name.clone();
+                view! { <li data-testid="skipped" data-name=key><bdi>{name}</bdi>": "{reason}</li> }
+            }).collect_view()}
+        </ul>
+    }
+}
+
+/// "4,821 skipped: 4,790 not a format the app reads, 31 …" — the counts by reason, most first.
+fn skipped_reasons(skipped: &[(String, String)]) -> String {
+    let mut by: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (_, reason) in skipped {
+        *by.entry(reason.as_str()).or_default() += 1;
+    }
+    let mut counts: Vec<(&str, usize)> = by.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let shown: Vec<String> = counts
+        .iter()
+        .take(4)
+        .map(|(reason, n)| format!("{n} {reason}"))
+        .collect();
+    let rest: usize = counts.iter().skip(4).map(|(_, n)| n).sum();
+    format!(
+        "{} skipped: {}{}",
+        skipped.len(),
+        shown.join(" · "),
+        if rest > 0 {
+            format!(" · {rest} for other reasons")
+        } else {
+            String::new()
+        }
+    )
+}
 
 /// The accept list of the file picker: every format the app reads.
 const ACCEPT: &str = ".pdf,.docx,.odt,.epub,.txt,.md,.markdown,.html,.htm";
@@ -112,6 +159,7 @@ impl Batch {
         if self.docs.is_empty() {
             return;
         }
+        st.docs.in_flight.update(|n| *n += self.docs.len());
         let req = Request::IndexDocuments {
             docs: std::mem::take(&mut self.docs),
             dims: st.index_dims(),
@@ -302,6 +350,32 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
         added += 1;
         batch.bytes += size;
         if batch.bytes >= SEND_BYTES || batch.docs.len() >= SEND_DOCS {
+            // Room at the worker first (a cancel, a crash or a model switch ends the wait; the
+            // checks above and below then stop the drop).
+            while st.docs.in_flight.get_untracked() >= AHEAD_DOCS
+                && st.lib.cancels.get_untracked() == cancels
+                && st.model.status.get_untracked() == ModelStatus::Ready
+            {
+                lightembed_app::shared::web::sleep_ms(50).await;
+            }
+            if st.lib.cancels.get_untracked() != cancels {
+                added -= batch.docs.len();
+                batch = Batch::default();
+                continue; // the check at the top ends the drop
+            }
+            if st.model.status.get_untracked() != ModelStatus::Ready
+                || loaded_sha256(st) != dropped_on
+            {
+                let unsent = left + batch.docs.len();
+                st.push_error(format!(
+                    "{} not added: the model changed or the worker restarted while they were sent. Add them again.",
+                    count_of(unsent, "file")
+                ));
+                st.docs.sent_docs.update(|n| *n = n.saturating_sub(unsent));
+                added -= batch.docs.len();
+                batch = Batch::default();
+                break;
+            }
             batch.send(st);
         }
     }
@@ -411,6 +485,8 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                 data-per-sec=move || st.docs.progress.get().map(|p| format!("{:.2}", p.per_sec)).unwrap_or_default()
                 data-workers=move || st.docs.progress.get().map(|p| p.workers.to_string()).unwrap_or_default()
                 data-helped=move || st.docs.progress.get().map(|p| p.helped.to_string()).unwrap_or_default()
+                data-heap-bytes=move || st.docs.heap_bytes.get().to_string()
+                data-heap-live=move || st.docs.heap_live.get().to_string()
                 data-done=move || (!st.docs.indexing.get() && st.docs.progress.get().is_some()).to_string()>
                 {move || st.docs.progress.get().map(|p| view! {
                     <progress max=p.total.max(1).to_string() value=p.done.to_string()></progress>
@@ -445,13 +521,21 @@ pub(super) fn IndexPanel(st: St) -> impl IntoView {
                         data-added=s.added data-changed=s.changed data-unchanged=s.unchanged
                         data-removed=s.removed data-skipped=n_skipped>
                         {line}
-                        {(n_skipped > 0).then(|| view! {
-                            <ul class="skipped">
-                                {s.skipped.into_iter().map(|(name, reason)| {
-                                    let key = name.clone();
-                                    view! { <li data-testid="skipped" data-name=key><bdi>{name}</bdi>": "{reason}</li> }
-                                }).collect_view()}
-                            </ul>
+                        {(n_skipped > 0 && n_skipped <= SKIPPED_INLINE).then(|| skipped_rows(s.skipped.clone()))}
+                        {(n_skipped > SKIPPED_INLINE).then(|| {
+                            let rows = s.skipped.clone();
+                            view! {
+                                // Folded away, its rows built only while open: a folder of
+                                // 11,000 files skipped 4,800 (images, sources), and rebuilding
+                                // that list on each worker event froze the page for 2.9 s.
+                                <details prop:open=move || st.lib.skipped_open.get_untracked() on:toggle=move |ev: leptos::ev::Event| {
+                                    let d: web_sys::Element = event_target(&ev);
+                                    st.lib.skipped_open.set(d.has_attribute("open"));
+                                }>
+                                    <summary data-testid="skipped-reasons">{skipped_reasons(&s.skipped)}</summary>
+                                    {move || st.lib.skipped_open.get().then(|| skipped_rows(rows.clone()))}
+                                </details>
+                            }
                         })}
                     </div>
                 }

@@ -144,7 +144,16 @@ struct DocsSt {
     /// and how many of them are done: the progress line's "document k of n".
     sent_docs: RwSignal<usize>,
     done_docs: RwSignal<usize>,
+    /// Documents posted to the worker whose `IndexDone` has not come back: a drop posts more
+    /// only while these are few ([`documents::AHEAD_DOCS`]), so the files of a big folder wait
+    /// in the page, not in the worker's heap.
+    in_flight: RwSignal<usize>,
     embed_count: RwSignal<u64>,
+    /// The indexing worker's WebAssembly memory in bytes, from its last progress event (0:
+    /// not known yet).
+    heap_bytes: RwSignal<u64>,
+    /// Of those, the bytes in use (the rest: free space inside the heap).
+    heap_live: RwSignal<u64>,
     /// The "Indexed documents" list is open: its rows exist only then (at 6,000 documents,
     /// rebuilding them on every index update froze the page for seconds while a folder was
     /// indexed, `bench/RESULTS.md`, "The app at 100k passages").
@@ -197,6 +206,8 @@ struct Viewer {
 struct LibSt {
     files: RwSignal<Vec<FileRecord>>,
     summary: RwSignal<Option<DropSummary>>,
+    /// The drop summary's folded list of skipped files is open (its rows exist only then).
+    skipped_open: RwSignal<bool>,
     /// `navigator.storage.estimate()`: usage and quota in bytes.
     usage: RwSignal<Option<(u64, u64)>>,
     viewer: RwSignal<Option<Viewer>>,
@@ -255,7 +266,10 @@ impl St {
                 queued: RwSignal::new(0),
                 sent_docs: RwSignal::new(0),
                 done_docs: RwSignal::new(0),
+                in_flight: RwSignal::new(0),
                 embed_count: RwSignal::new(0),
+                heap_bytes: RwSignal::new(0),
+                heap_live: RwSignal::new(0),
                 docs_open: RwSignal::new(false),
             },
             search: SearchSt {
@@ -275,6 +289,7 @@ impl St {
             lib: LibSt {
                 files: RwSignal::new(Vec::new()),
                 summary: RwSignal::new(None),
+                skipped_open: RwSignal::new(false),
                 usage: RwSignal::new(None),
                 viewer: RwSignal::new(None),
                 opened: RwSignal::new(String::new()),
@@ -498,6 +513,9 @@ fn handle(st: St, ev: ConnEvent) {
         } => {
             st.restarts.set(restarts);
             st.docs.indexing.set(false);
+            // What the crashed worker held is gone (a waiting drop stops sending: the model is
+            // not ready).
+            st.docs.in_flight.set(0);
             st.docs.progress.set(None);
             st.model.status.set(if gave_up {
                 ModelStatus::Error
@@ -561,6 +579,8 @@ fn handle(st: St, ev: ConnEvent) {
                 embedded,
                 workers,
                 queued,
+                heap_bytes,
+                heap_live,
             } if st.model.status.get_untracked() == ModelStatus::Ready => {
                 // (While another model loads, a progress event is the old job's, stopped by the
                 // switch: it posts no `IndexDone`, so it must not mark a job running.)
@@ -576,6 +596,8 @@ fn handle(st: St, ev: ConnEvent) {
                     helped: 0,
                 }));
                 st.docs.embed_count.update(|c| *c += embedded as u64);
+                st.docs.heap_bytes.set(heap_bytes);
+                st.docs.heap_live.set(heap_live);
             }
             Event::IndexDone {
                 done,
@@ -589,6 +611,11 @@ fn handle(st: St, ev: ConnEvent) {
                 // (Like `Progress`: while another model loads, this is the old model's.)
                 st.docs.indexing.set(queued > 0);
                 st.docs.queued.set(queued);
+                if queued == 0 {
+                    st.docs.in_flight.set(0);
+                } else {
+                    st.docs.in_flight.update(|n| *n = n.saturating_sub(1));
+                }
                 if queued == 0 {
                     st.docs.sent_docs.set(0);
                     st.docs.done_docs.set(0);
