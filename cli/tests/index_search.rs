@@ -1267,7 +1267,10 @@ fn turkish_index_built_with_v1_is_refused_by_the_shipped_model() {
     let tr_model = root().join("public/models/lightembed-tr-static.bin");
     let b = std::fs::read(&tr_model).unwrap();
     let (major, minor) = (b[44], b[45]);
-    assert!(major > 1, "the shipped Turkish model is v{major}.{minor}, not a newer major than v1");
+    assert!(
+        major > 1,
+        "the shipped Turkish model is v{major}.{minor}, not a newer major than v1"
+    );
     let o = run(&[
         "search",
         "--index",
