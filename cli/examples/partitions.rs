@@ -58,6 +58,30 @@ fn main() {
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     let file = |k: &str| dir.join(m["files"][k].as_str().unwrap());
     let core_gz = std::fs::metadata(file("core")).unwrap().len();
+    // The query side every first query pays besides the index (a static model's bundle): the
+    // query head and the row shards of the question's tokens, as stored; and the widget's wasm.
+    if let (Some(head), Some(rows)) = (m["files"]["query"].as_str(), m["files"]["rows"].as_str()) {
+        let head_bytes = std::fs::metadata(dir.join(head)).unwrap().len();
+        let enc = lightembed::QueryEncoder::from_head(&read(&dir.join(head))).unwrap();
+        let lines: Vec<String> = questions
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["query"].as_str().unwrap().to_string()
+            })
+            .collect();
+        let row_bytes: u64 = lines
+            .iter()
+            .flat_map(|q| enc.missing_shards(q))
+            .map(|r| std::fs::metadata(dir.join(rows).join(format!("r{r}.bin"))).unwrap().len())
+            .sum();
+        let wasm = std::fs::metadata(file("wasm")).unwrap().len();
+        println!(
+            "query side: head {head_bytes}, row shards {:.0} per question (mean); wasm {wasm}",
+            row_bytes as f64 / lines.len().max(1) as f64
+        );
+    }
     let mut ix = FragmentedIndex::from_core(&read(&file("core"))).unwrap();
     // The core alone: which partitions a query probes (none of them added).
     let bare = ix.clone();

@@ -397,8 +397,10 @@ impl JsSearchIndex {
 /// (`fromCore`), then a query needs the term shards of its words (`missingShards` → fetch →
 /// `addShard`; then, for a word no passage holds, a typo?, `missingTypoShards` → fetch →
 /// `addTypoShard` and `missingShards` again for the correction's shard), for the hybrid or vector
-/// ranking the vector partitions nearest its embedding (`partitionsFor(vector)` → fetch →
-/// `addPartition`, then `search` with `options.vector`), and its results' URLs, titles and text
+/// ranking, in a two-level bundle, the centroid cells nearest its embedding (`cellsFor(vector)` →
+/// fetch → `addCell`; always empty for a one-level bundle), then the vector partitions nearest it
+/// (`partitionsFor(vector)` → fetch → `addPartition`, then `search` with `options.vector`), and its
+/// results' URLs, titles and text
 /// the chunks they are in (`hit.chunk` → fetch → `addChunk`; a hit's `url`, `title`, `pageTitle`
 /// and `heading` are empty until then: search again, or `excerpt`). Keyword scores equal
 /// `lightembed search` on the unsplit index; the vector side
