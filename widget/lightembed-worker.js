@@ -73,7 +73,7 @@ let unicodeAllUrl = null;
 let unicodeAll = null;
 // Fragments being fetched (number → promise), so concurrent queries share one request:
 // term shards, text chunks, row shards.
-const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map(), v: new Map() };
+const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map(), g: new Map(), v: new Map() };
 // Resolved once the core is read (queries asked before wait for it).
 const indexReady = (() => {
   let resolve;
