@@ -74,7 +74,11 @@ fn main() {
         let row_bytes: u64 = lines
             .iter()
             .flat_map(|q| enc.missing_shards(q))
-            .map(|r| std::fs::metadata(dir.join(rows).join(format!("r{r}.bin"))).unwrap().len())
+            .map(|r| {
+                std::fs::metadata(dir.join(rows).join(format!("r{r}.bin")))
+                    .unwrap()
+                    .len()
+            })
             .sum();
         let wasm = std::fs::metadata(file("wasm")).unwrap().len();
         println!(

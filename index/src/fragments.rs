@@ -858,7 +858,11 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     } else {
         for cell in &grouping.cells {
             w.varint(cell.parts.len() as u32);
-            write_centroid(&mut w, cell.parts.clone().map(|v| sizes[v]).sum(), &cell.mean);
+            write_centroid(
+                &mut w,
+                cell.parts.clone().map(|v| sizes[v]).sum(),
+                &cell.mean,
+            );
         }
     }
     let mut core = w;
@@ -1077,8 +1081,8 @@ fn two_level(rows: &[f32], dims: usize, k: usize, n_cells: usize) -> Grouping {
             .iter()
             .flat_map(|&i| rows[i * dims..(i + 1) * dims].iter().copied())
             .collect();
-        let want = ((k as f64 * rows_of.len() as f64 / n as f64).round() as usize)
-            .clamp(1, rows_of.len());
+        let want =
+            ((k as f64 * rows_of.len() as f64 / n as f64).round() as usize).clamp(1, rows_of.len());
         let fine = crate::kmeans::spherical_kmeans(
             &local,
             dims,
@@ -1895,7 +1899,11 @@ impl FragmentedIndex {
     /// partitions. `[0]` for a one-level bundle (the core's centroids).
     fn probe_cells(&self, q: &[f32], probes: usize) -> Vec<u32> {
         if !self.two_level {
-            return if self.n_parts > 0 { vec![0] } else { Vec::new() };
+            return if self.n_parts > 0 {
+                vec![0]
+            } else {
+                Vec::new()
+            };
         }
         let dims = self.dims().max(1);
         let mut scored: Vec<Scored> = self
@@ -1938,12 +1946,15 @@ impl FragmentedIndex {
                     ),
                 });
             };
-            scored.extend(cell.centroids.chunks_exact(dims).enumerate().map(|(v, x)| {
-                Scored {
-                    score: dot(q, x),
-                    id: cell.first + v as u32,
-                }
-            }));
+            scored.extend(
+                cell.centroids
+                    .chunks_exact(dims)
+                    .enumerate()
+                    .map(|(v, x)| Scored {
+                        score: dot(q, x),
+                        id: cell.first + v as u32,
+                    }),
+            );
         }
         top_n(&mut scored, probes.max(1));
         Ok((scored.into_iter().map(|s| s.id).collect(), cells))

@@ -1259,7 +1259,9 @@ fn two_level_centroids_find_what_one_level_finds() {
                     .iter()
                     .map(|h| (h.passage, h.score))
                     .collect::<Vec<_>>(),
-                full.iter().map(|h| (h.passage, h.score)).collect::<Vec<_>>(),
+                full.iter()
+                    .map(|h| (h.passage, h.score))
+                    .collect::<Vec<_>>(),
                 "{:?} {text}",
                 opts.mode
             );
@@ -1312,13 +1314,17 @@ fn two_level_splits_are_deterministic_and_chosen_by_size() {
         ..SplitOptions::default()
     };
     let f = builder.finish(&probes).unwrap();
-    assert!(TWO_LEVEL_MIN_PARTITIONS < 263);
+    const { assert!(TWO_LEVEL_MIN_PARTITIONS < 263) };
     assert!(
         (900..=1100).contains(&f.partitions.len()),
         "{} partitions",
         f.partitions.len()
     );
-    assert!((50..=65).contains(&f.cells.len()), "{} cells", f.cells.len());
+    assert!(
+        (50..=65).contains(&f.cells.len()),
+        "{} cells",
+        f.cells.len()
+    );
     // One level asked for: every centroid in the core.
     let one = builder
         .finish(&SplitOptions {
@@ -1327,7 +1333,11 @@ fn two_level_splits_are_deterministic_and_chosen_by_size() {
         })
         .unwrap();
     assert!(one.cells.is_empty());
-    assert!((200..=263).contains(&one.partitions.len()), "{}", one.partitions.len());
+    assert!(
+        (200..=263).contains(&one.partitions.len()),
+        "{}",
+        one.partitions.len()
+    );
 }
 
 /// Centroid cells of another kind, another build, damaged or renumbered are refused with a
