@@ -220,9 +220,11 @@ pub const DEFAULT_PROBES: usize = 8;
 
 /// Above this many partitions (as the one-level rule `√(probes · n · entry / centroid)` would
 /// choose them) a bundle keeps two levels of centroids: coarse cells in the core, each cell's
-/// partition centroids in a file of its own (module docs, *two-level centroids*). Below, the
-/// one-level core is cheaper than the extra dependent round trip: the Python docs' 199
-/// centroids cost 24 kB (`bench/RESULTS.md`, "Two-level centroids").
+/// partition centroids in a file of its own (module docs, *two-level centroids*). Below, one
+/// level keeps a query to one round trip for its vectors and its ranking as it was: two levels
+/// would save the Python docs' first query 22 kB (145 → 123 kB) but move its hybrid MRR@10 from
+/// 0.883 to 0.858 (`bench/RESULTS.md`, "Two-level centroids"); the big Debian docs site (361k
+/// passages) gets two levels, 48 kB of vector bytes per query instead of 160 kB.
 pub const TWO_LEVEL_MIN_PARTITIONS: usize = 256;
 
 /// Coarse cells a query fetches the partition centroids of, at least, in a two-level bundle
