@@ -8,8 +8,8 @@
 // {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch, warnings
 // (remote mode: the server's)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
 // fragment, remote} (`fragment`:
-// {kind, n, file, problem, status} when a fragment (term shard, vector partition, text chunk, typo
-// or row shard) could not be used; the page
+// {kind, n, file, problem, status} when a fragment (term shard, centroid cell, vector partition,
+// text chunk, typo or row shard) could not be used; the page
 // then re-reads the manifest, since a rebuilt site removes the old build's fragments).
 //
 // Remote mode (`serve` in the init message: the URL of a `lightembed serve`, for a collection too
@@ -23,7 +23,8 @@
 //
 // The index comes in fragments (`lightembed_index::fragments`): the core at start; for each
 // query the term shards of its words and, once its embedding exists (the model or the query
-// encoder with its tokens' row shards is in), the vector partitions nearest it, alongside; a word
+// encoder with its tokens' row shards is in), the vector partitions nearest it (a big site's:
+// after the centroid cells nearest it), alongside; a word
 // no page holds (a typo?) costs its typo shards and then its correction's term shard
 // (`typoShards`), a query whose words all occur nothing more; then the text chunks of its results,
 // which carry their URLs and titles as well as their text (so results are posted one round trip
@@ -72,7 +73,7 @@ let unicodeAllUrl = null;
 let unicodeAll = null;
 // Fragments being fetched (number → promise), so concurrent queries share one request:
 // term shards, text chunks, row shards.
-const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map(), v: new Map() };
+const pending = { t: new Map(), c: new Map(), r: new Map(), n: new Map(), g: new Map(), v: new Map() };
 // Resolved once the core is read (queries asked before wait for it).
 const indexReady = (() => {
   let resolve;
@@ -332,7 +333,7 @@ async function coverUnicode(text) {
   await unicodeAll;
 }
 
-const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard', n: 'typo shard', v: 'vector partition' };
+const KIND_NAMES = { t: 'term shard', c: 'text chunk', r: 'row shard', n: 'typo shard', g: 'centroid cell', v: 'vector partition' };
 
 // A term shard, vector partition, text chunk, typo or row shard that could not be used, said by what it is, never by raw HTTP
 // status: `problem` is 'missing' (404/410: gone, as after a rebuild of the site), 'unreachable'
@@ -344,8 +345,8 @@ class FragmentError extends Error {
   }
 }
 
-// Fetches and adds fragment `n` of `kind` ('t' term shard, 'v' vector partition, 'c' text chunk,
-// 'n' typo shard, 'r' row shard of the query encoder) once; resolves to true when it came from the network. A failure is
+// Fetches and adds fragment `n` of `kind` ('t' term shard, 'g' centroid cell, 'v' vector
+// partition, 'c' text chunk, 'n' typo shard, 'r' row shard of the query encoder) once; resolves to true when it came from the network. A failure is
 // forgotten, so the next query tries again.
 function ensure(kind, n) {
   const map = pending[kind];
@@ -354,7 +355,7 @@ function ensure(kind, n) {
     const p = (async () => {
       let got;
       try {
-        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows', n: 'terms', v: 'vectors' }[kind], { quiet: true });
+        got = await fetchCached(url, { t: 'terms', c: 'text', r: 'rows', n: 'terms', g: 'vectors', v: 'vectors' }[kind], { quiet: true });
       } catch (err) {
         throw new FragmentError(kind, n, err.status === 404 || err.status === 410 ? 'missing' : 'unreachable', err);
       }
@@ -363,6 +364,7 @@ function ensure(kind, n) {
         if (kind === 't') index.addShard(bytes);
         else if (kind === 'c') index.addChunk(bytes);
         else if (kind === 'n') index.addTypoShard(bytes);
+        else if (kind === 'g') index.addCell(bytes);
         else if (kind === 'v') index.addPartition(bytes);
         else encoder.addShard(bytes);
       } catch (err) {
@@ -415,7 +417,9 @@ async function search(query, k) {
 
 // The query's embedding at the index dims, with the vector partitions it probes added: from the
 // query encoder once its tokens' row shards are in, or from the model; null before either is in
-// (the keyword side answers alone).
+// (the keyword side answers alone). A big site's core holds only coarse cells: the centroids of
+// the partitions in the query's nearest cells come first (`g<n>.bin`, one more round trip), then
+// the partitions they rank nearest; a one-level core lists no cells.
 async function queryVector(query, enc, count) {
   let vector = null;
   if (enc) {
@@ -424,7 +428,10 @@ async function queryVector(query, enc, count) {
   } else if (model) {
     vector = model.embed(query, index.dims);
   }
-  if (vector) await Promise.all(Array.from(index.partitionsFor(vector), (n) => ensure('v', n).then(count)));
+  if (vector) {
+    await Promise.all(Array.from(index.cellsFor(vector), (n) => ensure('g', n).then(count)));
+    await Promise.all(Array.from(index.partitionsFor(vector), (n) => ensure('v', n).then(count)));
+  }
   return vector;
 }
 

@@ -7,7 +7,8 @@
 //! | `lightembed_wasm.js`, `lightembed_wasm_bg.<hash>.wasm` | the engine and index for the browser (`js/`, web target) |
 //! | `model.<hash>.bin` | the model (`.bin` v1; by default a site model, see [`Prepared`]); the widget loads it only for a transformer model |
 //! | `query.<hash>.bin`, `q/<head>/r<n>.bin` | a static model's query side ([`lightembed::query_rows`]): tokenizer, bias and per-token rows in shards of 4 — the widget embeds a query from its tokens' rows alone, the same bits as the model |
-//! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): the manifest, the vector code's frame and the partitions' centroids — nothing per passage or section, so it stays small as the site grows |
+//! | `core.<hash>.bin` | the index core ([`lightembed_index::fragments`]): the manifest, the vector code's frame and the partitions' centroids (a big site's: its coarse cells' only) — nothing per passage or section, so it stays small as the site grows |
+//! | `f/<build>/g<n>.bin` | centroid cells (big sites: more than 256 partitions, two levels of centroids): the centroids of one coarse cell's partitions, fetched for a query's nearest cells before its partitions |
 //! | `f/<build>/t<n>.bin`, `f/<build>/v<n>.bin`, `f/<build>/c<n>.bin` | term shards, vector partitions (one sign bit per dim per passage) and text chunks (text, URLs, titles), fetched as a query needs them |
 //! | `unicode.<hash>.bin`, `unicode-all.<hash>.bin` | Unicode decomposition data for the widget's tokenizers ([`lightembed::unicode`]): the subset covering every character of the site's text (fetched with the wasm), the complete tables (fetched only for a query with a character the subset lacks) — the widget's wasm carries none |
 //! | `f/<build>/n<n>.bin` | typo shards: the indexed terms by their first or last two characters, fetched only for a query word no page holds (typo tolerance) |
@@ -599,6 +600,8 @@ struct Stored {
     typos: Vec<Vec<u8>>,
     /// Tail shards: postings past each term's first tier (no front end fetches them).
     tails: Vec<Vec<u8>>,
+    /// Centroid cells (two-level bundles).
+    cells: Vec<Vec<u8>>,
     model: Vec<u8>,
     /// The query head and its row shards (static models).
     query: Option<lightembed::QueryRowFiles>,
@@ -643,6 +646,7 @@ impl Stored {
             chunks: f.chunks.into_iter().map(enc).collect(),
             typos: f.typos.into_iter().map(enc).collect(),
             tails: f.tails.into_iter().map(enc).collect(),
+            cells: f.cells.into_iter().map(enc).collect(),
             model: enc(model.to_vec()),
             head_id: query.as_ref().map(|q| q.head_id()),
             query: query.map(|q| lightembed::QueryRowFiles {
@@ -694,6 +698,9 @@ fn bundle_files(
     for (n, u) in stored.tails.iter().enumerate() {
         files.push((format!("{frag_dir}u{n}.bin"), u.clone()));
     }
+    for (n, g) in stored.cells.iter().enumerate() {
+        files.push((format!("{frag_dir}g{n}.bin"), g.clone()));
+    }
     files.push((model_file.clone(), stored.model.clone()));
     // The query side: `query.<hash>.bin` and `q/<head id>/r<n>.bin` (the head id covers the
     // model and the dims, so a rebuilt site with another model renames the folder).
@@ -734,7 +741,7 @@ fn bundle_files(
                   "fragments_version": fragments::FRAGMENTS_VERSION,
                   "shards": stored.shards.len(), "partitions": stored.partitions.len(),
                   "chunks": stored.chunks.len(), "typos": stored.typos.len(),
-                  "tails": stored.tails.len(),
+                  "tails": stored.tails.len(), "cells": stored.cells.len(),
                   "dims": m.dims, "passages": passages, "pages": pages},
         "wasm": {"bytes": stored.wasm.len()},
         "unicode": {"bytes": stored.unicode.len(), "all_bytes": stored.unicode_all.len()},

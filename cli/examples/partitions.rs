@@ -5,7 +5,8 @@
 //! success@1/@10 and MRR@10 of the hybrid ranking, partitioned and exact; and the keyword side's
 //! impact tiers (bench/RESULTS.md, "Flat keyword side: impact tiers"): the first tiers' ranking
 //! (what every front end reads) against every tier's (exactly `Index::query`'s BM25), keyword
-//! top-10 overlap and hybrid success/MRR@10.
+//! top-10 overlap and hybrid success/MRR@10; and, for a two-level bundle (bench/RESULTS.md,
+//! "Two-level centroids"), the centroid cells each query fetches before its partitions.
 //!
 //! ```sh
 //! cargo run --release -p lightembed-cli --example partitions -- SITE/lightembed QUESTIONS.jsonl [PROBES...]
@@ -57,6 +58,34 @@ fn main() {
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     let file = |k: &str| dir.join(m["files"][k].as_str().unwrap());
     let core_gz = std::fs::metadata(file("core")).unwrap().len();
+    // The query side every first query pays besides the index (a static model's bundle): the
+    // query head and the row shards of the question's tokens, as stored; and the widget's wasm.
+    if let (Some(head), Some(rows)) = (m["files"]["query"].as_str(), m["files"]["rows"].as_str()) {
+        let head_bytes = std::fs::metadata(dir.join(head)).unwrap().len();
+        let enc = lightembed::QueryEncoder::from_head(&read(&dir.join(head))).unwrap();
+        let lines: Vec<String> = questions
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["query"].as_str().unwrap().to_string()
+            })
+            .collect();
+        let row_bytes: u64 = lines
+            .iter()
+            .flat_map(|q| enc.missing_shards(q))
+            .map(|r| {
+                std::fs::metadata(dir.join(rows).join(format!("r{r}.bin")))
+                    .unwrap()
+                    .len()
+            })
+            .sum();
+        let wasm = std::fs::metadata(file("wasm")).unwrap().len();
+        println!(
+            "query side: head {head_bytes}, row shards {:.0} per question (mean); wasm {wasm}",
+            row_bytes as f64 / lines.len().max(1) as f64
+        );
+    }
     let mut ix = FragmentedIndex::from_core(&read(&file("core"))).unwrap();
     // The core alone: which partitions a query probes (none of them added).
     let bare = ix.clone();
@@ -65,6 +94,24 @@ fn main() {
     let part_bytes: Vec<u64> = (0..ix.partition_count())
         .map(|v| size(format!("v{v}.bin")))
         .collect();
+    let cell_bytes: Vec<u64> = (0..ix.cell_count())
+        .map(|g| size(format!("g{g}.bin")))
+        .collect();
+    for g in 0..ix.cell_count() {
+        ix.add_cell(&read(&frags.join(format!("g{g}.bin"))))
+            .unwrap();
+    }
+    // The cells a query needs, and the core with them: which partitions it probes.
+    let cells_of = |v: &[f32], probes: Option<usize>| -> (FragmentedIndex, u64) {
+        let mut with = bare.clone();
+        let cells = bare.cells_for(v, probes).unwrap();
+        for &g in &cells {
+            with.add_cell(&read(&frags.join(format!("g{g}.bin"))))
+                .unwrap();
+        }
+        let b = cells.iter().map(|&g| cell_bytes[g as usize]).sum();
+        (with, b)
+    };
     for s in 0..ix.shard_count() {
         ix.add_shard(&read(&frags.join(format!("t{s}.bin"))))
             .unwrap();
@@ -106,11 +153,14 @@ fn main() {
         .collect();
     let k_all = ix.partition_count() as usize;
     println!(
-        "{}: {} passages, {} partitions (default probes {}), core {} bytes stored, partitions {} bytes stored in all (mean {:.0}); {} questions",
+        "{}: {} passages, {} partitions (default probes {}), {} centroid cells (cell probes {}, {} bytes stored in all), core {} bytes stored, partitions {} bytes stored in all (mean {:.0}); {} questions",
         dir.display(),
         ix.len(),
         k_all,
         ix.probes(),
+        ix.cell_count(),
+        ix.cell_probes(),
+        cell_bytes.iter().sum::<u64>(),
         core_gz,
         part_bytes.iter().sum::<u64>(),
         part_bytes.iter().sum::<u64>() as f64 / k_all.max(1) as f64,
@@ -170,7 +220,7 @@ fn main() {
     // core, its term shards, its partitions, the chunks of its top-20 hybrid hits (the widget's k).
     let mut qs_first: Vec<String> = vec!["how do I read a file line by line".into()];
     qs_first.extend(qs.iter().map(|(q, _)| q.clone()));
-    let (mut t_all, mut v_all, mut c_all) = (0u64, 0u64, 0u64);
+    let (mut t_all, mut v_all, mut c_all, mut g_all) = (0u64, 0u64, 0u64, 0u64);
     for (i, q) in qs_first.iter().enumerate() {
         let t: u64 = bare
             .missing_shards(q)
@@ -178,7 +228,8 @@ fn main() {
             .map(|&s| size(format!("t{s}.bin")))
             .sum();
         let v = model.embed(q, ix.dims()).unwrap();
-        let pv: u64 = bare
+        let (with, g) = cells_of(&v, None);
+        let pv: u64 = with
             .partitions_for(&v, None)
             .unwrap()
             .iter()
@@ -194,24 +245,26 @@ fn main() {
         let c: u64 = chunks.iter().map(|&c| size(format!("c{c}.bin"))).sum();
         if i == 0 {
             println!(
-                "first query {q:?}: core {core_gz}, terms {t}, vectors {pv}, chunks {c} ({} chunks); index total {}",
+                "first query {q:?}: core {core_gz}, terms {t}, cells {g}, vectors {pv}, chunks {c} ({} chunks); index total {}",
                 chunks.len(),
-                core_gz + t + pv + c
+                core_gz + t + g + pv + c
             );
             continue;
         }
+        g_all += g;
         t_all += t;
         v_all += pv;
         c_all += c;
     }
     let nq = qs.len() as f64;
     println!(
-        "mean over {} questions: core {core_gz}, terms {:.0}, vectors {:.0}, chunks {:.0}; index total {:.0}",
+        "mean over {} questions: core {core_gz}, terms {:.0}, cells {:.0}, vectors {:.0}, chunks {:.0}; index total {:.0}",
         qs.len(),
         t_all as f64 / nq,
+        g_all as f64 / nq,
         v_all as f64 / nq,
         c_all as f64 / nq,
-        core_gz as f64 + (t_all + v_all + c_all) as f64 / nq
+        core_gz as f64 + (t_all + g_all + v_all + c_all) as f64 / nq
     );
     let (e1, e10, emrr) = hybrid_of(&ix, k_all);
     // The keyword side: first tiers against every tier.
@@ -248,17 +301,20 @@ fn main() {
         );
     }
     println!(
-        "| probes | vector bytes / query (mean, max) | of all codes | recall@10 (vector) | hybrid success@1 | success@10 | MRR@10 |"
+        "| probes | cell bytes / query (mean) | vector bytes / query (mean, max) | of all codes | recall@10 (vector) | hybrid success@1 | success@10 | MRR@10 |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut list = probe_list;
     if list.is_empty() {
         list = vec![ix.probes() as usize];
     }
     for probes in list {
         let (mut bytes, mut max, mut found, mut wanted) = (0u64, 0u64, 0usize, 0usize);
+        let mut cells = 0u64;
         for v in &vectors {
-            let probed = bare.partitions_for(v, Some(probes)).unwrap();
+            let (with, g) = cells_of(v, Some(probes));
+            cells += g;
+            let probed = with.partitions_for(v, Some(probes)).unwrap();
             let b: u64 = probed.iter().map(|&p| part_bytes[p as usize]).sum();
             bytes += b;
             max = max.max(b);
@@ -271,11 +327,12 @@ fn main() {
         }
         let (s1, s10, mrr) = hybrid_of(&ix, probes);
         println!(
-            "| {probes} | {:.0}, {max} | {:.3} | {:.3} | {s1:.3} | {s10:.3} | {mrr:.3} |",
+            "| {probes} | {:.0} | {:.0}, {max} | {:.3} | {:.3} | {s1:.3} | {s10:.3} | {mrr:.3} |",
+            cells as f64 / qs.len() as f64,
             bytes as f64 / qs.len() as f64,
             bytes as f64 / qs.len() as f64 / part_bytes.iter().sum::<u64>().max(1) as f64,
             found as f64 / wanted.max(1) as f64,
         );
     }
-    println!("| all ({k_all}, exact) | | 1 | 1 | {e1:.3} | {e10:.3} | {emrr:.3} |");
+    println!("| all ({k_all}, exact) | | | 1 | 1 | {e1:.3} | {e10:.3} | {emrr:.3} |");
 }

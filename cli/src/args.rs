@@ -325,7 +325,9 @@ pub struct SiteCommand {
     pub no_gzip: bool,
     /// Vector partitions (k-means clusters of the passage vectors; a query downloads the codes
     /// of the --probes nearest). Default: one below 2,048 passages (every code scored), else
-    /// √(probes · passages · code bytes / centroid bytes), the fewest first-query bytes.
+    /// √(probes · passages · code bytes / centroid bytes), the fewest first-query bytes; when
+    /// that is above 256, two levels of centroids (--cells) and (probes · passages · code bytes
+    /// / (centroid bytes · √cell-probes))^⅔ smaller partitions.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub partitions: Option<u32>,
     /// Vector partitions a query probes by default (`lightembed search --ef-search` overrides
@@ -333,6 +335,17 @@ pub struct SiteCommand {
     #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_PROBES as u32,
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub probes: u32,
+    /// Coarse cells grouping the partitions (two levels of centroids: the core holds the cells'
+    /// centroids, a file `g<n>.bin` each cell's partition centroids; 0: one level, every
+    /// partition's centroid in the core). Default: none up to 256 partitions, else
+    /// √(cell-probes · partitions).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=65_536))]
+    pub cells: Option<u32>,
+    /// Cells whose partition centroids a query fetches, at least (more when they hold fewer than
+    /// --probes partitions).
+    #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_CELL_PROBES as u32,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub cell_probes: u32,
     /// Postings of a term in its first tier, what a query downloads: a term in more passages
     /// keeps there the ones with the highest BM25 score and the rest in tail shards (`u<n>.bin`)
     /// that the widget and `lightembed search` do not read, so a query's keyword bytes stop

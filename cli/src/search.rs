@@ -46,7 +46,7 @@ pub struct SearchArgs {
 }
 
 /// A `lightembed site` bundle folder (`…/lightembed`, holding `manifest.json` with a `core`),
-/// loaded whole: the core, every term shard, vector partition, text chunk and typo shard (a
+/// loaded whole: the core, every term shard, centroid cell, vector partition, text chunk and typo shard (a
 /// search still scores only the partitions its query probes, as the widget does; tail shards,
 /// the postings past each common term's first tier, are not read: the widget ranks by the first
 /// tiers, and so does this); and the
@@ -79,6 +79,7 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>
     let frags = file("fragments")?;
     let counts = [
         ("t", index.shard_count()),
+        ("g", index.cell_count()), // a partition needs its centroid cell first
         ("v", index.partition_count()),
         ("c", index.chunk_count()),
         ("n", index.typo_shard_count()),
@@ -89,6 +90,7 @@ fn open_bundle(dir: &Path) -> Result<Option<(FragmentedIndex, PathBuf, Vec<u8>)>
             let bytes = read_bundle_file(&p)?;
             let added = match kind {
                 "t" => index.add_shard(&bytes),
+                "g" => index.add_cell(&bytes),
                 "v" => index.add_partition(&bytes),
                 "c" => index.add_chunk(&bytes),
                 _ => index.add_typo_shard(&bytes),

@@ -59,6 +59,10 @@ pub struct SiteArgs {
     pub partitions: Option<usize>,
     /// Vector partitions a query probes by default.
     pub probes: usize,
+    /// Coarse centroid cells (`None`: chosen by bytes; 0: one level).
+    pub cells: Option<usize>,
+    /// Cells whose partition centroids a query fetches, at least.
+    pub cell_probes: usize,
     /// Postings in a term's first tier (`--tier-postings`).
     pub tier_postings: usize,
 }
@@ -126,6 +130,8 @@ pub fn run(a: SiteArgs) -> Result<u8> {
         split: lightembed_index::fragments::SplitOptions {
             partitions: a.partitions,
             probes: a.probes,
+            cells: a.cells,
+            cell_probes: a.cell_probes,
             tier_postings: a.tier_postings,
             ..Default::default()
         },

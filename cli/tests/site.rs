@@ -98,6 +98,9 @@ fn site_writes_a_hashed_bundle_and_replaces_it_whole() {
     // Tail shards (postings past a term's first tier): none on a site this small.
     assert_eq!(manifest["index"]["tails"], index.tail_shard_count());
     assert_eq!(index.tail_shard_count(), 0);
+    // Centroid cells (two levels of centroids): none on a site this small.
+    assert_eq!(manifest["index"]["cells"], index.cell_count());
+    assert_eq!(index.cell_count(), 0);
     assert_eq!(manifest["index"]["partitions"], index.partition_count());
     for n in 0..index.partition_count() {
         index

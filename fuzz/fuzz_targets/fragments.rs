@@ -1,12 +1,12 @@
 //! Fuzz the fragmented-index readers (`index/src/fragments.rs`): `FragmentedIndex::from_core`,
-//! `add_shard`, `add_partition`, `add_chunk`, `add_typo_shard` and `add_tail_shard` over arbitrary bytes return
+//! `add_shard`, `add_cell`, `add_partition`, `add_chunk`, `add_typo_shard` and `add_tail_shard` over arbitrary bytes return
 //! `Ok` or `Err`, never panic, never hang,
 //! never allocate from a length the bytes cannot back. The input is split in three (core, shard,
 //! chunk); each part is tried as is and with its trailing SHA-256 recomputed (otherwise nearly
 //! every mutation stops at the checksum; the shard part is tried as a partition too), and a
 //! shard/chunk part is also tried against a real core with its build id patched in, so the
 //! postings, code, text and typo parsers behind the build-id check are reached. Whatever loads
-//! must answer `missing_shards`, `missing_typo_shards`, `partitions_for`, `query` (three modes)
+//! must answer `missing_shards`, `missing_typo_shards`, `cells_for`, `partitions_for`, `query` (three modes)
 //! and `text`
 //! safely: at most `k` hits, passages in range.
 #![no_main]
@@ -27,8 +27,9 @@ fn resealed(b: &[u8]) -> Vec<u8> {
 }
 
 /// A small real core, and its build id.
-fn real() -> &'static (Vec<u8>, [u8; 16]) {
-    static R: OnceLock<(Vec<u8>, [u8; 16])> = OnceLock::new();
+/// A real two-level core (2 cells of 4 partitions), its build id and its centroid cells.
+fn real() -> &'static (Vec<u8>, [u8; 16], Vec<Vec<u8>>) {
+    static R: OnceLock<(Vec<u8>, [u8; 16], Vec<Vec<u8>>)> = OnceLock::new();
     R.get_or_init(|| {
         let mut ix = Index::new(
             ManifestFields {
@@ -49,13 +50,21 @@ fn real() -> &'static (Vec<u8>, [u8; 16]) {
         }
         let f = split(
             &ix,
-            &SplitOptions { shard_bytes: 32, chunk_bytes: 40, partitions: Some(2), probes: 1, tier_postings: 2 },
+            &SplitOptions {
+                shard_bytes: 32,
+                chunk_bytes: 40,
+                partitions: Some(4),
+                probes: 1,
+                cells: Some(2),
+                cell_probes: 1,
+                tier_postings: 2,
+            },
         )
         .unwrap();
         let n = f.core.len() - 32;
         let mut id = [0u8; 16];
         id.copy_from_slice(&f.core[n..n + 16]);
-        (f.core, id)
+        (f.core, id, f.cells)
     })
 }
 
@@ -64,6 +73,7 @@ fn exercise(fx: &FragmentedIndex, query: &str) {
     let _ = fx.missing_typo_shards(query);
     let _ = fx.corrections(query);
     let v = vec![0.25f32; fx.dims()];
+    let _ = fx.cells_for(&v, None);
     let _ = fx.partitions_for(&v, None);
     // Every tier: the tail shards a query needs, and a query refused or answered without panic.
     let mut all = fx.clone();
@@ -91,6 +101,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(mut fx) = FragmentedIndex::from_core(&c) {
             for s in [shard.to_vec(), resealed(shard)] {
                 let _ = fx.add_shard(&s);
+                let _ = fx.add_cell(&s);
                 let _ = fx.add_partition(&s);
                 let _ = fx.add_tail_shard(&s);
             }
@@ -102,17 +113,21 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // Shard, partition and chunk parsers behind a real core's build id.
-    let (real_core, id) = real();
+    let (real_core, id, cells) = real();
     let mut fx = FragmentedIndex::from_core(real_core).unwrap();
+    for g in cells {
+        fx.add_cell(g).unwrap();
+    }
     for part in [shard, chunk] {
         if part.len() >= 6 + 16 + 32 {
-            for magic in [b"LEFT", b"LEFV", b"LEFC", b"LEFY", b"LEFU"] {
+            for magic in [b"LEFT", b"LEFG", b"LEFV", b"LEFC", b"LEFY", b"LEFU"] {
                 let mut p = part.to_vec();
                 p[..4].copy_from_slice(magic);
                 p[4..6].copy_from_slice(&FRAGMENTS_VERSION.to_le_bytes());
                 p[6..22].copy_from_slice(id);
                 let p = resealed(&p);
                 let _ = fx.add_shard(&p);
+                let _ = fx.add_cell(&p);
                 let _ = fx.add_partition(&p);
                 let _ = fx.add_chunk(&p);
                 let _ = fx.add_typo_shard(&p);

@@ -2,7 +2,7 @@
 //! first, then only the keyword postings of the query's terms, the vector codes of the query's
 //! nearest partitions and the text of the results shown (Pagefind's idea, with vectors).
 //!
-//! [`split`] turns a built [`Index`] into six kinds of files; [`FragmentedIndex`] reads them
+//! [`split`] turns a built [`Index`] into seven kinds of files; [`FragmentedIndex`] reads them
 //! back and ranks like [`Index::query`] on the keyword side (same tokeniser, same BM25
 //! statistics, same bits; exactly when every tier is read, see *impact tiers*) and by an
 //! asymmetric binary code on the vector side:
@@ -12,6 +12,7 @@
 //! | core | manifest (spec §8), the code's frame (μ, σ, α_max), the partitions' centroids; nothing per passage or per section | on the first query |
 //! | term shard `s` | the first tier of postings `(passage, tf, passage length, place)` of every term `t` with `fnv1a(t) mod S = s` | for each term of a query |
 //! | tail shard `u` | the postings past the first tier of every common term `t` with `fnv1a(t) mod U = u` | never by the widget; by a reader asked for every tier |
+//! | centroid cell `g` | (two-level bundles) the centroids of the partitions in coarse cell `g` | the cells nearest the query vector, before its partitions |
 //! | partition `v` | the binary codes (and places) of the passages whose vectors k-means put in cluster `v` — a range of passage numbers | the `probes` partitions nearest the query vector |
 //! | text chunk `c` | passages `c·P .. (c+1)·P`: their text and their sections' URLs and titles | for the results shown |
 //! | typo shard `y` | per *typo key* `k` with `fnv1a(k) mod Y = y`, the indexed terms listed under it, each with its df | for a query term no passage holds (a typo?), after its term shard |
@@ -91,12 +92,31 @@
 //! passage number, which is no longer the source order, so the keyword ranking equals
 //! [`Index::query`]'s score for score but may order tied passages differently.
 //!
+//! **Two-level centroids: the core does not grow with √n either.** The centroids of `K`
+//! partitions cost `K · (dims + 5)` bytes, and with `K ∝ √n` they were the biggest single part of
+//! a big site's first query (81 kB of the big Debian docs site's 404 kB). Above
+//! [`TWO_LEVEL_MIN_PARTITIONS`] partitions (as the one-level rule would choose them) the
+//! partitions are grouped into `C ≈ √(cell probes · K)` *cells* by a first, coarse k-means of the
+//! passage vectors; each cell's passages are then cut by their own k-means into partitions (their
+//! number in proportion to the cell's passages). The core keeps the cells' mean vectors only;
+//! the centroids of a cell's partitions live in a *centroid cell* file `g<c>.bin`. A query scores
+//! the cells' centroids, fetches the nearest cells' files (at least the core's cell probes, and
+//! as many more, nearest first, as it takes to hold `probes` partitions), scores the partitions
+//! in them and fetches the `probes` best: one more dependent round trip (core → cells →
+//! partitions). Partitions are numbered cell by cell, so a cell is a range of partitions and of
+//! passages. With the centroids cheap, partitions can be small: the first query's vector bytes
+//! `C·c + cells·(K/C)·c + probes·(n/K)·e` (`c` a centroid's bytes, `e` an entry's) are least at
+//! `K = (probes · n · e / (c · √cells))^(2/3)`, `C = √(cells · K)`. A keyword candidate outside
+//! the probed partitions is scored with its partition's mean when its cell was fetched, with its
+//! cell's mean otherwise (decided by the query alone, as before).
+//!
 //! **Places.** Pages (the distinct URLs before `#`, first seen first) are numbered from 1; page
 //! 0 is "no URL" (never collapsed, no page evidence). A passage's anchor is the number of its URL
 //! among its page's distinct URLs (first seen first). Two passages share a section (one hit per
 //! section) when their places are equal, a page when their page numbers are.
 //!
-//! # Byte layouts (version 6: impact tiers — term shards hold each term's first tier and its df,
+//! # Byte layouts (version 7: two-level centroids — the core may hold coarse cells, their
+//! partitions' centroids in centroid cell files; version 6: impact tiers — term shards hold each term's first tier and its df,
 //! tail shards the rest; version 5: partitioned vector codes and a core that holds nothing per passage
 //! or section — postings carry lengths and places, chunks carry sections; version 4: typo shards,
 //! their count in the core; version 3: a section keeps its page title and heading apart; version
@@ -112,44 +132,52 @@
 //! like values (term shards 16 % smaller than row by row on the Python docs).
 //!
 //! ```text
-//! core      "LEFI" u16 version=6 u16 flags (bit 0: English stemming)
+//! core      "LEFI" u16 version=7 u16 flags (bit 0: English stemming)
 //!           manifest (as crate::layout; count = passages n < 2³²−1)
 //!           varint term shards (1..=65536); u64 Σ|d| (keyword tokens of every passage);
 //!           varint typo shards (1..=65536); varint tail shards U (0..=65536)
 //!           varint chunk passages P (≥ 1; text chunks = ⌈n / P⌉)
 //!           dims × f32 μ; dims × f32 σ (finite, ≥ 0); f32 α_max (finite, ≥ 0)
 //!           varint partitions K (≥ 1 when n > 0, ≤ 65536); varint probes (1..=K; 0 when K = 0)
-//!           K × (varint entries ≥ 1; f32 scale (finite, ≥ 0); dims × i8 centroid)
+//!           varint cells C (0: one level; else 1..=K); varint cell probes (1..=C; 0 when C = 0)
+//!           C = 0: K × centroid (varint entries ≥ 1; f32 scale (finite, ≥ 0); dims × i8)
 //!               (Σ entries = n; partition v holds passages Σ_{u<v} entries_u onwards; a centroid
 //!               is its partition's mean vector ≈ scale · i8)
+//!           C > 0: C × (varint partitions k_c ≥ 1; centroid, its entries ≥ k_c: the cell's
+//!               passages and mean vector) (Σ k_c = K; cell c holds partitions Σ_{d<c} k_d
+//!               onwards and passages Σ_{d<c} entries_d onwards)
 //!           32-byte content digest: SHA-256 over every term shard, partition, chunk, typo
-//!               shard and tail shard (in that order), each as u64 length + its bytes up to its trailer with the build id
+//!               shard, tail shard and centroid cell (in that order), each as u64 length + its bytes up to its trailer with the build id
 //!               zeroed (so the build id, and every cached fragment name derived from it,
 //!               changes when any text, posting or code does)
 //!           32-byte SHA-256
-//! shard     "LEFT" u16 version=6 16-byte build id, varint shard number
+//! shard     "LEFT" u16 version=7 16-byte build id, varint shard number
 //!           varint terms; per term (distinct, each hashing to this shard): str term,
 //!               varint df ≥ 1, postings (m = min(df, T) ≥ 1: the term's first tier)
 //!           32-byte SHA-256
 //! postings  varint m, m × varint passage delta (first = passage; increasing, < n),
 //!               m × varint tf ≥ 1, m × varint |d| ≥ tf (the passage's keyword length),
 //!               m × place
-//! tail      "LEFU" u16 version=6 16-byte build id, varint tail shard number
+//! tail      "LEFU" u16 version=7 16-byte build id, varint tail shard number
 //!           varint terms; per term (distinct, each hashing to this shard, df > T): str term,
 //!               postings (m = df − T ≥ 1: the rest, in passage order)
 //!           32-byte SHA-256
-//! partition "LEFV" u16 version=6 16-byte build id, varint partition number
+//! cell      "LEFG" u16 version=7 16-byte build id, varint cell number c
+//!           varint partitions (= the core's k_c); k_c × centroid (Σ entries = the core's entries
+//!               of the cell; partition i of the cell is the cell's first partition + i)
+//!           32-byte SHA-256
+//! partition "LEFV" u16 version=7 16-byte build id, varint partition number
 //!           varint entries m (= the core's count for it; entry i is passage start_v + i)
 //!           m × place; m × u8 α code; m × ⌈dims/8⌉ sign bytes
 //!               (bit k of byte p = dim 8p + k, set = positive; bits past dims 0)
 //!           32-byte SHA-256
-//! chunk     "LEFC" u16 version=6 16-byte build id, varint chunk number
+//! chunk     "LEFC" u16 version=7 16-byte build id, varint chunk number
 //!           varint count (= min(P, n − c·P)); varint sections S (1..=count; 0 when count 0);
 //!           S × (str url, str page title, str heading (empty: none));
 //!               a section's display title is `lightembed_title::section_title` of the two
 //!           count × (varint section < S, str text)
 //!           32-byte SHA-256
-//! typo      "LEFY" u16 version=6 16-byte build id, varint typo shard number
+//! typo      "LEFY" u16 version=7 16-byte build id, varint typo shard number
 //!           varint keys; per key (distinct, ascending, each hashing to this shard): str key
 //!               (`^` + a term's first two chars, or its last two + `$`), varint count ≥ 1,
 //!               count × (str term (ascending, distinct, under that key), varint df ≥ 1)
@@ -170,7 +198,7 @@ use crate::util::{dot, sort_best_first, Scored};
 use crate::{Mode, SearchOptions};
 
 /// Version of the fragment layouts written and read here.
-pub const FRAGMENTS_VERSION: u16 = 6;
+pub const FRAGMENTS_VERSION: u16 = 7;
 
 const CORE_MAGIC: [u8; 4] = *b"LEFI";
 const SHARD_MAGIC: [u8; 4] = *b"LEFT";
@@ -178,6 +206,7 @@ const PART_MAGIC: [u8; 4] = *b"LEFV";
 const CHUNK_MAGIC: [u8; 4] = *b"LEFC";
 const TYPO_MAGIC: [u8; 4] = *b"LEFY";
 const TAIL_MAGIC: [u8; 4] = *b"LEFU";
+const CELL_MAGIC: [u8; 4] = *b"LEFG";
 const TRAILER: usize = 32;
 
 /// Below this many passages a bundle keeps one partition (every code scored: exact). Chosen by
@@ -188,6 +217,19 @@ pub const PARTITION_MIN_PASSAGES: usize = 2048;
 
 /// Partitions a query probes by default ([`SplitOptions::probes`]).
 pub const DEFAULT_PROBES: usize = 8;
+
+/// Above this many partitions (as the one-level rule `√(probes · n · entry / centroid)` would
+/// choose them) a bundle keeps two levels of centroids: coarse cells in the core, each cell's
+/// partition centroids in a file of its own (module docs, *two-level centroids*). Below, one
+/// level keeps a query to one round trip for its vectors and its ranking as it was: two levels
+/// would save the Python docs' first query 22 kB (145 → 123 kB) but move its hybrid MRR@10 from
+/// 0.883 to 0.858 (`bench/RESULTS.md`, "Two-level centroids"); the big Debian docs site (361k
+/// passages) gets two levels, 48 kB of vector bytes per query instead of 160 kB.
+pub const TWO_LEVEL_MIN_PARTITIONS: usize = 256;
+
+/// Coarse cells a query fetches the partition centroids of, at least, in a two-level bundle
+/// ([`SplitOptions::cell_probes`]).
+pub const DEFAULT_CELL_PROBES: usize = 4;
 
 /// Postings a term's first tier holds by default ([`SplitOptions::tier_postings`]). Measured at
 /// 1,024 and 4,096 (`bench/RESULTS.md`, "Flat keyword side: impact tiers"): on the big Debian
@@ -216,6 +258,14 @@ pub struct SplitOptions {
     /// Partitions a query probes by default (written in the core; at most the partitions).
     /// Default [`DEFAULT_PROBES`].
     pub probes: usize,
+    /// Coarse centroid cells: `None` chooses by bytes (none — one level — unless the partitions
+    /// are more than [`TWO_LEVEL_MIN_PARTITIONS`], then `√(cell_probes · partitions)`);
+    /// `Some(0)` one level; `Some(c)` asks for `c` (at most the partitions; fewer when k-means
+    /// leaves some empty).
+    pub cells: Option<usize>,
+    /// Cells a query fetches the partition centroids of, at least (written in the core; at most
+    /// the cells). Default [`DEFAULT_CELL_PROBES`].
+    pub cell_probes: usize,
     /// Postings in a term's first tier (its term shard, what a query fetches): a term in more
     /// passages keeps there the `tier_postings` with the highest BM25 impact, and the rest go
     /// to a tail shard that a ranking reads only when asked for every tier
@@ -230,6 +280,8 @@ impl Default for SplitOptions {
             chunk_bytes: 4 << 10,
             partitions: None,
             probes: DEFAULT_PROBES,
+            cells: None,
+            cell_probes: DEFAULT_CELL_PROBES,
             tier_postings: DEFAULT_TIER_POSTINGS,
         }
     }
@@ -237,7 +289,7 @@ impl Default for SplitOptions {
 
 /// The files of a fragmented index, as bytes: `core`, `shards[s]` (term shard `s`),
 /// `partitions[v]` (vector partition `v`), `chunks[c]` (text chunk `c`), `typos[y]` (typo shard
-/// `y`).
+/// `y`), `tails[u]` (tail shard `u`), `cells[g]` (centroid cell `g`).
 #[derive(Debug, Clone)]
 pub struct Fragments {
     /// Where each passage came from, by passage number (passages are numbered partition by
@@ -256,6 +308,9 @@ pub struct Fragments {
     pub typos: Vec<Vec<u8>>,
     /// Tail shards (the postings past each term's first tier), by number.
     pub tails: Vec<Vec<u8>>,
+    /// Centroid cells (the partition centroids of each coarse cell), by number: none in a
+    /// one-level bundle.
+    pub cells: Vec<Vec<u8>>,
 }
 
 impl Fragments {
@@ -434,26 +489,38 @@ struct Source<'a> {
     live: Vec<u32>,
 }
 
-/// The number of partitions for `n` passages of `dims` dims: `opts.partitions`, or by bytes
-/// (module docs).
-fn partitions_for_size(n: usize, dims: usize, opts: &SplitOptions) -> usize {
+/// The number of partitions and of coarse cells (0: one level) for `n` passages of `dims` dims:
+/// `opts.partitions` and `opts.cells`, or by bytes (module docs).
+fn partitions_for_size(n: usize, dims: usize, opts: &SplitOptions) -> (usize, usize) {
     if n == 0 {
-        return 0;
+        return (0, 0);
     }
+    // A code (α + signs) and its place and passage delta (~4 bytes); a centroid (its i8 dims,
+    // its scale, its count).
+    let entry = (dims.div_ceil(8) + 5) as f64;
+    let centroid = (dims + 6) as f64;
+    let probes = opts.probes as f64;
+    let one_level = (probes * n as f64 * entry / centroid).sqrt().round() as usize;
+    let two_level = opts.cells.is_none_or(|c| c > 0)
+        && opts.partitions.unwrap_or(one_level) > TWO_LEVEL_MIN_PARTITIONS;
     let k = match opts.partitions {
         Some(k) => k,
         None if n < PARTITION_MIN_PASSAGES => 1,
-        None => {
-            // A code (α + signs) and its place and passage delta (~4 bytes); a centroid (its
-            // i8 dims, its scale, its count).
-            let entry = (dims.div_ceil(8) + 5) as f64;
-            let centroid = (dims + 6) as f64;
-            ((opts.probes as f64) * n as f64 * entry / centroid)
-                .sqrt()
-                .round() as usize
-        }
+        None if !two_level => one_level,
+        // C·c + cells·(K/C)·c + probes·(n/K)·e with C = √(cells·K): least at this K.
+        None => (probes * n as f64 * entry / (centroid * (opts.cell_probes as f64).sqrt()))
+            .powf(2.0 / 3.0)
+            .round() as usize,
     };
-    k.clamp(1, MAX_PARTITIONS).min(n)
+    let k = k.clamp(1, MAX_PARTITIONS).min(n);
+    let cells = match opts.cells {
+        Some(c) => c,
+        None if k > TWO_LEVEL_MIN_PARTITIONS => {
+            ((opts.cell_probes * k) as f64).sqrt().round() as usize
+        }
+        None => 0,
+    };
+    (k, cells.min(k))
 }
 
 /// A passage's place in a fragment: `(page, anchor)`, page 0 = no URL (module docs).
@@ -510,11 +577,13 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         || opts.chunk_bytes == 0
         || opts.probes == 0
         || opts.partitions == Some(0)
+        || opts.cell_probes == 0
         || opts.tier_postings == 0
     {
         return Err(IndexError::InvalidArgument {
             what: "split options",
-            detail: "shard_bytes, chunk_bytes, probes, partitions and tier_postings must be > 0"
+            detail: "shard_bytes, chunk_bytes, probes, partitions, cell_probes and tier_postings \
+                     must be > 0"
                 .into(),
         });
     }
@@ -524,33 +593,56 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     let vec_of = |slot: u32| &src.vectors[slot as usize * dims..(slot as usize + 1) * dims];
 
     // Partitions: spherical k-means of the passage vectors (one partition below the size where
-    // it pays). Passages are numbered partition by partition (in source order within one), so a
-    // partition is a range of passage numbers and a passage's partition needs no bytes.
-    let k = partitions_for_size(n, dims, opts);
-    let clusters = if k <= 1 {
-        crate::kmeans::Clusters {
-            means: Vec::new(), // the mean vector, below
+    // it pays; two levels — coarse cells, each cut into partitions by its own k-means — above
+    // TWO_LEVEL_MIN_PARTITIONS). Passages are numbered partition by partition (in source order
+    // within one) and partitions cell by cell, so a partition is a range of passage numbers and a
+    // cell a range of partitions: a passage's partition and cell need no bytes.
+    let (k, n_cells) = partitions_for_size(n, dims, opts);
+    let rows: std::borrow::Cow<'_, [f32]> = if k <= 1 {
+        std::borrow::Cow::Borrowed(&[])
+    } else if src.live.iter().enumerate().all(|(i, &s)| s as usize == i) {
+        std::borrow::Cow::Borrowed(&src.vectors[..n * dims])
+    } else {
+        std::borrow::Cow::Owned(src.live.iter().flat_map(|&s| vec_of(s).to_vec()).collect())
+    };
+    let mut grouping = if k <= 1 {
+        // One partition (or none): its mean is the mean vector, computed below.
+        Grouping {
+            means: Vec::new(),
             assign: vec![0; n],
+            cells: Vec::new(),
+        }
+    } else if n_cells == 0 {
+        let c = crate::kmeans::spherical_kmeans(&rows, dims, k, crate::kmeans::SEED);
+        Grouping {
+            means: c.means,
+            assign: c.assign,
+            cells: Vec::new(),
         }
     } else {
-        let rows: std::borrow::Cow<'_, [f32]> =
-            if src.live.iter().enumerate().all(|(i, &s)| s as usize == i) {
-                std::borrow::Cow::Borrowed(&src.vectors[..n * dims])
-            } else {
-                std::borrow::Cow::Owned(src.live.iter().flat_map(|&s| vec_of(s).to_vec()).collect())
-            };
-        crate::kmeans::spherical_kmeans(&rows, dims, k, crate::kmeans::SEED)
+        two_level(&rows, dims, k, n_cells)
     };
-    let k = if k <= 1 { k } else { clusters.k(dims) };
+    drop(rows);
+    let k = if k <= 1 {
+        k
+    } else {
+        grouping.means.len() / dims.max(1)
+    };
+    let n_cells = grouping.cells.len();
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| clusters.assign[i]); // stable: source order within a partition
+    order.sort_by_key(|&i| grouping.assign[i]); // stable: source order within a partition
     let live: Vec<u32> = order.iter().map(|&i| src.live[i]).collect();
     let live = &live;
     let mut sizes = vec![0usize; k];
-    for &c in &clusters.assign {
+    for &c in &grouping.assign {
         sizes[c as usize] += 1;
     }
     let probes = opts.probes.min(k);
+    let cell_probes = if n_cells == 0 {
+        0
+    } else {
+        opts.cell_probes.clamp(1, n_cells)
+    };
 
     // Per passage: its section (url, page title, heading), its place and its keyword length.
     let mut sections: Vec<(&str, &str, &str)> = Vec::with_capacity(n);
@@ -600,6 +692,9 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         .iter()
         .map(|&m| if n == 0 { 0.0 } else { (m / n as f64) as f32 })
         .collect();
+    if k == 1 {
+        grouping.means = mean.clone();
+    }
     // σ_j = mean |x_j − μ_j|: the spread of each dim (in a Matryoshka/PCA frame the leading
     // dims spread most), so a sign bit stands for ±σ_j.
     let mut sigma = vec![0.0f64; dims];
@@ -643,12 +738,6 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
             }
         })
         .collect();
-
-    let means: &[f32] = if k <= 1 {
-        &mean[..k * dims]
-    } else {
-        &clusters.means
-    };
 
     // Postings per term over passages.
     let mut postings: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kw.vocab.len()];
@@ -761,18 +850,21 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     w.f32(alpha_max);
     w.varint(k as u32);
     w.varint(probes as u32);
-    for (c, m) in means.chunks_exact(dims.max(1)).enumerate() {
-        w.varint(sizes[c] as u32);
-        let top = m.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
-        let scale = top / 127.0;
-        w.f32(scale);
-        for &x in m {
-            let q = if scale > 0.0 {
-                (x / scale).round().clamp(-127.0, 127.0) as i8
-            } else {
-                0
-            };
-            w.u8(q as u8);
+    w.varint(n_cells as u32);
+    w.varint(cell_probes as u32);
+    let means = &grouping.means;
+    if n_cells == 0 {
+        for (c, m) in means.chunks_exact(dims.max(1)).enumerate() {
+            write_centroid(&mut w, sizes[c], m);
+        }
+    } else {
+        for cell in &grouping.cells {
+            w.varint(cell.parts.len() as u32);
+            write_centroid(
+                &mut w,
+                cell.parts.clone().map(|v| sizes[v]).sum(),
+                &cell.mean,
+            );
         }
     }
     let mut core = w;
@@ -828,6 +920,19 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
             for &t in terms.iter() {
                 varstr(&mut w, &kw.vocab[t as usize]);
                 write_postings(&mut w, &tails[t as usize]);
+            }
+            w
+        })
+        .collect();
+    let cells: Vec<Writer> = grouping
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(g, cell)| {
+            let mut w = header(&CELL_MAGIC, g);
+            w.varint(cell.parts.len() as u32);
+            for v in cell.parts.clone() {
+                write_centroid(&mut w, sizes[v], &means[v * dims..(v + 1) * dims]);
             }
             w
         })
@@ -901,6 +1006,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         .chain(&chunks)
         .chain(&typos)
         .chain(&tail_shards)
+        .chain(&cells)
     {
         content.update((w.buf.len() as u64).to_le_bytes());
         content.update(&w.buf);
@@ -923,7 +1029,83 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         chunks: chunks.into_iter().map(seal).collect(),
         typos: typos.into_iter().map(seal).collect(),
         tails: tail_shards.into_iter().map(seal).collect(),
+        cells: cells.into_iter().map(seal).collect(),
     })
+}
+
+/// `varint entries, f32 scale, dims × i8`: a mean vector `m` as int8 with one scale (the largest
+/// |component| / 127).
+fn write_centroid(w: &mut Writer, entries: usize, m: &[f32]) {
+    w.varint(entries as u32);
+    let top = m.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
+    let scale = top / 127.0;
+    w.f32(scale);
+    for &x in m {
+        let q = if scale > 0.0 {
+            (x / scale).round().clamp(-127.0, 127.0) as i8
+        } else {
+            0
+        };
+        w.u8(q as u8);
+    }
+}
+
+/// How [`write`] groups the passages: each partition's mean vector (`K × dims`), each row's
+/// partition, and (two levels) the cells: partitions numbered cell by cell.
+struct Grouping {
+    means: Vec<f32>,
+    assign: Vec<u32>,
+    cells: Vec<Cell>,
+}
+
+/// A coarse cell as written: its partitions (a range of partition numbers) and its mean vector.
+struct Cell {
+    parts: std::ops::Range<usize>,
+    mean: Vec<f32>,
+}
+
+/// Two-level k-means: `rows` into `n_cells` coarse cells, then each cell's rows into its own
+/// partitions, `k · (cell rows / n)` of them (at least one), numbered cell by cell. A cell's
+/// k-means costs its rows × its partitions, so the whole is far cheaper than one k-means into
+/// `k`.
+fn two_level(rows: &[f32], dims: usize, k: usize, n_cells: usize) -> Grouping {
+    let n = rows.len() / dims.max(1);
+    let coarse = crate::kmeans::spherical_kmeans(rows, dims, n_cells, crate::kmeans::SEED);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); coarse.k(dims)];
+    for (i, &c) in coarse.assign.iter().enumerate() {
+        members[c as usize].push(i);
+    }
+    let mut means = Vec::new();
+    let mut assign = vec![0u32; n];
+    let mut cells = Vec::with_capacity(members.len());
+    for (c, rows_of) in members.iter().enumerate() {
+        let local: Vec<f32> = rows_of
+            .iter()
+            .flat_map(|&i| rows[i * dims..(i + 1) * dims].iter().copied())
+            .collect();
+        let want =
+            ((k as f64 * rows_of.len() as f64 / n as f64).round() as usize).clamp(1, rows_of.len());
+        let fine = crate::kmeans::spherical_kmeans(
+            &local,
+            dims,
+            want,
+            crate::kmeans::SEED.wrapping_add(1 + c as u64),
+        );
+        let first = means.len() / dims.max(1);
+        for (&i, &v) in rows_of.iter().zip(&fine.assign) {
+            assign[i] = (first + v as usize) as u32;
+        }
+        means.extend_from_slice(&fine.means);
+        cells.push(Cell {
+            parts: first..means.len() / dims.max(1),
+            mean: coarse.means[c * dims..(c + 1) * dims].to_vec(),
+        });
+    }
+    Grouping {
+        means,
+        assign,
+        cells,
+    }
 }
 
 /// Reads `varint m` and m postings as [`split`] writes them (passages increasing, below `n`; tf
@@ -1026,6 +1208,56 @@ struct Partition {
     signs: Vec<u8>,
 }
 
+/// The partition centroids of one coarse cell, as read: partitions `first ..
+/// first + sizes.len()`.
+#[derive(Debug, Clone)]
+struct CellCentroids {
+    first: u32,
+    /// `k × dims`: each partition's centroid direction (unit, or 0 for a zero mean).
+    centroids: Vec<f32>,
+    /// `k × dims`: each partition's mean vector (as stored: the expected cosine of a member).
+    means: Vec<f32>,
+    /// Entries of each partition.
+    sizes: Vec<u32>,
+    /// First passage of each partition (passages are numbered partition by partition).
+    starts: Vec<u32>,
+}
+
+/// Reads `count` centroids as [`write_centroid`] writes them (entries ≥ 1, a finite scale ≥ 0);
+/// returns `(unit directions, mean vectors, entries)`. The caller checked the bytes can hold
+/// them.
+#[allow(clippy::type_complexity)]
+fn read_centroids(
+    r: &mut Reader<'_>,
+    count: usize,
+    dims: usize,
+    what: &'static str,
+) -> Result<(Vec<f32>, Vec<f32>, Vec<u32>), IndexError> {
+    let mut centroids = Vec::with_capacity(count * dims);
+    let mut means = Vec::with_capacity(count * dims);
+    let mut sizes = Vec::with_capacity(count);
+    for _ in 0..count {
+        let m = r.varint(what)?;
+        if m == 0 {
+            return Err(malformed(what, "no entries".into()));
+        }
+        sizes.push(m);
+        let scale = r.f32("centroid scale")?;
+        if !(scale.is_finite() && scale >= 0.0) {
+            return Err(malformed(
+                "centroid scale",
+                format!("{scale} is not finite ≥ 0"),
+            ));
+        }
+        let raw = r.take(dims as u64, "centroid")?;
+        let c: Vec<f32> = raw.iter().map(|&b| b as i8 as f32 * scale).collect();
+        let norm = dot(&c, &c).sqrt();
+        centroids.extend(c.iter().map(|&x| if norm > 0.0 { x / norm } else { 0.0 }));
+        means.extend(c);
+    }
+    Ok((centroids, means, sizes))
+}
+
 /// A text chunk as read.
 #[derive(Debug, Clone)]
 struct Chunk {
@@ -1050,14 +1282,23 @@ pub struct FragmentedIndex {
     mean: Vec<f32>,
     sigma: Vec<f32>,
     alpha_max: f32,
-    /// `K × dims`: each partition's centroid direction (unit, or 0 for a zero mean).
-    centroids: Vec<f32>,
-    /// `K × dims`: each partition's mean vector (as stored: the expected cosine of a member).
-    means: Vec<f32>,
-    /// Entries of each partition.
-    part_sizes: Vec<u32>,
-    /// First passage of each partition (passages are numbered partition by partition).
-    part_starts: Vec<u32>,
+    /// Partitions in all.
+    n_parts: u32,
+    /// Whether the partition centroids live in centroid cell files (two levels) or in the core
+    /// (one level: then cell 0, loaded from the core, holds every partition).
+    two_level: bool,
+    /// `C × dims`: each coarse cell's centroid direction (two levels; empty otherwise).
+    cell_centroids: Vec<f32>,
+    /// `C × dims`: each coarse cell's mean vector (two levels; empty otherwise).
+    cell_means: Vec<f32>,
+    /// `C + 1` (one level: 2): the first partition of each cell, then `K`.
+    cell_first_part: Vec<u32>,
+    /// `C + 1` (one level: 2): the first passage of each cell, then `n`.
+    cell_first_passage: Vec<u32>,
+    /// Cells a query fetches the partition centroids of, at least (0 in one level).
+    cell_probes: u32,
+    /// The partition centroids of the cells added (one level: cell 0, from the core).
+    cells: HashMap<u32, CellCentroids>,
     probes: u32,
     n_shards: u32,
     shard_loaded: Vec<bool>,
@@ -1211,45 +1452,92 @@ impl FragmentedIndex {
         if probes as usize > k || (probes == 0 && k > 0) {
             return Err(malformed("probes", format!("{probes} of {k} partitions")));
         }
-        r.need(k as u64 * (5 + dims as u64), "partition centroids")?;
-        let mut centroids = Vec::with_capacity(k * dims);
-        let mut means = Vec::with_capacity(k * dims);
-        let mut part_sizes = Vec::with_capacity(k);
-        let mut part_starts = Vec::with_capacity(k);
-        let mut total: u64 = 0;
-        for _ in 0..k {
-            let m = r.varint("partition entries")?;
-            if m == 0 {
-                return Err(malformed("partition entries", "an empty partition".into()));
-            }
-            if total + m as u64 > n as u64 {
-                return Err(malformed(
-                    "partition entries",
-                    format!("more than the {n} passages"),
-                ));
-            }
-            part_starts.push(total as u32);
-            total += m as u64;
-            part_sizes.push(m);
-            let scale = r.f32("centroid scale")?;
-            if !(scale.is_finite() && scale >= 0.0) {
-                return Err(malformed(
-                    "centroid scale",
-                    format!("{scale} is not finite ≥ 0"),
-                ));
-            }
-            let raw = r.take(dims as u64, "centroid")?;
-            let c: Vec<f32> = raw.iter().map(|&b| b as i8 as f32 * scale).collect();
-            let norm = dot(&c, &c).sqrt();
-            centroids.extend(c.iter().map(|&x| if norm > 0.0 { x / norm } else { 0.0 }));
-            means.extend(c);
+        let n_cells = r.varint("cells")? as usize;
+        if n_cells > k {
+            return Err(malformed("cells", format!("{n_cells} for {k} partitions")));
         }
+        let cell_probes = r.varint("cell probes")?;
+        if cell_probes as usize > n_cells || (cell_probes == 0) != (n_cells == 0) {
+            return Err(malformed(
+                "cell probes",
+                format!("{cell_probes} of {n_cells} cells"),
+            ));
+        }
+        let two_level = n_cells > 0;
+        let listed = if two_level { n_cells } else { k };
+        r.need(listed as u64 * (5 + dims as u64), "centroids")?;
+        let mut cell_parts = Vec::new();
+        let (centroids, means, sizes) = if two_level {
+            let mut c = Vec::with_capacity(n_cells * dims);
+            let mut m = Vec::with_capacity(n_cells * dims);
+            let mut s = Vec::with_capacity(n_cells);
+            for _ in 0..n_cells {
+                let parts = r.varint("cell partitions")?;
+                if parts == 0 {
+                    return Err(malformed("cell partitions", "a cell of none".into()));
+                }
+                cell_parts.push(parts);
+                let (c1, m1, s1) = read_centroids(&mut r, 1, dims, "cell entries")?;
+                if s1[0] < parts {
+                    return Err(malformed(
+                        "cell entries",
+                        format!("{} passages in {parts} partitions", s1[0]),
+                    ));
+                }
+                c.extend(c1);
+                m.extend(m1);
+                s.extend(s1);
+            }
+            (c, m, s)
+        } else {
+            read_centroids(&mut r, k, dims, "partition entries")?
+        };
+        if cell_parts.iter().map(|&p| p as u64).sum::<u64>() != k as u64 && two_level {
+            return Err(malformed(
+                "cell partitions",
+                format!("the cells hold other than the {k} partitions"),
+            ));
+        }
+        let total: u64 = sizes.iter().map(|&m| m as u64).sum();
         if total != n as u64 {
             return Err(malformed(
                 "partition entries",
                 format!("{total} entries for {n} passages"),
             ));
         }
+        let starts = |sizes: &[u32]| -> Vec<u32> {
+            let mut at = 0u32;
+            let mut out: Vec<u32> = sizes
+                .iter()
+                .map(|&m| {
+                    let s = at;
+                    at += m;
+                    s
+                })
+                .collect();
+            out.push(at);
+            out
+        };
+        let mut cells = HashMap::new();
+        let (cell_centroids, cell_means, cell_first_part, cell_first_passage) = if two_level {
+            (centroids, means, starts(&cell_parts), starts(&sizes))
+        } else {
+            if k > 0 {
+                let mut part_starts = starts(&sizes);
+                part_starts.pop();
+                cells.insert(
+                    0,
+                    CellCentroids {
+                        first: 0,
+                        centroids,
+                        means,
+                        sizes,
+                        starts: part_starts,
+                    },
+                );
+            }
+            (Vec::new(), Vec::new(), vec![0, k as u32], vec![0, n])
+        };
         r.take(32, "content digest")?;
         done(&r)?;
         let mut build_id = [0u8; 16];
@@ -1263,10 +1551,14 @@ impl FragmentedIndex {
             mean,
             sigma,
             alpha_max,
-            centroids,
-            means,
-            part_sizes,
-            part_starts,
+            n_parts: k as u32,
+            two_level,
+            cell_centroids,
+            cell_means,
+            cell_first_part,
+            cell_first_passage,
+            cell_probes,
+            cells,
             probes,
             n_shards,
             shard_loaded: vec![false; n_shards as usize],
@@ -1333,7 +1625,7 @@ impl FragmentedIndex {
 
     /// Number of vector partitions.
     pub fn partition_count(&self) -> u32 {
-        self.part_sizes.len() as u32
+        self.n_parts
     }
 
     /// Partitions a query probes unless [`SearchOptions::ef_search`] says otherwise.
@@ -1341,18 +1633,49 @@ impl FragmentedIndex {
         self.probes
     }
 
-    /// Entries of partition `v` (`None` out of range).
-    pub fn partition_len(&self, v: u32) -> Option<u32> {
-        self.part_sizes.get(v as usize).copied()
+    /// Number of centroid cells (files `g<c>.bin` of a bundle): 0 for a one-level bundle, whose
+    /// core holds every partition's centroid.
+    pub fn cell_count(&self) -> u32 {
+        if self.two_level {
+            self.cell_first_part.len() as u32 - 1
+        } else {
+            0
+        }
     }
 
-    /// The vector partition holding `passage`'s code (`None` out of range): passages are
-    /// numbered partition by partition.
+    /// Cells a query fetches the partition centroids of, at least (0 for a one-level bundle).
+    pub fn cell_probes(&self) -> u32 {
+        self.cell_probes
+    }
+
+    /// The cell (its index in the core; 0 for a one-level bundle) of partition `v`.
+    fn cell_of_partition(&self, v: u32) -> u32 {
+        self.cell_first_part.partition_point(|&s| s <= v) as u32 - 1
+    }
+
+    /// The cell (its index in the core; 0 for a one-level bundle) of `passage` (< n).
+    fn cell_of_passage(&self, passage: u32) -> u32 {
+        self.cell_first_passage.partition_point(|&s| s <= passage) as u32 - 1
+    }
+
+    /// Entries of partition `v` (`None` out of range, or while its centroid cell is not added:
+    /// [`FragmentedIndex::add_cell`]).
+    pub fn partition_len(&self, v: u32) -> Option<u32> {
+        if v >= self.n_parts {
+            return None;
+        }
+        let cell = self.cells.get(&self.cell_of_partition(v))?;
+        cell.sizes.get((v - cell.first) as usize).copied()
+    }
+
+    /// The vector partition holding `passage`'s code (`None` out of range, or while its
+    /// centroid cell is not added): passages are numbered partition by partition.
     pub fn partition_of(&self, passage: u32) -> Option<u32> {
         if passage >= self.n {
             return None;
         }
-        Some(self.part_starts.partition_point(|&s| s <= passage) as u32 - 1)
+        let cell = self.cells.get(&self.cell_of_passage(passage))?;
+        Some(cell.first + cell.starts.partition_point(|&s| s <= passage) as u32 - 1)
     }
 
     /// The query's distinct terms, in query order (the index's tokeniser and stemming).
@@ -1572,21 +1895,71 @@ impl FragmentedIndex {
         out
     }
 
-    /// The partitions probed for the normalised query `q`: the `probes` whose centroid
-    /// directions are nearest, best first (ties: the lower number).
-    fn probe_set(&self, q: &[f32], probes: usize) -> Vec<u32> {
+    /// The cells a search for the normalised query `q` with `probes` probes reads the partition
+    /// centroids of, best first: the nearest cells by their centroids (ties: the lower number),
+    /// at least the core's cell probes and as many more as it takes to hold `probes`
+    /// partitions. `[0]` for a one-level bundle (the core's centroids).
+    fn probe_cells(&self, q: &[f32], probes: usize) -> Vec<u32> {
+        if !self.two_level {
+            return if self.n_parts > 0 {
+                vec![0]
+            } else {
+                Vec::new()
+            };
+        }
         let dims = self.dims().max(1);
         let mut scored: Vec<Scored> = self
-            .centroids
+            .cell_centroids
             .chunks_exact(dims)
             .enumerate()
-            .map(|(v, c)| Scored {
-                score: dot(q, c),
-                id: v as u32,
+            .map(|(c, x)| Scored {
+                score: dot(q, x),
+                id: c as u32,
             })
             .collect();
+        sort_best_first(&mut scored);
+        let mut out = Vec::new();
+        let mut held = 0usize;
+        for s in scored {
+            if out.len() >= self.cell_probes as usize && held >= probes {
+                break;
+            }
+            let c = s.id as usize;
+            held += (self.cell_first_part[c + 1] - self.cell_first_part[c]) as usize;
+            out.push(s.id);
+        }
+        out
+    }
+
+    /// The partitions probed for the normalised query `q`: the `probes` whose centroid
+    /// directions are nearest among those of the probed cells, best first (ties: the lower
+    /// number), and those cells. Errors when a probed cell is not added.
+    fn probe_set(&self, q: &[f32], probes: usize) -> Result<(Vec<u32>, Vec<u32>), IndexError> {
+        let dims = self.dims().max(1);
+        let cells = self.probe_cells(q, probes);
+        let mut scored: Vec<Scored> = Vec::new();
+        for c in &cells {
+            let Some(cell) = self.cells.get(c) else {
+                return Err(IndexError::InvalidArgument {
+                    what: "query",
+                    detail: format!(
+                        "centroid cell {c} is not loaded (add it with add_cell: cells_for says \
+                         which a query needs)"
+                    ),
+                });
+            };
+            scored.extend(
+                cell.centroids
+                    .chunks_exact(dims)
+                    .enumerate()
+                    .map(|(v, x)| Scored {
+                        score: dot(q, x),
+                        id: cell.first + v as u32,
+                    }),
+            );
+        }
         top_n(&mut scored, probes.max(1));
-        scored.into_iter().map(|s| s.id).collect()
+        Ok((scored.into_iter().map(|s| s.id).collect(), cells))
     }
 
     /// The probes of a search: `ef_search` when given (at least 1), else the core's.
@@ -1594,12 +1967,32 @@ impl FragmentedIndex {
         ef_search.map_or(self.probes as usize, |p| p.max(1))
     }
 
+    /// The centroid cells a search for `vector` (the query's embedding at
+    /// [`FragmentedIndex::dims`]) reads that are not added yet, ascending: fetch and add them
+    /// ([`FragmentedIndex::add_cell`]), then ask [`FragmentedIndex::partitions_for`]. Always
+    /// empty for a one-level bundle. `probes`: as [`SearchOptions::ef_search`] (`None`: the
+    /// core's default).
+    ///
+    /// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`].
+    pub fn cells_for(&self, vector: &[f32], probes: Option<usize>) -> Result<Vec<u32>, IndexError> {
+        let q = crate::util::checked_query(vector, self.dims())?;
+        let mut out: Vec<u32> = self
+            .probe_cells(&q, self.probes_of(probes))
+            .into_iter()
+            .filter(|c| !self.cells.contains_key(c))
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
     /// The vector partitions a search for `vector` (the query's embedding at
     /// [`FragmentedIndex::dims`]) probes that are not added yet, ascending: fetch and add them
     /// ([`FragmentedIndex::add_partition`]) before searching in hybrid or vector mode. `probes`:
-    /// as [`SearchOptions::ef_search`] (`None`: the core's default).
+    /// as [`SearchOptions::ef_search`] (`None`: the core's default). In a two-level bundle the
+    /// query's centroid cells must be added first ([`FragmentedIndex::cells_for`]).
     ///
-    /// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`].
+    /// Errors: [`IndexError::VectorDims`], [`IndexError::NonFiniteVector`];
+    /// [`IndexError::InvalidArgument`] when a centroid cell it needs is not added.
     pub fn partitions_for(
         &self,
         vector: &[f32],
@@ -1607,12 +2000,76 @@ impl FragmentedIndex {
     ) -> Result<Vec<u32>, IndexError> {
         let q = crate::util::checked_query(vector, self.dims())?;
         let mut out: Vec<u32> = self
-            .probe_set(&q, self.probes_of(probes))
+            .probe_set(&q, self.probes_of(probes))?
+            .0
             .into_iter()
             .filter(|v| !self.parts.contains_key(v))
             .collect();
         out.sort_unstable();
         Ok(out)
+    }
+
+    /// Adds a centroid cell written by [`split`] for this core (a two-level bundle's `g<c>.bin`);
+    /// returns its number. Adding one again is a no-op.
+    ///
+    /// Errors: as [`FragmentedIndex::add_shard`] (another build's cell, a cell number out of
+    /// range), plus a partition count or entry counts that are not the core's, a scale that is
+    /// not finite ≥ 0.
+    pub fn add_cell(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
+        let mut r = open(bytes, CELL_MAGIC, "centroid cell")?;
+        self.check_build(&mut r, "centroid cell")?;
+        let c = r.varint("cell number")?;
+        if c >= self.cell_count() {
+            return Err(malformed(
+                "cell number",
+                format!("{c} of {} cells", self.cell_count()),
+            ));
+        }
+        if self.cells.contains_key(&c) {
+            return Ok(c);
+        }
+        let first = self.cell_first_part[c as usize];
+        let want = self.cell_first_part[c as usize + 1] - first;
+        let k = r.varint("cell partitions")?;
+        if k != want {
+            return Err(malformed(
+                "cell partitions",
+                format!("{k}, the core says {want}"),
+            ));
+        }
+        let dims = self.dims();
+        r.need(k as u64 * (5 + dims as u64), "centroids")?;
+        let (centroids, means, sizes) =
+            read_centroids(&mut r, k as usize, dims, "partition entries")?;
+        let from = self.cell_first_passage[c as usize];
+        let held = self.cell_first_passage[c as usize + 1] - from;
+        if sizes.iter().map(|&m| m as u64).sum::<u64>() != held as u64 {
+            return Err(malformed(
+                "partition entries",
+                format!("the cell's partitions hold other than its {held} passages"),
+            ));
+        }
+        done(&r)?;
+        let mut at = from;
+        let starts = sizes
+            .iter()
+            .map(|&m| {
+                let s = at;
+                at += m;
+                s
+            })
+            .collect();
+        self.cells.insert(
+            c,
+            CellCentroids {
+                first,
+                centroids,
+                means,
+                sizes,
+                starts,
+            },
+        );
+        Ok(c)
     }
 
     /// Adds a term shard written by [`split`] for this core; returns its number. Adding a shard
@@ -1783,12 +2240,24 @@ impl FragmentedIndex {
         let mut r = open(bytes, PART_MAGIC, "vector partition")?;
         self.check_build(&mut r, "vector partition")?;
         let v = r.varint("partition number")?;
-        let Some(&size) = self.part_sizes.get(v as usize) else {
+        if v >= self.n_parts {
             return Err(malformed(
                 "partition number",
-                format!("{v} of {}", self.part_sizes.len()),
+                format!("{v} of {}", self.n_parts),
             ));
+        }
+        let Some(cell) = self.cells.get(&self.cell_of_partition(v)) else {
+            return Err(IndexError::InvalidArgument {
+                what: "vector partition",
+                detail: format!(
+                    "partition {v} is in centroid cell {}, not loaded yet (add it with add_cell \
+                     first)",
+                    self.cell_of_partition(v)
+                ),
+            });
         };
+        let i = (v - cell.first) as usize;
+        let (size, start) = (cell.sizes[i], cell.starts[i]);
         if self.parts.contains_key(&v) {
             return Ok(v);
         }
@@ -1816,7 +2285,7 @@ impl FragmentedIndex {
         self.parts.insert(
             v,
             Partition {
-                start: self.part_starts[v as usize],
+                start,
                 places,
                 alphas,
                 signs,
@@ -2029,7 +2498,7 @@ impl FragmentedIndex {
         };
         let probe = match (&q, opts.mode) {
             (Some(q), Mode::Hybrid | Mode::Vector) if !self.is_empty() => {
-                let probe = self.probe_set(q, self.probes_of(opts.ef_search));
+                let (probe, cells) = self.probe_set(q, self.probes_of(opts.ef_search))?;
                 if let Some(v) = probe.iter().find(|v| !self.parts.contains_key(v)) {
                     return Err(IndexError::InvalidArgument {
                         what: "query",
@@ -2038,10 +2507,11 @@ impl FragmentedIndex {
                         ),
                     });
                 }
-                probe
+                (probe, cells)
             }
-            _ => Vec::new(),
+            _ => (Vec::new(), Vec::new()),
         };
+        let (probe, probed_cells) = probe;
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
@@ -2139,14 +2609,24 @@ impl FragmentedIndex {
             Mode::Vector => vector_top(),
             Mode::Hybrid => {
                 // A keyword candidate outside the probed partitions: the query's inner product
-                // with its partition's mean vector, the expected cosine of a member (module docs).
+                // with its partition's mean vector, the expected cosine of a member, when its
+                // cell is probed; with its cell's mean otherwise (module docs). Which one is
+                // decided by the query alone, not by the cells that happen to be added.
                 let q = q.as_deref().expect("checked above");
                 let dims = self.dims();
                 let estimate = |p: u32| {
-                    self.partition_of(p).map_or(0.0, |v| {
-                        let v = v as usize;
-                        dot(q, &self.means[v * dims..(v + 1) * dims])
-                    })
+                    let c = self.cell_of_passage(p);
+                    match self.cells.get(&c) {
+                        Some(cell) if probed_cells.contains(&c) => {
+                            let i = cell.starts.partition_point(|&s| s <= p) - 1;
+                            dot(q, &cell.means[i * dims..(i + 1) * dims])
+                        }
+                        _ if self.two_level => {
+                            let c = c as usize;
+                            dot(q, &self.cell_means[c * dims..(c + 1) * dims])
+                        }
+                        _ => 0.0,
+                    }
                 };
                 fuse_candidates(
                     vector_top().iter().map(|s| s.id),

@@ -111,6 +111,9 @@ fn load(f: &lightembed_index::fragments::Fragments) -> FragmentedIndex {
     for s in &f.shards {
         fx.add_shard(s).unwrap();
     }
+    for g in &f.cells {
+        fx.add_cell(g).unwrap();
+    }
     for v in &f.partitions {
         fx.add_partition(v).unwrap();
     }
@@ -635,10 +638,11 @@ fn corrupted_fragments_are_refused() {
             || e.to_string().contains("the core says"),
         "{e}"
     );
-    // Another layout version: the next one, v5 (every posting in the term shards), v4
+    // Another layout version: the next one, v6 (every centroid in the core), v5 (every posting
+    // in the term shards), v4
     // (sections and codes in the core), v3 (no typo shards), v2 (one display title per section)
     // and v1 (term shards keyed before `ı` folded to `i`).
-    for version in [7u8, 5, 4, 3, 2, 1] {
+    for version in [8u8, 6, 5, 4, 3, 2, 1] {
         let mut other = f.core.clone();
         other[4] = version;
         reseal(&mut other);
@@ -1150,4 +1154,245 @@ fn the_core_does_not_grow_with_the_site() {
         assert!(fx.partition_of(p - 1) <= fx.partition_of(p));
     }
     assert_eq!(fx.partition_of(1000), None);
+}
+
+/// Two levels of centroids, on the clustered fixture: 48 partitions, one level (every centroid
+/// in the core) or two (8 coarse cells in the core, each cell's partition centroids in a file,
+/// 2 cells fetched at least), 4 partitions probed either way.
+fn two_levels(ix: &Index, cells: usize) -> lightembed_index::fragments::Fragments {
+    split(
+        ix,
+        &SplitOptions {
+            partitions: Some(48),
+            probes: 4,
+            cells: Some(cells),
+            cell_probes: 2,
+            ..SplitOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// The two-level table finds what the one-level one finds (recall@10 of the vector ranking
+/// against the exact scan, 4 of 48 partitions probed), with a core a fraction of the size; a
+/// fresh reader needs the query's cells before its partitions, says so, and then ranks exactly
+/// as a reader holding every fragment (vector and hybrid: a keyword candidate outside the probed
+/// cells is scored by its cell's mean whatever else is loaded).
+#[test]
+fn two_level_centroids_find_what_one_level_finds() {
+    let ix = clustered(3000, 40, 7);
+    let one = two_levels(&ix, 0);
+    let two = two_levels(&ix, 8);
+    assert!(one.cells.is_empty());
+    assert_eq!(two.cells.len(), 8);
+    assert_eq!(two.partitions.len(), 48);
+    let (all_one, all_two) = (load(&one), load(&two));
+    assert_eq!((all_one.cell_count(), all_one.cell_probes()), (0, 0));
+    assert_eq!((all_two.cell_count(), all_two.cell_probes()), (8, 2));
+    assert_eq!(all_two.partition_count(), 48);
+    // The core holds 8 centroids instead of 48.
+    assert!(
+        two.core.len() * 2 < one.core.len(),
+        "{} vs {}",
+        two.core.len(),
+        one.core.len()
+    );
+    let vector = |probes: Option<usize>| SearchOptions {
+        mode: Mode::Vector,
+        collapse_sections: false,
+        ef_search: probes,
+        ..SearchOptions::default()
+    };
+    let mut rng = Rng(13);
+    let ids = live_ids(&ix);
+    let (mut found_one, mut found_two, mut wanted, mut cells_fetched) = (0, 0, 0, 0usize);
+    for t in 0..40 {
+        let base = ix.vector(&ids[(t * 53) % ids.len()]).unwrap().to_vec();
+        let q: Vec<f32> = base.iter().map(|x| x + 0.1 * rng.f()).collect();
+        let text = WORDS[t % WORDS.len()];
+        // Recall against each split's own exact scan (every partition probed: every code).
+        let hit = |fx: &FragmentedIndex| {
+            let exact: std::collections::HashSet<u32> = fx
+                .query(Some(&q), "", 10, &vector(Some(48)))
+                .unwrap()
+                .iter()
+                .map(|h| h.passage)
+                .collect();
+            let got = fx.query(Some(&q), "", 10, &vector(None)).unwrap();
+            (
+                got.iter().filter(|h| exact.contains(&h.passage)).count(),
+                exact.len(),
+            )
+        };
+        let (a, w) = hit(&all_one);
+        let (b, w2) = hit(&all_two);
+        assert_eq!(w, w2);
+        found_one += a;
+        found_two += b;
+        wanted += w;
+        // A fresh reader: cells first, then partitions, then the same ranking as `all_two`.
+        let mut fx = FragmentedIndex::from_core(&two.core).unwrap();
+        let cells = fx.cells_for(&q, None).unwrap();
+        assert!(cells.len() >= 2, "{cells:?}");
+        let e = fx.partitions_for(&q, None).unwrap_err();
+        assert!(e.to_string().contains("centroid cell"), "{e}");
+        let e = fx.query(Some(&q), "", 10, &vector(None)).unwrap_err();
+        assert!(e.to_string().contains("centroid cell"), "{e}");
+        for &g in &cells {
+            cells_fetched += 1;
+            assert_eq!(fx.add_cell(&two.cells[g as usize]).unwrap(), g);
+        }
+        assert!(fx.cells_for(&q, None).unwrap().is_empty());
+        let need = fx.partitions_for(&q, None).unwrap();
+        assert_eq!(need.len(), 4);
+        for &v in &need {
+            assert_eq!(fx.add_partition(&two.partitions[v as usize]).unwrap(), v);
+        }
+        for s in fx.missing_shards(text) {
+            fx.add_shard(&two.shards[s as usize]).unwrap();
+        }
+        for opts in [vector(None), SearchOptions::default()] {
+            let alone = fx.query(Some(&q), text, 10, &opts).unwrap();
+            let full = all_two.query(Some(&q), text, 10, &opts).unwrap();
+            assert_eq!(
+                alone
+                    .iter()
+                    .map(|h| (h.passage, h.score))
+                    .collect::<Vec<_>>(),
+                full.iter()
+                    .map(|h| (h.passage, h.score))
+                    .collect::<Vec<_>>(),
+                "{:?} {text}",
+                opts.mode
+            );
+        }
+    }
+    let (r1, r2) = (
+        found_one as f64 / wanted as f64,
+        found_two as f64 / wanted as f64,
+    );
+    eprintln!(
+        "recall@10 one level {r1:.3}, two levels {r2:.3}; cells fetched per query {:.2}",
+        cells_fetched as f64 / 40.0
+    );
+    // Measured 1.000 and 0.995, 2 cells fetched per query.
+    assert!(r1 >= 0.85, "one level: {r1}");
+    assert!(r2 >= r1 - 0.05, "two levels {r2} against one level {r1}");
+}
+
+/// A two-level split is deterministic (same bytes, cells included); sites whose one-level
+/// partition count is above 256 get two levels by default, with more, smaller partitions.
+#[test]
+fn two_level_splits_are_deterministic_and_chosen_by_size() {
+    use lightembed_index::fragments::{Builder, TWO_LEVEL_MIN_PARTITIONS};
+    let ix = clustered(1500, 20, 2);
+    let (a, b) = (two_levels(&ix, 6), two_levels(&ix, 6));
+    assert_eq!(a.core, b.core);
+    assert_eq!(a.cells, b.cells);
+    assert_eq!(a.partitions, b.partitions);
+    assert_eq!(a.slots, b.slots);
+    // Partitions are numbered cell by cell and passages partition by partition.
+    let fx = load(&a);
+    for p in 1..1500u32 {
+        assert!(fx.partition_of(p - 1) <= fx.partition_of(p));
+    }
+    // 7,000 passages of 20 dims, 32 probes: one level would take √(32 · 7000 · 8 / 26) ≈ 263 >
+    // 256 partitions, so two levels: (32 · 7000 · 8 / (26 · √4))^⅔ ≈ 1,059 partitions in
+    // √(4 · 1059) ≈ 65 cells (fewer if k-means leaves some empty).
+    let mut rng = Rng(21);
+    let centres: Vec<Vec<f32>> = (0..60)
+        .map(|_| (0..DIMS).map(|_| rng.f()).collect())
+        .collect();
+    let mut builder = Builder::new(fields(), true).unwrap();
+    for i in 0..7_000 {
+        let v: Vec<f32> = centres[i % 60].iter().map(|x| x + 0.3 * rng.f()).collect();
+        let doc = Document::new(format!("p{i}"), "T", format!("p{}.html", i / 10), "x");
+        builder.push(doc, &v, "alpha").unwrap();
+    }
+    let probes = SplitOptions {
+        probes: 32,
+        ..SplitOptions::default()
+    };
+    let f = builder.finish(&probes).unwrap();
+    const { assert!(TWO_LEVEL_MIN_PARTITIONS < 263) };
+    assert!(
+        (900..=1100).contains(&f.partitions.len()),
+        "{} partitions",
+        f.partitions.len()
+    );
+    assert!(
+        (50..=65).contains(&f.cells.len()),
+        "{} cells",
+        f.cells.len()
+    );
+    // One level asked for: every centroid in the core.
+    let one = builder
+        .finish(&SplitOptions {
+            cells: Some(0),
+            ..probes
+        })
+        .unwrap();
+    assert!(one.cells.is_empty());
+    assert!(
+        (200..=263).contains(&one.partitions.len()),
+        "{}",
+        one.partitions.len()
+    );
+}
+
+/// Centroid cells of another kind, another build, damaged or renumbered are refused with a
+/// clear error, and so is a partition whose cell is not added.
+#[test]
+fn corrupt_and_foreign_cells_are_refused() {
+    let ix = clustered(1500, 20, 2);
+    let f = two_levels(&ix, 6);
+    let other = two_levels(&clustered(1500, 20, 3), 6);
+    let mut fx = FragmentedIndex::from_core(&f.core).unwrap();
+    let e = fx.add_partition(&f.partitions[0]).unwrap_err();
+    assert!(
+        e.to_string().contains("centroid cell 0, not loaded yet"),
+        "{e}"
+    );
+    let e = fx.add_cell(&other.cells[0]).unwrap_err();
+    assert!(e.to_string().contains("another build"), "{e}");
+    let e = fx.add_cell(&f.partitions[0]).unwrap_err();
+    assert!(e.to_string().contains("expected magic \"LEFG\""), "{e}");
+    assert!(fx.add_partition(&f.cells[0]).is_err());
+    let mut bad = f.cells[1].clone();
+    bad[40] ^= 2;
+    assert_eq!(fx.add_cell(&bad).unwrap_err(), IndexError::ChecksumMismatch);
+    // Cell 1 calling itself cell 0: its partition count or entries are not the core's cell 0's.
+    let mut bad = f.cells[1].clone();
+    bad[22] = 0;
+    reseal(&mut bad);
+    let e = fx.add_cell(&bad).unwrap_err();
+    assert!(
+        e.to_string().contains("the core says") || e.to_string().contains("other than its"),
+        "{e}"
+    );
+    // A cell number past the cells.
+    let mut bad = f.cells[1].clone();
+    bad[22] = 9;
+    reseal(&mut bad);
+    let e = fx.add_cell(&bad).unwrap_err();
+    assert!(e.to_string().contains("9 of 6 cells"), "{e}");
+    // Truncated cells never load.
+    for cut in [0, 10, f.cells[0].len() - 1] {
+        assert!(fx.add_cell(&f.cells[0][..cut]).is_err(), "cut {cut}");
+    }
+    // A resealed flip anywhere in a cell loads or errs, never panics.
+    for pos in 0..f.cells[2].len() - 32 {
+        let mut b = f.cells[2].clone();
+        b[pos] ^= 0x41;
+        reseal(&mut b);
+        let mut fresh = FragmentedIndex::from_core(&f.core).unwrap();
+        if fresh.add_cell(&b).is_ok() {
+            let _ = fresh.partitions_for(&[0.3; DIMS], Some(48));
+        }
+    }
+    // The real ones load, and then the partitions.
+    for (g, c) in f.cells.iter().enumerate() {
+        assert_eq!(fx.add_cell(c).unwrap(), g as u32);
+    }
+    assert_eq!(fx.add_partition(&f.partitions[0]).unwrap(), 0);
 }

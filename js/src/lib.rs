@@ -397,8 +397,10 @@ impl JsSearchIndex {
 /// (`fromCore`), then a query needs the term shards of its words (`missingShards` → fetch →
 /// `addShard`; then, for a word no passage holds, a typo?, `missingTypoShards` → fetch →
 /// `addTypoShard` and `missingShards` again for the correction's shard), for the hybrid or vector
-/// ranking the vector partitions nearest its embedding (`partitionsFor(vector)` → fetch →
-/// `addPartition`, then `search` with `options.vector`), and its results' URLs, titles and text
+/// ranking, in a two-level bundle, the centroid cells nearest its embedding (`cellsFor(vector)` →
+/// fetch → `addCell`; always empty for a one-level bundle), then the vector partitions nearest it
+/// (`partitionsFor(vector)` → fetch → `addPartition`, then `search` with `options.vector`), and its
+/// results' URLs, titles and text
 /// the chunks they are in (`hit.chunk` → fetch → `addChunk`; a hit's `url`, `title`, `pageTitle`
 /// and `heading` are empty until then: search again, or `excerpt`). Keyword scores equal
 /// `lightembed search` on the unsplit index; the vector side
@@ -468,10 +470,51 @@ impl JsSiteIndex {
         self.inner.partition_count()
     }
 
-    /// The vector partitions a hybrid or vector search for the query embedding `vector`
-    /// (`dims` numbers) probes that are not added yet, ascending (empty: it can be searched).
+    /// Number of centroid cells (files `f/<build>/g<n>.bin`; 0 for a one-level bundle, whose core
+    /// holds every partition's centroid).
+    #[wasm_bindgen(getter, js_name = cellCount)]
+    pub fn cell_count(&self) -> u32 {
+        self.inner.cell_count()
+    }
+
+    /// The centroid cells a hybrid or vector search for the query embedding `vector` (`dims`
+    /// numbers) reads that are not added yet, ascending: add them before `partitionsFor`. Always
+    /// empty for a one-level bundle.
     ///
     /// @throws {Error} when `vector` is not `dims` finite numbers.
+    #[wasm_bindgen(js_name = cellsFor)]
+    pub fn cells_for(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array | number[]")] vector: JsValue,
+    ) -> Result<Vec<u32>, JsValue> {
+        let dims = self.inner.dims();
+        let v = arg("cellsFor", "vector").floats(
+            &vector,
+            dims,
+            "be",
+            &format!("have index.dims = {dims} numbers"),
+        )?;
+        self.inner.cells_for(&v, None).map_err(js_error)
+    }
+
+    /// Adds a centroid cell; returns its number.
+    ///
+    /// @throws {Error} for a corrupted cell (or damaged gzip) or one of another build.
+    #[wasm_bindgen(js_name = addCell)]
+    pub fn add_cell(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+    ) -> Result<u32, JsValue> {
+        let bytes = arg("addCell", "bytes").file_bytes(&bytes)?;
+        self.inner.add_cell(&bytes).map_err(js_error)
+    }
+
+    /// The vector partitions a hybrid or vector search for the query embedding `vector`
+    /// (`dims` numbers) probes that are not added yet, ascending (empty: it can be searched).
+    /// In a two-level bundle its centroid cells (`cellsFor`) must be added first.
+    ///
+    /// @throws {Error} when `vector` is not `dims` finite numbers, or a centroid cell it needs
+    /// is not added.
     #[wasm_bindgen(js_name = partitionsFor)]
     pub fn partitions_for(
         &self,
@@ -489,7 +532,8 @@ impl JsSiteIndex {
 
     /// Adds a vector partition; returns its number.
     ///
-    /// @throws {Error} for a corrupted partition (or damaged gzip) or one of another build.
+    /// @throws {Error} for a corrupted partition (or damaged gzip), one of another build, or one
+    /// whose centroid cell is not added yet.
     #[wasm_bindgen(js_name = addPartition)]
     pub fn add_partition(
         &mut self,

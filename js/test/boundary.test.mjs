@@ -229,6 +229,8 @@ describe("argument types", () => {
       "missingShards(query: string): Uint32Array;",
       "addShard(bytes: Uint8Array): number;",
       "addChunk(bytes: Uint8Array): number;",
+      "cellsFor(vector: Float32Array | number[]): Uint32Array;",
+      "addCell(bytes: Uint8Array): number;",
       "partitionsFor(vector: Float32Array | number[]): Uint32Array;",
       "addPartition(bytes: Uint8Array): number;",
       "hasText(passage: number): boolean;",

@@ -403,6 +403,43 @@ describe("site index (lightembed site bundle, in fragments)", () => {
     }
   });
 
+  test("a two-level bundle (centroid cells): cellsFor, then partitionsFor; it ranks as lightembed search", () => {
+    // The fixture's 3 passages in 3 partitions grouped in 2 coarse cells, 1 partition and at
+    // least 1 cell probed: the core lists cells only, their files the partitions' centroids.
+    const copy = join(tmp, "site-two-level");
+    execFileSync("cp", ["-r", site, copy]);
+    const r = spawnSync(cliPath, ["site", "--site", copy, "--quiet", "--partitions", "3", "--cells", "2", "--probes", "1", "--cell-probes", "1"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const dir = join(copy, "lightembed");
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json")));
+    assert.equal(m.index.fragments_version, 7);
+    assert.equal(m.index.cells, 2);
+    const get = (name) => readFileSync(join(dir, name));
+    for (const mode of ["hybrid", "vector"]) {
+      const two = SiteIndex.fromCore(get(m.files.core));
+      assert.equal(two.cellCount, 2);
+      const query = "what the fixture pages say";
+      for (const n of two.missingShards(query)) two.addShard(get(`${m.files.fragments}t${n}.bin`));
+      const vector = siteModel.embed(query, two.dims);
+      const cells = Array.from(two.cellsFor(vector));
+      assert.ok(cells.length >= 1 && cells.length <= 2, `${cells}`);
+      assert.throws(() => two.partitionsFor(vector), /centroid cell \d+ is not loaded/);
+      for (const n of cells) assert.equal(two.addCell(get(`${m.files.fragments}g${n}.bin`)), n);
+      assert.equal(two.cellsFor(vector).length, 0);
+      const parts = Array.from(two.partitionsFor(vector));
+      assert.equal(parts.length, 1);
+      for (const n of parts) assert.equal(two.addPartition(get(`${m.files.fragments}v${n}.bin`)), n);
+      for (let n = 0; n < two.chunkCount; n++) two.addChunk(get(`${m.files.fragments}c${n}.bin`));
+      const got = two.search(query, { k: 5, mode, vector });
+      const want = JSON.parse(cli(["search", "--index", dir, "--json", "--mode", mode, "-k", "5", query]));
+      assert.deepEqual(got.map((h) => `${h.url}:${h.passage}`), want.results.map((w) => w.id), mode);
+      for (const [i, w] of want.results.entries()) assert.ok(Math.abs(got[i].score - w.score) <= EPS, `score ${i}, ${mode}`);
+      // Another build's cell, a partition file as a cell: refused with a clear message.
+      assert.throws(() => two.addCell(read(`${manifest.files.fragments}v0.bin`)), /centroid cell/);
+      two.free();
+    }
+  });
+
   test("both index kinds' hits of a passage: each kind's documented keys, the same title, URL, score and text", () => {
     // The bundle's one page (the site's only HTML page) indexed alone by `lightembed index`:
     // both indexes then hold the same three passages, and keyword scores are the same BM25.

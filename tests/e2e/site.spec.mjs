@@ -76,7 +76,10 @@ fs.writeFileSync(path.join(site, 'sphinx-install.html'), '<html><head><title>Ins
   + '<body><div role="main"><section id="install"><h1>Install</h1><p>Read the notes first.</p>'
   + '<section id="windows"><h2>Windows</h2><p>Double-click the zanzibar installer and follow the wizard to the end.</p>'
   + '</section></section></div></body></html>');
-const out = execFileSync(bin, ['site', '--site', site, '--quiet'], { encoding: 'utf8' });
+// E2E_SITE_FLAGS: more flags for this first build, e.g. `--partitions 160 --cells 12` for a
+// two-level bundle (the book alone gets one level), whose widget fetches centroid cells first.
+const extraFlags = (process.env.E2E_SITE_FLAGS || '').split(/\s+/).filter(Boolean);
+const out = execFileSync(bin, ['site', '--site', site, '--quiet', ...extraFlags], { encoding: 'utf8' });
 console.log(`     ${out.split('\n')[0]}`);
 const snippet = `<link rel="stylesheet" href="${MOUNT}lightembed/lightembed-ui.css">`
   + `<script type="module" src="${MOUNT}lightembed/lightembed-ui.js"></script>`
@@ -247,13 +250,17 @@ await step('focus → model and index verified and loaded; a question → result
   figures.kinds = Object.entries(kinds).map(([k, v]) => `${k} ${(v.gzip / 1e3).toFixed(0)} kB/${v.n}`).join(', ');
   // The index came in fragments: the core, a few term shards, the vector partitions the query
   // probes, the text chunks of the results.
-  const frags = requests.filter((r) => /\/lightembed\/f\/[0-9a-f]{16}\/[tvc]\d+\.bin$/.test(r.path));
+  const frags = requests.filter((r) => /\/lightembed\/f\/[0-9a-f]{16}\/[tvcg]\d+\.bin$/.test(r.path));
   const manifest = JSON.parse(fs.readFileSync(path.join(site, 'lightembed', 'manifest.json'), 'utf8'));
   const shards = frags.filter((r) => /\/t\d+\.bin$/.test(r.path)).length;
   const parts = frags.filter((r) => /\/v\d+\.bin$/.test(r.path)).length;
+  // A two-level bundle (E2E_SITE_FLAGS): the centroid cells nearest the query, before its partitions.
+  const cells = frags.filter((r) => /\/g\d+\.bin$/.test(r.path)).length;
+  if (manifest.index.cells) assert(cells >= 1 && cells < manifest.index.cells, `${cells} of ${manifest.index.cells} centroid cells fetched`);
+  else assert(cells === 0, `${cells} centroid cells fetched from a one-level bundle`);
   assert(shards >= 1 && shards < manifest.index.shards / 2, `${shards} of ${manifest.index.shards} term shards fetched`);
   assert(parts >= 1 && parts <= manifest.index.partitions, `${parts} of ${manifest.index.partitions} vector partitions fetched`);
-  assert(frags.length - shards - parts >= 1, 'text chunks fetched for the titles and excerpts');
+  assert(frags.length - shards - parts - cells >= 1, 'text chunks fetched for the titles and excerpts');
   const results = await page.locator('[data-testid="lightembed-result"]').evaluateAll((els) => els.map((e) => ({
     href: e.querySelector('a')?.getAttribute('href'),
     sections: e.querySelectorAll('.lightembed-sections li').length,

@@ -18,6 +18,8 @@ pub fn run(c: SiteCommand) -> Result<u8> {
         gzip: !c.no_gzip,
         partitions: c.partitions.map(|p| p as usize),
         probes: c.probes as usize,
+        cells: c.cells.map(|c| c as usize),
+        cell_probes: c.cell_probes as usize,
         tier_postings: c.tier_postings as usize,
     })
 }
