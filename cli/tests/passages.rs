@@ -44,6 +44,10 @@ fn cli_passages_are_exactly_the_shared_pipeline_output() {
     let html = HTML.replace("REPEAT", &sentence.repeat(40));
     std::fs::write(src.join("kitchen.html"), &html).unwrap();
     std::fs::write(src.join("notes/field notes.md"), MARKDOWN).unwrap();
+    // A file inside a hidden folder is not read (the app's `folder_format` skips it too: the
+    // bench library's `boost/examples/libs/math/example/.temps/test.txt`).
+    std::fs::create_dir_all(src.join("notes/.temps")).unwrap();
+    std::fs::write(src.join("notes/.temps/test.txt"), "Scratch output of a test run.\n").unwrap();
 
     let prefix = "https://example.invalid/docs/";
     let o = run(&[

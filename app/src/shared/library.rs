@@ -59,15 +59,23 @@ pub const READABLE: [&str; 9] = [
 
 /// How a file found in a dropped folder is read, or why it is skipped: only the formats the app
 /// reads ([`READABLE`]) — a folder also holds images, archives and programs, which are counted
-/// and named as skipped, not read as text. (A file dropped or picked by itself is read whatever
-/// its name: as text unless its extension says otherwise.)
+/// and named as skipped, not read as text. Hidden files and everything inside a hidden folder
+/// below the dropped one (`.git/`, `.temps/`) are skipped, as `lightembed index` skips them when
+/// it walks a folder (`path` starts with the dropped folder's own name, which may be hidden, as
+/// the folder given to the CLI may be). (A file dropped or picked by itself is read whatever its
+/// name: as text unless its extension says otherwise.)
 ///
 /// # Errors
-/// The reason, e.g. `not a format the app reads (.png)`.
+/// The reason, e.g. `not a format the app reads (.png)`, `in a hidden folder (.temps)`.
 pub fn folder_format(path: &str) -> Result<Format, String> {
     let file = path.rsplit('/').next().unwrap_or(path);
     if file.starts_with('.') {
         return Err("a hidden file".into());
+    }
+    let folders: Vec<&str> = path.split('/').collect();
+    let below = folders.get(1..folders.len() - 1).unwrap_or(&[]);
+    if let Some(hidden) = below.iter().find(|f| f.starts_with('.')) {
+        return Err(format!("in a hidden folder ({hidden})"));
     }
     let ext = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     match ext {
@@ -255,6 +263,19 @@ mod tests {
             Err("not a format the app reads (no extension)".into())
         );
         assert_eq!(folder_format("docs/.DS_Store"), Err("a hidden file".into()));
+        // Inside a hidden folder below the dropped one: skipped, as the CLI's walk skips it
+        // (the 3 files of `boost/examples/libs/math/example/.temps/` in the bench library).
+        assert_eq!(
+            folder_format("library/boost/example/.temps/test.txt"),
+            Err("in a hidden folder (.temps)".into())
+        );
+        assert_eq!(
+            folder_format("docs/.git/notes.md"),
+            Err("in a hidden folder (.git)".into())
+        );
+        // The dropped folder itself may be hidden (the CLI reads a hidden folder it is given).
+        assert_eq!(folder_format(".notes/a.md"), Ok(Format::Markdown));
+        assert_eq!(folder_format("a.md"), Ok(Format::Markdown));
     }
 
     #[test]
