@@ -1465,7 +1465,9 @@ fn several_folders_keep_their_urls_apart() {
         std::fs::create_dir_all(dir.join(name)).unwrap();
         std::fs::write(
             dir.join(name).join("index.html"),
-            format!("<title>{name}</title><p>The {word} is described on this page in some detail.</p>"),
+            format!(
+                "<title>{name}</title><p>The {word} is described on this page in some detail.</p>"
+            ),
         )
         .unwrap();
     }
@@ -1481,13 +1483,20 @@ fn several_folders_keep_their_urls_apart() {
         s(&dir.join("blog")),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for (q, url) in [("compass", "docs/index.html"), ("lantern", "blog/index.html")] {
+    for (q, url) in [
+        ("compass", "docs/index.html"),
+        ("lantern", "blog/index.html"),
+    ] {
         let v = search_json(&out, &["-k", "1", "--mode", "keyword"], q);
         assert_eq!(v["results"][0]["url"], url, "{v}");
     }
     // Two inputs with the same name: one URL for two files is refused.
     std::fs::create_dir_all(dir.join("other/docs")).unwrap();
-    std::fs::write(dir.join("other/docs/index.html"), "<title>x</title><p>Other.</p>").unwrap();
+    std::fs::write(
+        dir.join("other/docs/index.html"),
+        "<title>x</title><p>Other.</p>",
+    )
+    .unwrap();
     let o = run(&[
         "index",
         "--model",

@@ -47,7 +47,11 @@ fn cli_passages_are_exactly_the_shared_pipeline_output() {
     // A file inside a hidden folder is not read (the app's `folder_format` skips it too: the
     // bench library's `boost/examples/libs/math/example/.temps/test.txt`).
     std::fs::create_dir_all(src.join("notes/.temps")).unwrap();
-    std::fs::write(src.join("notes/.temps/test.txt"), "Scratch output of a test run.\n").unwrap();
+    std::fs::write(
+        src.join("notes/.temps/test.txt"),
+        "Scratch output of a test run.\n",
+    )
+    .unwrap();
 
     let prefix = "https://example.invalid/docs/";
     let o = run(&[
@@ -436,7 +440,11 @@ fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
     // A known passage of each real Word, OpenDocument and EPUB file, in its section.
     for (text, url, heading) in [
         ("hungry hyaena", "carroll-lookingglass.docx", ""),
-        ("Average Magnitude Difference Function", "sonic.odt", "Algorithm"),
+        (
+            "Average Magnitude Difference Function",
+            "sonic.odt",
+            "Algorithm",
+        ),
         (
             "designed to be as portable as possible",
             "cxxtest-guide.epub#ar01s01.html#_overview",
@@ -447,6 +455,9 @@ fn cli_passages_of_documents_are_exactly_the_shared_pipeline_output() {
             .iter()
             .find(|v| v["text"].as_str().unwrap().contains(text))
             .unwrap_or_else(|| panic!("no passage has {text:?}"));
-        assert_eq!((p["url"].as_str(), p["heading"].as_str()), (Some(url), Some(heading)));
+        assert_eq!(
+            (p["url"].as_str(), p["heading"].as_str()),
+            (Some(url), Some(heading))
+        );
     }
 }

@@ -33,7 +33,8 @@ fn pieces_concatenate_to_the_bytes_and_the_bound_holds() {
     int8.set_int8_vectors(true).unwrap();
     for (i, v) in clustered(3, 200, 16, 4, 0.2).iter().enumerate() {
         let d = lightembed_index::Document::new(format!("d{i}"), "t", format!("/p{i}"), "snippet");
-        int8.insert_with_text(d, v, &format!("word{} shared words", i % 17)).unwrap();
+        int8.insert_with_text(d, v, &format!("word{} shared words", i % 17))
+            .unwrap();
     }
     for index in [small_index(), int8] {
         let bytes = index.to_bytes();
@@ -49,10 +50,18 @@ fn pieces_concatenate_to_the_bytes_and_the_bound_holds() {
             let mut pieces: Vec<Vec<u8>> = Vec::new();
             index.write_chunks(chunk, &mut |p| pieces.push(p.to_vec()));
             assert_eq!(pieces.concat(), bytes, "chunk {chunk}");
-            assert_eq!(pieces.last().unwrap().len(), 32, "the trailer comes last, alone");
+            assert_eq!(
+                pieces.last().unwrap().len(),
+                32,
+                "the trailer comes last, alone"
+            );
             if chunk >= 4096 {
                 // No piece but the trailer and the last one is far below the chunk size.
-                assert!(pieces.len() <= bytes.len() / chunk + 2, "chunk {chunk}: {} pieces", pieces.len());
+                assert!(
+                    pieces.len() <= bytes.len() / chunk + 2,
+                    "chunk {chunk}: {} pieces",
+                    pieces.len()
+                );
             }
         }
         Index::from_bytes(&bytes).unwrap();

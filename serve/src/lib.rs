@@ -462,7 +462,12 @@ async fn run_search(
             let snippet = head(&text, state.config.snippet_chars);
             excerpt(&snippet, &req.query, loaded.keyword_stemming, 0)
         } else {
-            excerpt(&text, &req.query, loaded.keyword_stemming, req.excerpt_chars)
+            excerpt(
+                &text,
+                &req.query,
+                loaded.keyword_stemming,
+                req.excerpt_chars,
+            )
         };
         hits.push(json!({
             "rank": i + 1,

@@ -238,7 +238,10 @@ mod tests {
         let with = |n: &str| b.replacen('{', &format!("{{\"excerpt_chars\":{n},"), 1);
         let r = parse(with("180").as_bytes(), &LIMITS).unwrap();
         assert_eq!(r.excerpt_chars, 180);
-        assert_eq!(err(&with("1001")), "excerpt_chars: 1001 is outside 0..=1000");
+        assert_eq!(
+            err(&with("1001")),
+            "excerpt_chars: 1001 is outside 0..=1000"
+        );
         assert!(err(&with("-1")).contains("invalid value"));
         assert!(err(&with("\"180\"")).contains("invalid type: string"));
     }
