@@ -77,12 +77,40 @@ pub fn folder_format(path: &str) -> Result<Format, String> {
     if let Some(hidden) = below.iter().find(|f| f.starts_with('.')) {
         return Err(format!("in a hidden folder ({hidden})"));
     }
+    // The CLI's default exclude (`lightembed_build::inputs::Excludes`): Sphinx copies every
+    // page's source there, so the folder would index each page twice, once as raw markup.
+    if below.contains(&"_sources") {
+        return Err("in a _sources folder (the pages' sources)".into());
+    }
     let ext = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     match ext {
         Some(e) if READABLE.contains(&e.as_str()) => Ok(Format::from_name(path)),
         Some(e) => Err(format!("not a format the app reads (.{e})")),
         None => Err("not a format the app reads (no extension)".into()),
     }
+}
+
+/// The CLI's other default exclude, for the files of a picked or dropped folder: the positions
+/// in `paths` of each `NAME.txt` with a `NAME.html` or `NAME.htm` beside it in the same folder
+/// (the AsciiDoc source of that page, as in git-doc: the page is the same text, rendered). The
+/// extension is matched in any case, the name exactly, as the CLI's file-system check does.
+pub fn sources_beside_pages(paths: &[&str]) -> std::collections::HashSet<usize> {
+    let stem = |p: &str, exts: &[&str]| -> Option<String> {
+        let (stem, ext) = p.rsplit_once('.')?;
+        exts.iter()
+            .any(|e| ext.eq_ignore_ascii_case(e))
+            .then(|| stem.to_string())
+    };
+    let pages: std::collections::HashSet<String> = paths
+        .iter()
+        .filter_map(|p| stem(p, &["html", "htm"]))
+        .collect();
+    paths
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| stem(p, &["txt"]).is_some_and(|s| pages.contains(&s)))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// What a drop does: which of its files are sent to be indexed, how many are unchanged, and
@@ -276,6 +304,31 @@ mod tests {
         // The dropped folder itself may be hidden (the CLI reads a hidden folder it is given).
         assert_eq!(folder_format(".notes/a.md"), Ok(Format::Markdown));
         assert_eq!(folder_format("a.md"), Ok(Format::Markdown));
+        // Sphinx's copies of the pages' sources, as the CLI leaves them out by default.
+        assert_eq!(
+            folder_format("html/_sources/library/os.rst.txt"),
+            Err("in a _sources folder (the pages' sources)".into())
+        );
+        assert_eq!(folder_format("_sources/a.txt"), Ok(Format::Text));
+    }
+
+    #[test]
+    fn a_txt_beside_its_page_is_the_page_source() {
+        let paths = [
+            "git-doc/git-add.txt",
+            "git-doc/git-add.html",
+            "git-doc/notes.txt",
+            "git-doc/howto/x.TXT",
+            "git-doc/howto/x.htm",
+            "git-doc/other/git-add.txt",
+            "git-doc/Readme.txt",
+            "git-doc/readme.html",
+        ];
+        let mut beside: Vec<usize> = sources_beside_pages(&paths).into_iter().collect();
+        beside.sort();
+        // Not notes.txt (no page), not other/git-add.txt (the page is in another folder), not
+        // Readme.txt (the name differs in case, as the CLI's file check on Linux).
+        assert_eq!(beside, [0, 3]);
     }
 
     #[test]

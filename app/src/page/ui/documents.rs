@@ -212,7 +212,16 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     // Only a dropped or picked folder removes what it no longer holds (an imported library,
     // whose names may hold folders too, adds and updates only).
     let any_folder = incoming.iter().any(|f| f.folder);
-    for f in incoming {
+    // A folder's `NAME.txt` beside `NAME.html` is that page's source (the CLI's default rule).
+    let sources = {
+        use lightembed_app::shared::library::sources_beside_pages;
+        let folder_paths: Vec<&str> = incoming
+            .iter()
+            .map(|f| if f.folder { f.path.as_str() } else { "" })
+            .collect();
+        sources_beside_pages(&folder_paths)
+    };
+    for (i, f) in incoming.into_iter().enumerate() {
         let Some(file) = f.file else {
             summary.skipped.push((
                 f.path,
@@ -221,6 +230,12 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
             continue;
         };
         let format = if f.folder {
+            if sources.contains(&i) {
+                summary
+                    .skipped
+                    .push((f.path, "the source of the page beside it".into()));
+                continue;
+            }
             match folder_format(&f.path) {
                 Ok(format) => format,
                 Err(reason) => {
@@ -383,7 +398,13 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     // Unreadable files the page found are named in the banner too (the worker's are named as
     // they are read, and added to the summary).
     for (name, reason) in &page_skipped {
-        if !reason.starts_with("not a format") && reason != "a hidden file" {
+        // What a folder is expected to hold besides documents is counted, not shouted.
+        let expected = reason.starts_with("not a format")
+            || reason == "a hidden file"
+            || reason.starts_with("in a hidden folder")
+            || reason.starts_with("in a _sources folder")
+            || reason == "the source of the page beside it";
+        if !expected {
             st.push_error(format!("{name}: {reason}"));
         }
     }
