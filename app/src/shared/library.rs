@@ -90,6 +90,20 @@ pub fn folder_format(path: &str) -> Result<Format, String> {
     }
 }
 
+/// Why a folder's `NAME.txt` is skipped when [`sources_beside_pages`] finds its page.
+pub const PAGE_SOURCE: &str = "the source of the page beside it";
+
+/// True for the reasons [`folder_format`] and [`sources_beside_pages`] give for files a folder
+/// is expected to hold besides documents (images, hidden files, page sources): counted in a
+/// drop's summary, not shown as errors.
+pub fn is_expected_skip(reason: &str) -> bool {
+    reason.starts_with("not a format")
+        || reason == "a hidden file"
+        || reason.starts_with("in a hidden folder")
+        || reason.starts_with("in a _sources folder")
+        || reason == PAGE_SOURCE
+}
+
 /// The CLI's other default exclude, for the files of a picked or dropped folder: the positions
 /// in `paths` of each `NAME.txt` with a `NAME.html` or `NAME.htm` beside it in the same folder
 /// (the AsciiDoc source of that page, as in git-doc: the page is the same text, rendered). The
@@ -310,6 +324,19 @@ mod tests {
             Err("in a _sources folder (the pages' sources)".into())
         );
         assert_eq!(folder_format("_sources/a.txt"), Ok(Format::Text));
+        for path in [
+            "docs/img/cat.png",
+            "docs/.DS_Store",
+            "docs/.git/notes.md",
+            "html/_sources/a.txt",
+        ] {
+            assert!(
+                is_expected_skip(&folder_format(path).unwrap_err()),
+                "{path}"
+            );
+        }
+        assert!(is_expected_skip(PAGE_SOURCE));
+        assert!(!is_expected_skip("the PDF is encrypted with a password"));
     }
 
     #[test]

@@ -196,16 +196,6 @@ impl WorkerApp {
             None
         };
         let workers = Cell::new(1 + pool.as_ref().map_or(0, |p| p.size()));
-        post(&Event::Progress {
-            done: 0,
-            total,
-            per_sec: 0.0,
-            embedded: 0,
-            workers: workers.get(),
-            queued: self.jobs.borrow().queued(),
-            heap_bytes: heap_bytes(),
-            heap_live: crate::shared::alloc::live_bytes() as u64,
-        });
         let post_progress = |done: usize, reported: usize| {
             let secs = (now_ms() - t0) / 1000.0;
             post(&Event::Progress {
@@ -219,6 +209,7 @@ impl WorkerApp {
                 heap_live: crate::shared::alloc::live_bytes() as u64,
             });
         };
+        post_progress(0, 0);
         let dims = self.state.borrow().dims().unwrap_or(0);
         let batches: Vec<&[Passage]> = passages
             .chunks(if pool.is_some() { POOL_BATCH } else { BATCH })

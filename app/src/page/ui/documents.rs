@@ -233,7 +233,7 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
             if sources.contains(&i) {
                 summary
                     .skipped
-                    .push((f.path, "the source of the page beside it".into()));
+                    .push((f.path, lightembed_app::shared::library::PAGE_SOURCE.into()));
                 continue;
             }
             match folder_format(&f.path) {
@@ -399,12 +399,7 @@ async fn add_files_counted(st: St, incoming: Vec<files::Incoming>) {
     // they are read, and added to the summary).
     for (name, reason) in &page_skipped {
         // What a folder is expected to hold besides documents is counted, not shouted.
-        let expected = reason.starts_with("not a format")
-            || reason == "a hidden file"
-            || reason.starts_with("in a hidden folder")
-            || reason.starts_with("in a _sources folder")
-            || reason == "the source of the page beside it";
-        if !expected {
+        if !lightembed_app::shared::library::is_expected_skip(reason) {
             st.push_error(format!("{name}: {reason}"));
         }
     }
