@@ -95,6 +95,10 @@ function serveEndpoint(value) {
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1,
   0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
 const DEBOUNCE_MS = 60;
+// The list shows at most SHOWN_PAGES pages, each with at most SHOWN_SECTIONS sections (the
+// worker fetches text for no more: lightembed-worker.js has the same two numbers).
+const SHOWN_PAGES = 8;
+const SHOWN_SECTIONS = 3;
 // How long a keyword list is shown before its first page counts as read (kept by the re-rank).
 const READ_MS = 1000;
 const MANIFEST = new URL('manifest.json', BUNDLE).href;
@@ -423,7 +427,7 @@ class LightembedSearch extends HTMLElement {
       this.active = -1;
       this.input.removeAttribute('aria-activedescendant');
     }
-    const pages = groupByPage(hits).filter((p) => !keptPages.has(p.page)).slice(0, 8 - kept.length);
+    const pages = groupByPage(hits).filter((p) => !keptPages.has(p.page)).slice(0, SHOWN_PAGES - kept.length);
     const href = this.hasAttribute('serve') ? remoteHref : pageHref;
     const shown = [];
     // Kept pages whose excerpts have not come yet (they were asked for under the keyword query's id).
@@ -439,7 +443,7 @@ class LightembedSearch extends HTMLElement {
       });
       li.append(el('a', { class: 'lightembed-page-title', href: href(best.url) }, p.title));
       const subs = el('ul', { class: 'lightembed-sections' });
-      for (const s of p.sections.slice(0, 3)) {
+      for (const s of p.sections.slice(0, SHOWN_SECTIONS)) {
         const a = el('a', { href: href(s.url) });
         if (s.heading) a.append(el('span', { class: 'lightembed-heading' }, s.heading));
         const span = el('span', { class: 'lightembed-excerpt', 'data-passage': String(s.passage), 'data-chunk': String(s.chunk) });

@@ -382,6 +382,26 @@ function ensure(kind, n) {
 
 // Keyword hits whose text chunks are asked for early (`search`): the widget lists at most 8 pages.
 const EARLY_CHUNK_HITS = 8;
+// What the list shows (lightembed-ui.js has the same numbers): at most SHOWN_PAGES pages, each
+// with at most SHOWN_SECTIONS sections.
+const SHOWN_PAGES = 8;
+const SHOWN_SECTIONS = 3;
+
+// The hits of a ranked list that the widget will show: those of the first SHOWN_PAGES pages, at
+// most SHOWN_SECTIONS of each, in rank order. A hit's page number comes with it (`page`), before
+// its text chunk, so only these hits' chunks need fetching: on a slow link every request counts
+// (HTTP/1.1 hosts serve six at a time), and a query's 20 hits often lie on fewer pages than it
+// has sections.
+function shownHits(hits) {
+  const perPage = new Map();
+  return hits.filter((h) => {
+    const n = perPage.get(h.page);
+    if (n === undefined && perPage.size === SHOWN_PAGES) return false;
+    if (n === SHOWN_SECTIONS) return false;
+    perPage.set(h.page, (n || 0) + 1);
+    return true;
+  });
+}
 
 // Ranks `query`: fetches the term shards it needs and, alongside, the vector side's files (the row
 // shards of its tokens when the query encoder is in, then the vector partitions its embedding
@@ -401,7 +421,7 @@ async function search(query, k) {
   // the keyword side's top hits are asked for: most of them are among the final hits, whose
   // titles and excerpts would otherwise wait for one more round trip after the ranking.
   if (encoder || model) {
-    const early = index.search(query, { k: EARLY_CHUNK_HITS, mode: 'keyword' });
+    const early = shownHits(index.search(query, { k: EARLY_CHUNK_HITS, mode: 'keyword' }));
     for (const n of new Set(early.filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))) {
       ensure('c', n).then(count, () => {});
     }
@@ -435,13 +455,17 @@ async function queryVector(query, enc, count) {
   return vector;
 }
 
-// `hits` with their URLs and titles: those travel in the text chunks, so the chunks of hits not
-// titled yet are fetched and the query ranked again (the same ranking, now titled).
+// `hits` with their URLs and titles: those travel in the text chunks, so the chunks of the hits
+// the widget shows (`shownHits`) not titled yet are fetched and the query ranked again (the same
+// ranking, now titled). Hits still untitled then (ones the list would not show) are left out:
+// without their chunk they have no URL to group by.
 async function titled(query, options, hits, count) {
-  const missing = [...new Set(hits.filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))];
-  if (missing.length === 0) return hits;
-  await Promise.all(missing.map((n) => ensure('c', n).then(count)));
-  return index.search(query, options);
+  const missing = [...new Set(shownHits(hits).filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))];
+  if (missing.length > 0) {
+    await Promise.all(missing.map((n) => ensure('c', n).then(count)));
+    hits = index.search(query, options);
+  }
+  return hits.filter((h) => index.hasText(h.passage));
 }
 
 // Typo tolerance: once a query's term shards are in, a word of it no page holds needs its typo

@@ -33,7 +33,8 @@
 // arguments), WIDGETS=label:folder,… (widget variants on one bundle: each folder's
 // lightembed-ui.js and lightembed-worker.js are copied over the bundle's before that variant's
 // runs; every other bundle file stays the same bytes), LIGHTEMBED (the CLI binary), DEBUG=1 (each
-// question's rank per tool).
+// question's rank per tool), TRACE=1 (every lightembed request of each slow-link cold run: when the
+// host received it, ms after typing, and its bytes).
 //
 // What is measured, per tool:
 //   - index time, bundle bytes on disk;
@@ -362,6 +363,10 @@ try {
       const sent = sentUnder('lightembed');
       const sched = schedule(sent.log, t.wall);
       const split = splitByFile(sent.log);
+      if (process.env.TRACE && slow) {
+        console.log(`TRACE slow cold run: first ${t.first.toFixed(0)} ms, final ${t.final.toFixed(0)} ms; requests under /lightembed/ (ms after typing, bytes)`);
+        for (const r of sent.log) console.log(`TRACE ${String(r.at - t.wall).padStart(6)} ${String(r.sent).padStart(8)} ${r.path}`);
+      }
       const warm = slow ? null : (await leAsk(page, set.warm)).ms;
       return { first: t.first, final: t.final, excerpts: t.excerpts, warm, bytes: sent.bytes, requests: sent.requests, sched, split };
     });

@@ -1176,6 +1176,11 @@ pub struct FragmentHit {
     /// Higher is better: the estimated cosine (vector mode), BM25 (keyword mode) or the fused
     /// score (hybrid), as in [`Index::query`].
     pub score: f32,
+    /// The passage's page: its place's page number (module docs, *Places*: pages numbered from 1
+    /// in the order the build first saw their URLs; 0 = no URL). Known before its chunk is added,
+    /// so a front end can tell which hits share a page — and which it will show — before it
+    /// fetches their text.
+    pub page: u32,
     /// The passage's section title as shown: [`lightembed_title::section_title`] of `page_title`
     /// and `heading` (the title ingestion gave the passage). Empty until its chunk is added.
     pub title: String,
@@ -2638,7 +2643,7 @@ impl FragmentedIndex {
                 )
             }
         };
-        let out = collapse_sections(ranked, k, opts.collapse_sections, place_of)
+        let out = collapse_sections(ranked, k, opts.collapse_sections, &place_of)
             .into_iter()
             .map(|s| {
                 let section = self.section(s.id);
@@ -2646,6 +2651,7 @@ impl FragmentedIndex {
                 FragmentHit {
                     passage: s.id,
                     score: s.score,
+                    page: place_of(s.id).map_or(0, |(page, _)| page as u32),
                     title: section.map_or(String::new(), |_| {
                         lightembed_title::section_title(page_title, heading)
                     }),

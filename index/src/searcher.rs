@@ -33,6 +33,9 @@ pub struct InBundle {
     pub passage: u32,
     /// The text chunk holding the passage's text ([`FragmentedIndex::chunk_of`]).
     pub chunk: u32,
+    /// The passage's page number ([`FragmentHit::page`]: from 1, 0 = no URL), known before its
+    /// chunk is loaded.
+    pub page: u32,
     /// The title of the passage's page.
     pub page_title: String,
     /// The passage's section heading (empty before the page's first heading).
@@ -65,6 +68,7 @@ impl FragmentedIndex {
                 // A hit's passage is in range, so it has a chunk.
                 chunk: self.chunk_of(h.passage).unwrap_or(0),
                 passage: h.passage,
+                page: h.page,
                 page_title: h.page_title,
                 heading: h.heading,
             }),

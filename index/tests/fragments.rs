@@ -887,6 +887,8 @@ fn both_kinds_find_a_passage_in_one_shape() {
         ..SearchOptions::default()
     };
     let mut compared = 0;
+    let mut page_of_url = std::collections::HashMap::new();
+    let mut url_of_page = std::collections::HashMap::new();
     for q in ["borrow", "ownership of a vector", "cafe READ_TO_STRING"] {
         let want = Searcher::find(&ix, None, q, 10, &opts).unwrap();
         let got = Searcher::find(&fx, None, q, 10, &opts).unwrap();
@@ -907,9 +909,25 @@ fn both_kinds_find_a_passage_in_one_shape() {
             let (page_title, heading) = (w.title.clone(), String::new());
             assert_eq!(section_title(&page_title, &heading), g.title);
             let chunk = fx.chunk_of(p).unwrap();
+            // Page numbers are the bundle's own (from 1): one per URL before `#`, both ways.
+            let url_page = w.url.split('#').next().unwrap().to_string();
+            assert!(place.page >= 1, "{}: page {}", w.url, place.page);
+            assert_eq!(
+                *page_of_url.entry(url_page.clone()).or_insert(place.page),
+                place.page,
+                "{}",
+                w.url
+            );
+            assert_eq!(
+                *url_of_page.entry(place.page).or_insert(url_page.clone()),
+                url_page,
+                "{}",
+                w.url
+            );
             let expected = InBundle {
                 passage: p,
                 chunk,
+                page: place.page,
                 page_title,
                 heading,
             };
@@ -919,6 +937,11 @@ fn both_kinds_find_a_passage_in_one_shape() {
         }
     }
     assert!(compared >= 10, "{compared} hits compared");
+    assert!(
+        url_of_page.len() >= 3,
+        "{} pages among the hits",
+        url_of_page.len()
+    );
     // A fragment whose chunk is not loaded is found (same passage, score and chunk) with no
     // text, URL or titles yet: they come with its chunk.
     let f = split(&ix, &small()).unwrap();

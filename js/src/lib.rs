@@ -78,6 +78,9 @@ export interface SiteHit {
   passage: number;
   /** The text chunk holding the passage's text: fetch it, `addChunk`, then `excerpt(passage, query)`. */
   chunk: number;
+  /** The passage's page number (from 1 in the order the site build met the pages; 0: no URL), known
+   * before its chunk is fetched: hits with the same number are on one page. */
+  page: number;
   /** The section's display title: `Heading — Page title` (or the page title alone). */
   title: string;
   /** The page's title: group results by page with it (never split `title` to get it). */
@@ -827,6 +830,7 @@ fn js_hit(f: Found, query: &str, stem: bool, excerpt_chars: usize) -> Result<JsV
         Some(at) => vec![
             ("passage", at.passage.into()),
             ("chunk", at.chunk.into()),
+            ("page", at.page.into()),
             ("title", f.title.into()),
             ("pageTitle", at.page_title.into()),
             ("heading", at.heading.into()),

@@ -458,7 +458,7 @@ describe("site index (lightembed site bundle, in fragments)", () => {
     for (const [i, h] of stored.entries()) {
       const f = fragment[i];
       assert.deepEqual(Object.keys(h), ["id", "title", "url", "score", "snippet", "highlights"]);
-      assert.deepEqual(Object.keys(f), ["passage", "chunk", "title", "pageTitle", "heading", "url", "score"]);
+      assert.deepEqual(Object.keys(f), ["passage", "chunk", "page", "title", "pageTitle", "heading", "url", "score"]);
       assert.deepEqual([f.title, f.url, f.score], [h.title, h.url, h.score], `hit ${i}`);
       assert.equal(f.pageTitle, "Garden Handbook");
       // The display title's rule (`fragments::section_title`): the page title alone when the
