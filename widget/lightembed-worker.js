@@ -64,6 +64,11 @@ let index = null;
 // Remote mode: {url: the /search endpoint, origin, model: the request's `model` field}.
 let remote = null;
 let cache = null;
+// The URLs in `cache` when the worker started, and those it put there since: a file not listed
+// is fetched without asking the cache first (each lookup is an asynchronous trip to the browser's
+// cache storage, and a cold visit's fragments are never there). Another tab's writes are not
+// seen; such a file is fetched again, which costs nothing but the request.
+const cached = new Set();
 let fragBase = null;
 let rowsBase = null;
 // The widget's wasm has no Unicode decomposition tables of its own (`lightembed::unicode`): the
@@ -89,9 +94,12 @@ function post(msg) { self.postMessage(msg); }
 // Content-Length: that is the length on the wire, which a host that compresses (Content-Encoding:
 // gzip) makes smaller than the bytes read. `keep()` puts a downloaded file in the cache; callers
 // call it only once the bytes passed their check, so a damaged download is never kept, and do not
-// wait for it (a cache write is kept off the first query's path; it never fails).
-async function fetchCached(url, what, { size = 0, quiet = false, priority = 'auto' } = {}) {
-  let res = cache ? await cache.match(url) : undefined;
+// wait for it (a cache write is kept off the first query's path; it never fails). The cache is
+// asked only for files `cached` lists, unless `lookup`.
+async function fetchCached(url, what, { size = 0, quiet = false, priority = 'auto', lookup = false } = {}) {
+  // `lookup`: ask the cache whatever `cached` says (the first files, asked for before the cache's
+  // keys are listed).
+  let res = cache && (lookup || cached.has(url)) ? await cache.match(url) : undefined;
   const fromCache = Boolean(res);
   if (!res) {
     res = await fetch(url, { priority });
@@ -110,7 +118,11 @@ async function fetchCached(url, what, { size = 0, quiet = false, priority = 'aut
   const bytes = new Uint8Array(loaded);
   let at = 0;
   for (const p of parts) { bytes.set(p, at); at += p.length; }
-  const keep = () => (cache && !fromCache ? cache.put(url, res).catch(() => {}) : Promise.resolve());
+  const keep = () => {
+    if (!cache || fromCache) return Promise.resolve();
+    cached.add(url);
+    return cache.put(url, res).catch(() => { cached.delete(url); });
+  };
   return { bytes, fromCache, keep };
 }
 
@@ -170,16 +182,17 @@ async function start(manifestUrl, given, serveUrl) {
       model: { id: manifest.model.id, version: manifest.model.version, dims: manifest.index.dims, sha256: manifest.model.sha256 },
     };
   }
-  const got = { wasm: fetchCached(wasmUrl, 'engine', { quiet: true, priority: 'high' }) };
-  if (!remote) got.core = fetchCached(coreUrl, 'index', { size: manifest.index.bytes, priority: 'high' });
-  if (unicodeUrl) got.unicode = fetchCached(unicodeUrl, 'engine', { quiet: true, priority: 'high' });
+  const first = { priority: 'high', lookup: true };
+  const got = { wasm: fetchCached(wasmUrl, 'engine', { quiet: true, ...first }) };
+  if (!remote) got.core = fetchCached(coreUrl, 'index', { size: manifest.index.bytes, ...first });
+  if (unicodeUrl) got.unicode = fetchCached(unicodeUrl, 'engine', { quiet: true, ...first });
   if (headUrl) {
-    got.head = fetchCached(headUrl, 'model', { size: manifest.query.bytes, priority: 'high' });
+    got.head = fetchCached(headUrl, 'model', { size: manifest.query.bytes, ...first });
   } else if (remote) {
-    got.model = fetchCached(modelUrl, 'model', { size: manifest.model.bytes, priority: 'high' });
+    got.model = fetchCached(modelUrl, 'model', { size: manifest.model.bytes, ...first });
   } else {
     got.model = Promise.all([got.wasm, got.core])
-      .then(() => fetchCached(modelUrl, 'model', { size: manifest.model.bytes }));
+      .then(() => fetchCached(modelUrl, 'model', { size: manifest.model.bytes, lookup: true }));
   }
   for (const p of Object.values(got)) p.catch(() => {}); // each is awaited below, in turn
   // Whether the query head is downloaded (it is asked for with the wasm and is a fraction of its
@@ -189,12 +202,15 @@ async function start(manifestUrl, given, serveUrl) {
   const wanted = new Set(headUrl ? [wasmUrl, coreUrl, headUrl] : [wasmUrl, coreUrl, modelUrl]);
   if (unicodeUrl) wanted.add(unicodeUrl).add(unicodeAllUrl);
   if (cache) {
-    // Files of an older build of this site are never asked for again.
+    // Files of an older build of this site are never asked for again; the rest are listed in
+    // `cached` (before the first query: fragments are asked for once the core is read).
     for (const req of await cache.keys()) {
       const url = req.url;
       if (url.startsWith(base.href) && !wanted.has(url) && !url.startsWith(fragBase.href)
           && !(rowsBase && url.startsWith(rowsBase.href))) {
         await cache.delete(req);
+      } else {
+        cached.add(url);
       }
     }
   }
