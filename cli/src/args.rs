@@ -353,6 +353,14 @@ pub struct SiteCommand {
     #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_TIER_POSTINGS as u32,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub tier_postings: u32,
+    /// Postings in the first tier of a common word — one in more than 1/16 of the passages and
+    /// more than 4 × --tier-postings (on a big site: "the", "returns", "value"; on a site of
+    /// 30,000 passages a handful; on a small one none): a long question holds several, each
+    /// bringing its first tier; their low idf makes the ones left out matter little. At most
+    /// --tier-postings.
+    #[arg(long, default_value_t = lightembed_index::fragments::DEFAULT_COMMON_TIER_POSTINGS as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub common_tier_postings: u32,
 }
 
 /// The arguments of `lightembed search` (see [`Command::Search`]).

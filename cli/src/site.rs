@@ -65,6 +65,8 @@ pub struct SiteArgs {
     pub cell_probes: usize,
     /// Postings in a term's first tier (`--tier-postings`).
     pub tier_postings: usize,
+    /// Postings in a common word's first tier (`--common-tier-postings`).
+    pub common_tier_postings: usize,
 }
 
 /// Runs `lightembed site`: see the command's `--help`.
@@ -133,6 +135,7 @@ pub fn run(a: SiteArgs) -> Result<u8> {
             cells: a.cells,
             cell_probes: a.cell_probes,
             tier_postings: a.tier_postings,
+            common_tier_postings: a.common_tier_postings,
             ..Default::default()
         },
     };

@@ -58,6 +58,7 @@ fn real() -> &'static (Vec<u8>, [u8; 16], Vec<Vec<u8>>) {
                 cells: Some(2),
                 cell_probes: 1,
                 tier_postings: 2,
+                common_tier_postings: 1,
             },
         )
         .unwrap();

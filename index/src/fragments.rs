@@ -47,7 +47,13 @@
 //! never above its exact value, a one-term query's top `T` are exact, and what the first tiers
 //! miss is a passage holding several common query words, none of them among its `T` best.
 //! Every front end reads the first tiers by default, so the widget and `lightembed search` rank
-//! alike.
+//! alike. A *common word* — in more than `n /` [`COMMON_DF_DIVISOR`] of the `n` passages and more
+//! than [`COMMON_TIER_MULTIPLE`]` × T` — keeps a smaller first tier,
+//! [`SplitOptions::common_tier_postings`] (default [`DEFAULT_COMMON_TIER_POSTINGS`]): its idf is
+//! low, so its contributions are small, and a long question ("Returns the value to which the
+//! specified key is mapped") holds several, each otherwise bringing `T` postings (the big Debian
+//! docs site's questions: term shards 229 → 151 kB, success@10 0.425 → 0.432). The reader needs
+//! no rule: a first tier is `m ≤ df` postings, the term's best, whatever `m` the build chose.
 //!
 //! **The core does not grow with the site.** It holds no per-passage or per-section data: a
 //! passage's keyword length travels in its postings (BM25 needs it only for passages a query
@@ -153,7 +159,8 @@
 //!           32-byte SHA-256
 //! shard     "LEFT" u16 version=7 16-byte build id, varint shard number
 //!           varint terms; per term (distinct, each hashing to this shard): str term,
-//!               varint df ≥ 1, postings (m = min(df, T) ≥ 1: the term's first tier)
+//!               varint df ≥ 1, postings (1 ≤ m ≤ df: the term's first tier, min(df, T) —
+//!               a common word's min(df, common tier))
 //!           32-byte SHA-256
 //! postings  varint m, m × varint passage delta (first = passage; increasing, < n),
 //!               m × varint tf ≥ 1, m × varint |d| ≥ tf (the passage's keyword length),
@@ -239,6 +246,23 @@ pub const DEFAULT_CELL_PROBES: usize = 4;
 /// is 0.871 and 0.883 (0.865).
 pub const DEFAULT_TIER_POSTINGS: usize = 4096;
 
+/// A term in more than `n / COMMON_DF_DIVISOR` of a site's `n` passages and more than
+/// [`COMMON_TIER_MULTIPLE`] × [`SplitOptions::tier_postings`] is a common word: its first tier
+/// holds [`SplitOptions::common_tier_postings`].
+pub const COMMON_DF_DIVISOR: usize = 16;
+
+/// See [`COMMON_DF_DIVISOR`]: a common word is in more than this many times
+/// [`SplitOptions::tier_postings`] passages, so a site of the Python docs' size (31,508
+/// passages) has few (the, a, of, …) and a small site none.
+pub const COMMON_TIER_MULTIPLE: usize = 4;
+
+/// Postings in a common word's first tier by default ([`SplitOptions::common_tier_postings`]).
+/// Measured at 4,096 (none smaller), 1,024 and 512 (`bench/RESULTS.md`, "Common words: smaller
+/// first tiers"): on the big Debian docs site (360,977 passages, a common word there is in more
+/// than 22,561) a question's term shards 229, 161 and 151 kB, success@10 0.425, 0.427 and 0.432;
+/// on the Python docs (31,508 passages: more than 16,384) 69, 48 and 48 kB, MRR@10 0.883 each.
+pub const DEFAULT_COMMON_TIER_POSTINGS: usize = 512;
+
 /// Most partitions a core may list.
 const MAX_PARTITIONS: usize = 1 << 16;
 
@@ -271,6 +295,14 @@ pub struct SplitOptions {
     /// to a tail shard that a ranking reads only when asked for every tier
     /// ([`FragmentedIndex::set_all_tiers`]). Default [`DEFAULT_TIER_POSTINGS`].
     pub tier_postings: usize,
+    /// Postings in the first tier of a *common word*: a term in more than
+    /// [`COMMON_TIER_MULTIPLE`] × `tier_postings` passages and more than `n /`
+    /// [`COMMON_DF_DIVISOR`] of the `n` passages (words such as "the", "returns", "value" on a
+    /// big site). Its idf is low, so what a passage past its first
+    /// tier loses is small, and a long question holds several such words: each would otherwise
+    /// bring `tier_postings` postings to its first query. At most `tier_postings` (more is taken
+    /// as `tier_postings`). Default [`DEFAULT_COMMON_TIER_POSTINGS`].
+    pub common_tier_postings: usize,
 }
 
 impl Default for SplitOptions {
@@ -283,6 +315,7 @@ impl Default for SplitOptions {
             cells: None,
             cell_probes: DEFAULT_CELL_PROBES,
             tier_postings: DEFAULT_TIER_POSTINGS,
+            common_tier_postings: DEFAULT_COMMON_TIER_POSTINGS,
         }
     }
 }
@@ -579,10 +612,11 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
         || opts.partitions == Some(0)
         || opts.cell_probes == 0
         || opts.tier_postings == 0
+        || opts.common_tier_postings == 0
     {
         return Err(IndexError::InvalidArgument {
             what: "split options",
-            detail: "shard_bytes, chunk_bytes, probes, partitions, cell_probes and tier_postings \
+            detail: "shard_bytes, chunk_bytes, probes, partitions, cell_probes, tier_postings and common_tier_postings \
                      must be > 0"
                 .into(),
         });
@@ -751,9 +785,20 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     // in a tail shard, each tier in passage order. The idf is the term's, so the impact order is
     // that of `term_score(1, tf, |d|, avgdl)`.
     let avg = avgdl(total_len, n);
-    let tier = opts.tier_postings;
+    // A common word (in more than n / COMMON_DF_DIVISOR and COMMON_TIER_MULTIPLE × tier
+    // passages) keeps fewer.
+    let tier_of = |df: usize| {
+        if df > opts.tier_postings.saturating_mul(COMMON_TIER_MULTIPLE)
+            && df > n as usize / COMMON_DF_DIVISOR
+        {
+            opts.common_tier_postings.min(opts.tier_postings)
+        } else {
+            opts.tier_postings
+        }
+    };
     let mut tails: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kw.vocab.len()];
     for (list, tail) in postings.iter_mut().zip(tails.iter_mut()) {
+        let tier = tier_of(list.len());
         if list.len() <= tier {
             continue;
         }

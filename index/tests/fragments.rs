@@ -216,6 +216,81 @@ fn keyword_ranking_equals_the_index() {
     }
 }
 
+/// Common words keep a smaller first tier: a term in more than 4 × `tier_postings` passages
+/// and more than 1/16 of them keeps `common_tier_postings`; one in more than `tier_postings` but
+/// not that many keeps `tier_postings`. Each tier holds the term's highest-impact postings, so a
+/// one-term query's hits are the exact ranking's first ones.
+#[test]
+fn common_words_keep_a_smaller_first_tier() {
+    // 128 passages, each its own page: with tier_postings 3, "common" is in all (128 > 128 / 16
+    // and > 4 × 3), "middle" in 7 (≤ 12), "rare" in 2; every passage has its own length, so
+    // impacts differ.
+    let mut ix = Index::new(fields(), Params::default()).unwrap();
+    let mut rng = Rng(7);
+    for i in 0..128 {
+        let mut words = vec!["common"];
+        if i % 21 == 0 {
+            words.push("middle");
+        }
+        if i % 64 == 0 {
+            words.push("rare");
+        }
+        words.extend(std::iter::repeat_n("filler", i)); // lengths differ: no tied impacts
+        let text = words.join(" ");
+        let v: Vec<f32> = (0..DIMS).map(|_| rng.f()).collect();
+        ix.insert_with_text(
+            Document::new(
+                format!("p{i}"),
+                format!("Page {i}"),
+                format!("page{i}.html"),
+                text.clone(),
+            ),
+            &v,
+            &text,
+        )
+        .unwrap();
+    }
+    let opts = SplitOptions {
+        tier_postings: 3,
+        common_tier_postings: 1,
+        ..small()
+    };
+    let f = split(&ix, &opts).unwrap();
+    let first = load(&f);
+    let mut all = first.clone();
+    all.set_all_tiers(true);
+    let keyword = SearchOptions {
+        mode: Mode::Keyword,
+        ..SearchOptions::default()
+    };
+    for (q, kept, df) in [("common", 1, 128), ("middle", 3, 7), ("rare", 2, 2)] {
+        let got = first.query(None, q, 200, &keyword).unwrap();
+        let exact = all.query(None, q, 200, &keyword).unwrap();
+        assert_eq!(exact.len(), df, "{q}: passages holding it");
+        assert_eq!(got.len(), kept, "{q}: its first tier");
+        assert_eq!(
+            got[..],
+            exact[..kept],
+            "{q}: the first tier is the exact ranking's top"
+        );
+    }
+    // More than tier_postings is taken as tier_postings.
+    let wide = SplitOptions {
+        tier_postings: 3,
+        common_tier_postings: 50,
+        ..small()
+    };
+    let g = load(&split(&ix, &wide).unwrap());
+    assert_eq!(g.query(None, "common", 50, &keyword).unwrap().len(), 3);
+    // 0 is refused, as every other size.
+    let zero = SplitOptions {
+        common_tier_postings: 0,
+        ..small()
+    };
+    let err = split(&ix, &zero).unwrap_err().to_string();
+    assert!(err.contains("common_tier_postings"), "{err}");
+}
+
 /// Impact tiers: with every tier read the keyword ranking is the index's exactly; with the first
 /// tiers alone (what front ends read) a passage's score is at most its exact score and the top
 /// 10 mostly the same; the first tiers' bytes do not grow with the passages.

@@ -21,5 +21,6 @@ pub fn run(c: SiteCommand) -> Result<u8> {
         cells: c.cells.map(|c| c as usize),
         cell_probes: c.cell_probes as usize,
         tier_postings: c.tier_postings as usize,
+        common_tier_postings: c.common_tier_postings as usize,
     })
 }
