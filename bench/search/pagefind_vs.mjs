@@ -16,6 +16,11 @@
 //   python  the Python 3.11 docs from Debian's python3.11-doc (HTML only), questions/python.jsonl
 //   big     several Debian doc packages (bench/search/make_big_site.sh) with questions/big.jsonl
 //           (bench/search/make_big_set.py): 400 mechanical questions
+//   site    any folder of built HTML: SITE=folder, PAGE (the page the widget goes on, relative;
+//           default index.html, else the first page), FIRST and WARM (the two timed queries),
+//           QUESTIONS (optional: a JSONL file of {"query", "relevant": [page paths relative to
+//           SITE]}; without it the quality rows say "not measured"), TYPOS (optional, the same
+//           with typos). For a site of your own, e.g. one held out from all of the above.
 //
 // Questions with typos: questions/SET-typos.jsonl (bench/search/add_typos.py) when it is there
 // (for git: data/git-typos.jsonl, written by add_typos.py if it exists); otherwise the typo rows
@@ -125,6 +130,20 @@ const SETS = {
   big: { src: path.join(here, 'data', 'big-site'), page: 'openjdk-17-doc/api/index.html',
     first: 'how do I read a file line by line', warm: 'HashMap computeIfAbsent',
     questions: () => readQuestions('big'), typos: typosOf('big') },
+  site: {
+    src: process.env.SITE && path.resolve(process.env.SITE),
+    get page() {
+      if (process.env.PAGE) return process.env.PAGE;
+      if (fs.existsSync(path.join(this.src, 'index.html'))) return 'index.html';
+      const first = fs.readdirSync(this.src, { recursive: true }).filter((f) => /\.html?$/.test(f)).sort()[0];
+      if (!first) throw new Error(`SET=site: no .html page under ${this.src}`);
+      return first;
+    },
+    first: process.env.FIRST || 'how do I get started',
+    warm: process.env.WARM || 'configuration options',
+    questions: () => (process.env.QUESTIONS ? readJsonl(path.resolve(process.env.QUESTIONS)) : null),
+    typos: () => (process.env.TYPOS ? readJsonl(path.resolve(process.env.TYPOS)) : null),
+  },
 };
 // The sets' typo questions are measured with the set itself (the typo rows): SET=book-typos is
 // SET=book.
@@ -132,6 +151,9 @@ SETS['book-typos'] = SETS.book;
 SETS['python-typos'] = SETS.python;
 const set = SETS[SET];
 if (!set) throw new Error(`SET=${SET}: expected one of ${Object.keys(SETS).join(', ')}`);
+if (SET === 'site' && !(set.src && fs.statSync(set.src, { throwIfNoEntry: false })?.isDirectory())) {
+  throw new Error('SET=site needs SITE=<a folder of built HTML pages>');
+}
 const clean = set.questions();
 const typos = set.typos ? set.typos() : null;
 // A page URL → its path relative to the site root, as the questions name pages.
@@ -451,7 +473,7 @@ try {
     .filter((f) => /\.html?$/.test(f) && !f.startsWith('pagefind') && !f.startsWith('lightembed')).length;
   const load1 = os.loadavg();
   console.log(`SET=${SET}: ${pages} pages (lightembed: ${manifest.index ? manifest.index.passages : '?'} passages), `
-    + `${clean.length} questions${typos ? ` + ${typos.length} with typos` : ' (no questions with typos for this set: typo rows not measured)'}; `
+    + `${clean ? clean.length : 'no'} questions${typos ? ` + ${typos.length} with typos` : ' (no questions with typos for this set: typo rows not measured)'}; `
     + `page level; headless Chromium, loopback host. Timings: medians of ${RUNS} cold runs, each run in brackets. `
     + `Slow link: ${LINK.latency} ms latency, ${LINK.downloadThroughput} B/s down, ${LINK.uploadThroughput} B/s up. `
     + `First query "${set.first}", warm query "${set.warm}". ${os.cpus().length} CPUs, load average ${load0.map((x) => x.toFixed(2)).join(' ')} `
@@ -477,11 +499,12 @@ try {
   row('… questions with typos', q3(typos, pf.typos), (l) => leRanked(l, 'typos'));
   row('… clean, `lightembed search` (CLI) hybrid / keyword only', '', () => `${q3(clean, cli.clean)}; ${q3(clean, cli.kwClean)}`);
   row('… typos, `lightembed search` (CLI) hybrid / keyword only', '', () => `${q3(typos, cli.typos)}; ${q3(typos, cli.kwTypos)}`);
-  row('questions with no results (clean; typos)', `${quality(clean, pf.clean).empty}; ${typos ? quality(typos, pf.typos).empty : '–'}`,
-    (l) => `${quality(clean, l.clean).empty}; ${typos ? quality(typos, l.typos).empty : '–'}`);
+  const empties = (qs, ranked) => (qs ? quality(qs, ranked).empty : '–');
+  row('questions with no results (clean; typos)', `${empties(clean, pf.clean)}; ${empties(typos, pf.typos)}`,
+    (l) => `${empties(clean, l.clean)}; ${empties(typos, l.typos)}`);
 
   // Per kind of question.
-  const kinds = [...new Set(clean.map((q) => q.kind))];
+  const kinds = [...new Set((clean || []).map((q) => q.kind))];
   console.log('\n| tool | questions | n | success@1 | success@10 | MRR@10 |');
   console.log('|---|---|---|---|---|---|');
   const lists = [[cols[0], pf.clean, pf.typos], ...les.map((l) => [`${leName(l)}, widget`, l.clean, l.typos]),
