@@ -134,8 +134,13 @@ async function plain(bytes, file) {
     throw new Error(`${file} is gzip-compressed and this browser has no DecompressionStream`);
   }
   try {
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    // Written into the stream directly (not through a Blob's stream piped into it): fewer
+    // asynchronous hops per file, ~3× less time per small fragment while a query's others load.
+    const ds = new DecompressionStream('gzip');
+    const w = ds.writable.getWriter();
+    w.write(bytes).catch(() => {}); // a damaged stream rejects these too; the read below says so
+    w.close().catch(() => {});
+    return new Uint8Array(await new Response(ds.readable).arrayBuffer());
   } catch (err) {
     throw new Error(`${file} is damaged (gzip: ${err && err.message ? err.message : err})`);
   }
