@@ -95,8 +95,8 @@ function serveEndpoint(value) {
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1,
   0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
 const DEBOUNCE_MS = 60;
-// The list shows at most SHOWN_PAGES pages, each with at most SHOWN_SECTIONS sections (the
-// worker fetches text for no more: lightembed-worker.js has the same two numbers).
+// The list shows at most SHOWN_PAGES pages, each with at most SHOWN_SECTIONS sections (sent with
+// each query: the worker fetches text for no more).
 const SHOWN_PAGES = 8;
 const SHOWN_SECTIONS = 3;
 // How long a keyword list is shown before its first page counts as read (kept by the re-rank).
@@ -402,7 +402,7 @@ class LightembedSearch extends HTMLElement {
     this.query = q;
     this.asking = q; // until its results (or an error) come
     this.sent = performance.now();
-    this.post({ type: 'search', id: this.latest, query: q, k: 20 });
+    this.post({ type: 'search', id: this.latest, query: q, k: 20, shown: { pages: SHOWN_PAGES, sections: SHOWN_SECTIONS } });
   }
 
   // Lists `hits`, ranked by `mode` ('keyword': BM25 alone, the model still loading; 'hybrid').

@@ -403,22 +403,18 @@ function ensure(kind, n) {
 
 // Keyword hits whose text chunks are asked for early (`search`): the widget lists at most 8 pages.
 const EARLY_CHUNK_HITS = 8;
-// What the list shows (lightembed-ui.js has the same numbers): at most SHOWN_PAGES pages, each
-// with at most SHOWN_SECTIONS sections.
-const SHOWN_PAGES = 8;
-const SHOWN_SECTIONS = 3;
-
-// The hits of a ranked list that the widget will show: those of the first SHOWN_PAGES pages, at
-// most SHOWN_SECTIONS of each, in rank order. A hit's page number comes with it (`page`), before
-// its text chunk, so only these hits' chunks need fetching: on a slow link every request counts
-// (HTTP/1.1 hosts serve six at a time), and a query's 20 hits often lie on fewer pages than it
-// has sections.
-function shownHits(hits) {
+// The hits of a ranked list that the list will show (`shown`, from the page with each query:
+// at most `pages` pages, `sections` sections each), in rank order. A hit's page number comes with
+// it (`page`), before its text chunk, so only these hits' chunks need fetching: on a slow link
+// every request counts (HTTP/1.1 hosts serve six at a time), and a query's 20 hits often lie on
+// fewer pages than it has sections. Without `shown`, every hit.
+function shownHits(hits, shown) {
+  if (!shown) return hits;
   const perPage = new Map();
   return hits.filter((h) => {
     const n = perPage.get(h.page);
-    if (n === undefined && perPage.size === SHOWN_PAGES) return false;
-    if (n === SHOWN_SECTIONS) return false;
+    if (n === undefined && perPage.size >= shown.pages) return false;
+    if (n >= shown.sections) return false;
     perPage.set(h.page, (n || 0) + 1);
     return true;
   });
@@ -426,11 +422,11 @@ function shownHits(hits) {
 
 // Ranks `query`: fetches the term shards it needs and, alongside, the vector side's files (the row
 // shards of its tokens when the query encoder is in, then the vector partitions its embedding
-// probes), ranks, then fetches the text chunks of the hits (their URLs and titles travel there)
-// and ranks again — the same ranking, now titled. Hits carry no text yet. Ranked by the hybrid
+// probes), ranks, then fetches the text chunks of the hits the list shows (`shown`; their URLs
+// and titles travel there) and ranks again — the same ranking, now titled. Hits carry no text yet. Ranked by the hybrid
 // ranking once the model (or the query encoder) is in; before, by the keyword side alone (BM25,
 // which needs no model): `mode` says which.
-async function search(query, k) {
+async function search(query, k, shown) {
   let fetched = 0;
   const count = (downloaded) => { if (downloaded) fetched += 1; };
   await coverUnicode(query);
@@ -442,7 +438,7 @@ async function search(query, k) {
   // the keyword side's top hits are asked for: most of them are among the final hits, whose
   // titles and excerpts would otherwise wait for one more round trip after the ranking.
   if (encoder || model) {
-    const early = shownHits(index.search(query, { k: EARLY_CHUNK_HITS, mode: 'keyword' }));
+    const early = shownHits(index.search(query, { k: EARLY_CHUNK_HITS, mode: 'keyword' }), shown);
     for (const n of new Set(early.filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))) {
       ensure('c', n).then(count, () => {});
     }
@@ -450,7 +446,7 @@ async function search(query, k) {
   const vector = await vectorSide;
   const mode = vector ? 'hybrid' : 'keyword';
   const options = vector ? { k, mode, vector } : { k, mode };
-  const hits = await titled(query, options, index.search(query, options), count);
+  const hits = await titled(query, options, index.search(query, options), count, shown);
   // keywordMatch: some passage holds a word of the query (the keyword side decides, not the
   // excerpts shown: a word only in a title or heading counts).
   return { fetched, mode, hits, keywordMatch: index.keywordMatches(query) };
@@ -480,8 +476,8 @@ async function queryVector(query, enc, count) {
 // the widget shows (`shownHits`) not titled yet are fetched and the query ranked again (the same
 // ranking, now titled). Hits still untitled then (ones the list would not show) are left out:
 // without their chunk they have no URL to group by.
-async function titled(query, options, hits, count) {
-  const missing = [...new Set(shownHits(hits).filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))];
+async function titled(query, options, hits, count, shown) {
+  const missing = [...new Set(shownHits(hits, shown).filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))];
   if (missing.length > 0) {
     await Promise.all(missing.map((n) => ensure('c', n).then(count)));
     hits = index.search(query, options);
@@ -617,7 +613,7 @@ self.onmessage = async (e) => {
       const t = performance.now();
       const { hits, fetched, mode, keywordMatch, warnings } = remote
         ? await searchRemote(msg.query, msg.k || 20)
-        : await search(msg.query, msg.k || 20);
+        : await search(msg.query, msg.k || 20, msg.shown);
       post({ type: 'results', id: msg.id, hits, fetched, mode, keywordMatch, warnings, ms: performance.now() - t });
     } else if (msg.type === 'excerpts') {
       if (!index) throw new Error('not ready');
