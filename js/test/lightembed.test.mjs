@@ -383,11 +383,16 @@ describe("site index (lightembed site bundle, in fragments)", () => {
         for (const h of got) {
           if (six.hasText(h.passage)) continue;
           assert.deepEqual([h.url, h.title, h.pageTitle, h.heading], ["", "", "", ""]);
+          assert.ok(Number.isInteger(h.page) && h.page >= 1, `page ${h.page}: known before the chunk`);
           assert.throws(() => six.excerpt(h.passage, query, 0), /not loaded/);
           six.addChunk(read(`${manifest.files.fragments}c${h.chunk}.bin`));
         }
         got = six.search(query, { k: 5, mode, model: siteModel });
         assert.deepEqual(got.map((h) => [h.passage, h.score]), before);
+        // Equal page numbers, equal pages (the URL before `#`), and the other way round.
+        for (const a of got) {
+          for (const b of got) assert.equal(a.page === b.page, a.url.split("#")[0] === b.url.split("#")[0], `${a.url} / ${b.url}`);
+        }
         const want = JSON.parse(cli(["search", "--index", bundle, "--json", "--mode", mode, "-k", "5", query]));
         const where = `${mode} ${JSON.stringify(query)}`;
         assert.deepEqual(got.map((h) => `${h.url}:${h.passage}`), want.results.map((r) => r.id), `ids, ${where}`);
@@ -472,6 +477,8 @@ describe("site index (lightembed site bundle, in fragments)", () => {
       fragment.map((f) => [f.url, f.heading]),
       [["index.html#watering", "Watering"], ["index.html#pests", "Pests"], ["index.html#garden-handbook", "Garden Handbook"]],
     );
+    // Three sections of one page: one page number (from 1), the same before their chunks came.
+    assert.deepEqual(fragment.map((f) => f.page), [1, 1, 1]);
     ix.free();
   });
 
