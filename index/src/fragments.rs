@@ -789,7 +789,7 @@ fn write(src: &Source<'_>, opts: &SplitOptions) -> Result<Fragments, IndexError>
     // passages) keeps fewer.
     let tier_of = |df: usize| {
         if df > opts.tier_postings.saturating_mul(COMMON_TIER_MULTIPLE)
-            && df > n as usize / COMMON_DF_DIVISOR
+            && df > n / COMMON_DF_DIVISOR
         {
             opts.common_tier_postings.min(opts.tier_postings)
         } else {
@@ -2688,7 +2688,7 @@ impl FragmentedIndex {
                 )
             }
         };
-        let out = collapse_sections(ranked, k, opts.collapse_sections, &place_of)
+        let out = collapse_sections(ranked, k, opts.collapse_sections, place_of)
             .into_iter()
             .map(|s| {
                 let section = self.section(s.id);
