@@ -1864,15 +1864,14 @@ impl FragmentedIndex {
     /// listed twice, out of order or not of the key form, a term not under its key, listed twice
     /// or out of order, a df of 0 or above the passages).
     pub fn add_typo_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
-        let mut r = open(bytes, TYPO_MAGIC, "typo shard")?;
-        self.check_build(&mut r, "typo shard")?;
-        let y = r.varint("typo shard number")?;
-        if y >= self.n_typos {
-            return Err(malformed(
-                "typo shard number",
-                format!("{y} of {}", self.n_typos),
-            ));
-        }
+        let (mut r, y) = self.open_numbered(
+            bytes,
+            TYPO_MAGIC,
+            "typo shard",
+            "typo shard number",
+            self.n_typos,
+            "",
+        )?;
         if self.typo_loaded[y as usize] {
             return Ok(y);
         }
@@ -2066,15 +2065,14 @@ impl FragmentedIndex {
     /// range), plus a partition count or entry counts that are not the core's, a scale that is
     /// not finite ≥ 0.
     pub fn add_cell(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
-        let mut r = open(bytes, CELL_MAGIC, "centroid cell")?;
-        self.check_build(&mut r, "centroid cell")?;
-        let c = r.varint("cell number")?;
-        if c >= self.cell_count() {
-            return Err(malformed(
-                "cell number",
-                format!("{c} of {} cells", self.cell_count()),
-            ));
-        }
+        let (mut r, c) = self.open_numbered(
+            bytes,
+            CELL_MAGIC,
+            "centroid cell",
+            "cell number",
+            self.cell_count(),
+            " cells",
+        )?;
         if self.cells.contains_key(&c) {
             return Ok(c);
         }
@@ -2130,15 +2128,14 @@ impl FragmentedIndex {
     /// in the wrong shard or listed twice, a passage out of range or out of order, tf 0, a
     /// length below tf, a bad place).
     pub fn add_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
-        let mut r = open(bytes, SHARD_MAGIC, "term shard")?;
-        self.check_build(&mut r, "term shard")?;
-        let s = r.varint("shard number")?;
-        if s >= self.n_shards {
-            return Err(malformed(
-                "shard number",
-                format!("{s} of {}", self.n_shards),
-            ));
-        }
+        let (mut r, s) = self.open_numbered(
+            bytes,
+            SHARD_MAGIC,
+            "term shard",
+            "shard number",
+            self.n_shards,
+            "",
+        )?;
         if self.shard_loaded[s as usize] {
             return Ok(s);
         }
@@ -2240,15 +2237,14 @@ impl FragmentedIndex {
     ///
     /// Errors: as [`FragmentedIndex::add_shard`].
     pub fn add_tail_shard(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
-        let mut r = open(bytes, TAIL_MAGIC, "tail shard")?;
-        self.check_build(&mut r, "tail shard")?;
-        let s = r.varint("tail shard number")?;
-        if s >= self.n_tails {
-            return Err(malformed(
-                "tail shard number",
-                format!("{s} of {}", self.n_tails),
-            ));
-        }
+        let (mut r, s) = self.open_numbered(
+            bytes,
+            TAIL_MAGIC,
+            "tail shard",
+            "tail shard number",
+            self.n_tails,
+            "",
+        )?;
         if self.tail_loaded[s as usize] {
             return Ok(s);
         }
@@ -2287,15 +2283,14 @@ impl FragmentedIndex {
     /// Errors: as [`FragmentedIndex::add_shard`], plus an entry count that is not the core's,
     /// passages out of order or range, sign bits set past dims.
     pub fn add_partition(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
-        let mut r = open(bytes, PART_MAGIC, "vector partition")?;
-        self.check_build(&mut r, "vector partition")?;
-        let v = r.varint("partition number")?;
-        if v >= self.n_parts {
-            return Err(malformed(
-                "partition number",
-                format!("{v} of {}", self.n_parts),
-            ));
-        }
+        let (mut r, v) = self.open_numbered(
+            bytes,
+            PART_MAGIC,
+            "vector partition",
+            "partition number",
+            self.n_parts,
+            "",
+        )?;
         let Some(cell) = self.cells.get(&self.cell_of_partition(v)) else {
             return Err(IndexError::InvalidArgument {
                 what: "vector partition",
@@ -2356,15 +2351,14 @@ impl FragmentedIndex {
     /// Errors: as [`FragmentedIndex::add_shard`], plus a passage count that is not the core's,
     /// a section number out of range.
     pub fn add_chunk(&mut self, bytes: &[u8]) -> Result<u32, IndexError> {
-        let mut r = open(bytes, CHUNK_MAGIC, "text chunk")?;
-        self.check_build(&mut r, "text chunk")?;
-        let c = r.varint("chunk number")?;
-        if c >= self.chunk_count() {
-            return Err(malformed(
-                "chunk number",
-                format!("{c} of {}", self.chunk_count()),
-            ));
-        }
+        let (mut r, c) = self.open_numbered(
+            bytes,
+            CHUNK_MAGIC,
+            "text chunk",
+            "chunk number",
+            self.chunk_count(),
+            "",
+        )?;
         if self.chunks.contains_key(&c) {
             return Ok(c);
         }
@@ -2437,6 +2431,27 @@ impl FragmentedIndex {
     pub fn text(&self, passage: u32) -> Option<&str> {
         let (chunk, i) = self.in_chunk(passage)?;
         Some(&chunk.texts[i])
+    }
+
+    /// A fragment of kind `what` opened ([`open`]: magic, version, trailer), checked to be of
+    /// this build ([`FragmentedIndex::check_build`]), and its number (the varint `number`) read
+    /// and checked to be below `count` (the error says "N of COUNT" and `unit`).
+    fn open_numbered<'a>(
+        &self,
+        bytes: &'a [u8],
+        magic: [u8; 4],
+        what: &'static str,
+        number: &'static str,
+        count: u32,
+        unit: &str,
+    ) -> Result<(Reader<'a>, u32), IndexError> {
+        let mut r = open(bytes, magic, what)?;
+        self.check_build(&mut r, what)?;
+        let n = r.varint(number)?;
+        if n >= count {
+            return Err(malformed(number, format!("{n} of {count}{unit}")));
+        }
+        Ok((r, n))
     }
 
     fn check_build(&self, r: &mut Reader<'_>, what: &'static str) -> Result<(), IndexError> {
