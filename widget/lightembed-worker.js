@@ -401,7 +401,8 @@ function ensure(kind, n) {
   return map.get(n);
 }
 
-// Keyword hits whose text chunks are asked for early (`search`): the widget lists at most 8 pages.
+// Keyword hits whose text chunks are asked for early (`search`; those of them the list would
+// show: `shownHits`).
 const EARLY_CHUNK_HITS = 8;
 // The hits of a ranked list that the list will show (`shown`, from the page with each query:
 // at most `pages` pages, `sections` sections each), in rank order. A hit's page number comes with
@@ -423,9 +424,9 @@ function shownHits(hits, shown) {
 // Ranks `query`: fetches the term shards it needs and, alongside, the vector side's files (the row
 // shards of its tokens when the query encoder is in, then the vector partitions its embedding
 // probes), ranks, then fetches the text chunks of the hits the list shows (`shown`; their URLs
-// and titles travel there) and ranks again — the same ranking, now titled. Hits carry no text yet. Ranked by the hybrid
-// ranking once the model (or the query encoder) is in; before, by the keyword side alone (BM25,
-// which needs no model): `mode` says which.
+// and titles travel there) and ranks again — the same ranking, now titled. Hits carry no text
+// yet. Ranked by the hybrid ranking once the model (or the query encoder) is in; before, by the
+// keyword side alone (BM25, which needs no model): `mode` says which.
 async function search(query, k, shown) {
   let fetched = 0;
   const count = (downloaded) => { if (downloaded) fetched += 1; };
