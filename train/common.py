@@ -240,6 +240,11 @@ class Student(nn.Module):
         self.final_ln = nn.LayerNorm(d, eps=1e-5)
         self.projection = nn.Linear(d, out_dim)
         self.emb_quant = None  # optional fn(weight)->dequantised weight, STE applied in forward
+        # optional learned pooling weights (train_student.py --token-weights): token t enters the
+        # mean pool with w_t = sigmoid(token_logit[t, 0]) ([V, 1]) and the pooled state is scaled by kappa;
+        # idf_sink.py --weights-from writes such a model into the unchanged static format
+        self.token_logit = None
+        self.kappa = 1.0
 
     def embed_rows(self, ids):
         w = self.embedding.weight
@@ -257,8 +262,14 @@ class Student(nn.Module):
         x = self.embed_rows(ids)
         for layer in self.layers:
             x = layer(x, mask)
-        x = self.final_ln(x)
         m = mask.unsqueeze(-1).to(x.dtype)
+        if self.token_logit is not None:
+            # Σ_t w_t·LN(x_t) / n with the affine part outside the weights, as idf_sink.py lays it out
+            z = F.layer_norm(x, x.shape[-1:], eps=self.final_ln.eps)
+            w = torch.sigmoid(F.embedding(ids, self.token_logit, sparse=self.training))
+            pooled = (z * w * m).sum(1) / m.sum(1).clamp(min=1)
+            return self.projection(pooled * self.kappa * self.final_ln.weight + self.final_ln.bias)
+        x = self.final_ln(x)
         pooled = (x * m).sum(1) / m.sum(1).clamp(min=1)
         return self.projection(pooled)
 
@@ -297,6 +308,27 @@ def student_encode(model, tok, texts, bs=256, dims=None):
         for j, row in zip(idx, v):
             res[j] = row
     return torch.stack(res).numpy()
+
+
+def corpus_idf(tok, texts):
+    """idf_t = ln((N + 1) / (df_t + 1)) over `texts` (each text one document) and each token's
+    count, both [vocab] (idf_sink.py's and train_student.py --token-weights' weights start here)."""
+    V = len(tok.vocab)
+    df = np.zeros(V, np.int64)
+    count = np.zeros(V, np.int64)
+    for i in range(0, len(texts), 20000):
+        for s in tok.encode_batch(texts[i:i + 20000]):
+            df[np.unique(s)] += 1
+            np.add.at(count, s, 1)
+    return np.log((len(texts) + 1) / (df + 1)), count
+
+
+def idf_weights(tok, idf, alpha, special=0.0):
+    """Pooling weights (idf / max idf)^alpha in [0, 1]; [CLS]/[SEP] at `special`, [PAD] at 0."""
+    w = (idf / idf.max()) ** alpha
+    w[[tok.cls, tok.sep]] = special
+    w[0] = 0.0
+    return w
 
 
 def read_corpus(max_words=48):

@@ -4,7 +4,8 @@
   train/data/teacher/shard_NNNN.npy   fp16 [<=SHARD, 384], L2-normalised, corpus order
   train/data/teacher/vocab_tokens.npy fp32 [30522, 384]: teacher vector of each vocab token
                                       alone ("[CLS] tok [SEP]"), used to initialise students
-Usage: python train/embed_teacher.py [--limit N]
+Usage: python train/embed_teacher.py [--limit N] [--extra NAME]
+  --extra NAME: only DATA/NAME.txt (one text per line) → TEACHER/NAME_NNNN.npy (train_student.py --extra)
 """
 import os
 import sys
@@ -51,6 +52,22 @@ def main():
         np.save(vt, np.concatenate(res).astype(np.float32))
         print(f"vocab tokens done in {time.time() - t0:.0f}s", flush=True)
 
+    if "--extra" in sys.argv:
+        # DATA/NAME.txt (one text per line) → TEACHER/NAME_NNNN.npy, for train_student.py --extra
+        name = sys.argv[sys.argv.index("--extra") + 1]
+        ex = [l.rstrip("\n") for l in open(os.path.join(DATA, f"{name}.txt"), encoding="utf-8")]
+        for s in range((len(ex) + SHARD - 1) // SHARD):
+            p = os.path.join(out, f"{name}_{s:04d}.npy")
+            chunk = ex[s * SHARD:(s + 1) * SHARD]
+            if os.path.exists(p) and len(np.load(p, mmap_mode="r")) == len(chunk):
+                continue
+            t0 = time.time()
+            v = m.encode(chunk, batch_size=128, normalize_embeddings=True, convert_to_numpy=True)
+            np.save(p + ".tmp.npy", v.astype(np.float16))
+            os.replace(p + ".tmp.npy", p)
+            print(f"{name} shard {s + 1}: {len(chunk)} in {time.time() - t0:.0f}s", flush=True)
+        print("done", flush=True)
+        return
     texts = read_corpus()
     if limit:
         texts = texts[:limit]

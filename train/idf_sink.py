@@ -26,7 +26,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
-from common import RUNS, ROOT, Tok, read_corpus  # noqa: E402
+from common import RUNS, ROOT, Tok, corpus_idf, idf_weights, read_corpus  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -54,6 +54,11 @@ def main():
     ap.add_argument("--sinks", type=int, default=2,
                     help="sink coordinates (even): more spread the sink energy, so int4 rows keep "
                          "finer steps on the kept coordinates, at the cost of kept dimensions")
+    ap.add_argument("--weights-from", default=None, metavar="RUN",
+                    help="the pooling weights and kappa a run learned (its token_weights.npz) "
+                         "instead of idf^alpha; SRC is then that run")
+    ap.add_argument("--times-idf", action="store_true",
+                    help="with --weights-from: multiply the learned weights by idf^alpha")
     ap.add_argument("--kappa-mult", type=float, default=1.0, help="multiplies the default kappa")
     args = ap.parse_args()
     m = load(args.src)
@@ -62,17 +67,17 @@ def main():
     V, d = E.shape
     tok = Tok()
     assert len(tok.vocab) == V, f"vocabulary {len(tok.vocab)} vs table {V}: set LE_VOCAB"
-    texts = read_corpus()
-    df = np.zeros(V, np.int64)
-    count = np.zeros(V, np.int64)
-    for i in range(0, len(texts), 20000):
-        for s in tok.encode_batch(texts[i:i + 20000]):
-            df[np.unique(s)] += 1
-            np.add.at(count, s, 1)
-    idf = np.log((len(texts) + 1) / (df + 1))
-    w = (idf / idf.max()) ** args.alpha
-    w[[tok.cls, tok.sep]] = args.special
-    w[0] = 0.0
+    idf, count = corpus_idf(tok, read_corpus())
+    w = idf_weights(tok, idf, args.alpha, args.special)
+    learned_kappa = None
+    if args.weights_from:
+        # weights learned in training (train_student.py --token-weights), with that run's kappa
+        tw = np.load(os.path.join(RUNS, args.weights_from, "token_weights.npz"))
+        w, learned_kappa = tw["w"].astype(np.float64), float(tw["kappa"])
+        assert w.shape == (V,), f"token_weights.npz: {w.shape} for a vocabulary of {V}"
+        if args.times_idf:
+            w = w * idf_weights(tok, idf, args.alpha, 1.0)
+            learned_kappa = None  # 1 / the new mean weight
     # standardised token states (what LayerNorm sees before γ, β)
     Z = E - E.mean(1, keepdims=True)
     Z /= np.sqrt((Z ** 2).mean(1, keepdims=True) + 1e-5)
@@ -100,7 +105,7 @@ def main():
     E2 = np.concatenate([kept, bb[:, None] * sign[None, :]], 1)
     g2 = np.concatenate([np.ones(k), np.zeros(ns)])
     be2 = np.zeros(d)
-    kappa = args.kappa or args.kappa_mult / float((w * wt).sum())
+    kappa = args.kappa or learned_kappa or args.kappa_mult / float((w * wt).sum())
     W2 = np.zeros_like(W)
     W2[:, :k] = kappa * (M @ Q @ B.T)
     b2 = W @ beta + b0
@@ -110,8 +115,10 @@ def main():
         "embedding": E2, "final_ln.weight": g2, "final_ln.bias": be2,
         "projection.weight": W2, "projection.bias": b2}.items()})
     json.dump({"layers": 0, "emb_quant": "none", "idf_sink": {"src": args.src, "alpha": args.alpha, "sinks": ns,
-               "special": args.special, "kappa": kappa}}, open(os.path.join(out, "meta.json"), "w"))
-    print(f"{args.src} → {out}/student.npz: weights idf^{args.alpha} (mean over corpus tokens "
+               "special": args.special, "kappa": kappa,
+               "weights_from": args.weights_from}}, open(os.path.join(out, "meta.json"), "w"))
+    what = f"weights learned by {args.weights_from}" if args.weights_from else f"weights idf^{args.alpha}"
+    print(f"{args.src} → {out}/student.npz: {what} (mean over corpus tokens "
           f"{(w * wt).sum():.3f}), kappa {kappa:.2f}, {int(over.sum())} rows clipped")
 
 

@@ -260,6 +260,8 @@ def main():
     ap.add_argument("--tau", type=float, default=0.05, help="temperature of the ranking KL term")
     ap.add_argument("--spans", action="store_true",
                     help="also train on the short word spans of spans.tsv (teacher/spans_*.npy)")
+    ap.add_argument("--extra", action="append", default=[], metavar="NAME",
+                    help="also train on DATA/NAME.txt with its teacher vectors (embed_teacher.py --extra NAME)")
     ap.add_argument("--vocab-examples", action="store_true",
                     help="also train on each vocabulary token alone against the teacher's vector of it")
     ap.add_argument("--residual-scale", type=float, default=0.1,
@@ -277,6 +279,10 @@ def main():
                     help="InfoNCE pairs: each training text with its nearest teacher neighbour (cos ≥ MIN_COS)")
     ap.add_argument("--hard", type=float, default=0.0,
                     help="fraction of each batch drawn from one topic cluster of the teacher vectors")
+    ap.add_argument("--token-weights", type=float, default=None, metavar="ALPHA",
+                    help="learn a pooling weight per token, starting from idf^ALPHA over the corpus "
+                         "([CLS]/[SEP] near 0); idf_sink.py --weights-from RUN lays it out in the format")
+    ap.add_argument("--weight-lr", type=float, default=1e-2, help="learning rate of the token weights' logits")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -304,6 +310,15 @@ def main():
         S = center(np.concatenate([np.load(p).astype(np.float32) for p in shards]))
         texts, T = sp[: len(S)] + texts, np.concatenate([S, T])
         P(f"+{len(S)} span examples")
+    for name in args.extra:
+        # more texts with their teacher vectors (embed_teacher.py --extra NAME: DATA/NAME.txt,
+        # one text per line → TEACHER/NAME_*.npy), e.g. the passages longer than read_corpus keeps
+        ex = [l.rstrip("\n") for l in open(os.path.join(DATA, f"{name}.txt"), encoding="utf-8")]
+        shards = sorted(glob.glob(os.path.join(TEACHER, f"{name}_*.npy")))
+        X = center(np.concatenate([np.load(p).astype(np.float32) for p in shards]))
+        assert len(X) == len(ex), f"{name}: {len(X)} teacher vectors for {len(ex)} texts"
+        texts, T = ex + texts, np.concatenate([X, T])
+        P(f"+{len(X)} {name} examples")
     if args.vocab_examples:
         # every vocabulary token's own text with the teacher's vector of it (embed_teacher.py's
         # vocab_tokens.npy) as extra training pairs, put first so the validation rows stay corpus
@@ -326,6 +341,13 @@ def main():
     pairs = make_pair_source(args, tok, texts, tr_ids, tr_T, P) if args.contrastive > 0 else None
 
     model = Student(len(tok.vocab), n_layers=args.layers)
+    if args.token_weights is not None:
+        idf, count = common.corpus_idf(tok, read_corpus())
+        w0 = np.clip(common.idf_weights(tok, idf, args.token_weights), 0.02, 0.98)
+        model.token_logit = torch.nn.Parameter(torch.from_numpy(np.log(w0 / (1 - w0)).astype(np.float32)[:, None]))
+        # kappa as idf_sink.py sets it: 1 / the mean weight of a corpus token, kept fixed
+        model.kappa = float(1.0 / (w0 * count / count.sum()).sum())
+        P(f"token weights from idf^{args.token_weights}, kappa {model.kappa:.2f}")
     ck = os.path.join(out, "ckpt.pt")
     state = None
     if os.path.exists(ck):
@@ -344,9 +366,11 @@ def main():
     P(f"device {dev}")
 
     emb_params = [model.embedding.weight]
-    other = [p for n, p in model.named_parameters() if n != "embedding.weight"]
-    opt = MultiOpt(torch.optim.SparseAdam(emb_params, lr=args.emb_lr or args.lr),
-                   torch.optim.Adam(other, lr=args.lr))
+    other = [p for n, p in model.named_parameters() if n not in ("embedding.weight", "token_logit")]
+    opts = [torch.optim.SparseAdam(emb_params, lr=args.emb_lr or args.lr), torch.optim.Adam(other, lr=args.lr)]
+    if model.token_logit is not None:
+        opts.append(torch.optim.SparseAdam([model.token_logit], lr=args.weight_lr))
+    opt = MultiOpt(*opts)
     steps_per_epoch = math.ceil(len(tr_ids) / args.bs)
     total = int(steps_per_epoch * args.epochs)
     warm = min(300, total // 20)
@@ -466,6 +490,9 @@ def finish(model, out, val_ids, val_T, P, args, complete):
     the next step only then — a run stopped by --max-minutes or STOP is resumed instead)."""
     P("final val cos", evaluate(model, val_ids, val_T))
     model.export_npz(os.path.join(out, "student.npz"))
+    if model.token_logit is not None:
+        np.savez(os.path.join(out, "token_weights.npz"), kappa=np.float64(model.kappa),
+                 w=torch.sigmoid(model.token_logit[:, 0]).detach().cpu().double().numpy())
     json.dump({"layers": args.layers, "emb_quant": args.emb_quant}, open(os.path.join(out, "meta.json"), "w"))
     done = os.path.join(out, "DONE")
     if complete:
