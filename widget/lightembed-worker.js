@@ -34,7 +34,8 @@
 // shards of a query as soon as the core is read; a query is answered by the keyword side (BM25,
 // no model needed) until the model is in; the page asks again then, and gets the hybrid ranking.
 // Files are fetched by content-hashed names (the manifest lists the core; fragments live in a
-// folder named by the core's build id) and kept in the Cache API as downloaded, so a second page or a later
+// folder named by the core's build id) and kept in the Cache API (written when the worker is idle,
+// `keepWhenIdle`), so a second page or a later
 // visit downloads nothing already seen; the model is verified on every load
 // (`Model.fromBytes`: its trailing SHA-256 against its contents + every load rule), and that
 // SHA-256 must be the one the manifest lists. Works on plain-http origins too (no
@@ -89,13 +90,36 @@ const indexReady = (() => {
 
 function post(msg) { self.postMessage(msg); }
 
+// Cache writes wait until the worker is idle: a `cache.put` costs the browser's storage work on
+// the same cores that fetch, decompress and rank, and done as each file came in it made a query
+// ~40 % slower (bench/RESULTS.md, "Warm queries: cache writes when idle"). `keep()` queues the
+// write; from KEEP_IDLE_MS after the last message of this worker was answered the queue is
+// written one file at a time, and a message that comes meanwhile stops it after the file being
+// written (the rest wait for the next idle time). A page closed sooner keeps nothing of the
+// files still queued (its next visit downloads them again).
+const KEEP_IDLE_MS = 150;
+const keeps = [];
+let working = 0;
+let keepTimer = null;
+let writing = false;
+function keepWhenIdle() {
+  clearTimeout(keepTimer);
+  if (working > 0 || keeps.length === 0 || writing) return;
+  keepTimer = setTimeout(async () => {
+    writing = true;
+    while (working === 0 && keeps.length > 0) await keeps.shift()();
+    writing = false;
+    keepWhenIdle();
+  }, KEEP_IDLE_MS);
+}
+
 // The bytes at `url` (immutable: its name carries its hash), from the cache when there.
 // Progress counts against `size`, the file's length as the manifest records it, never against
 // Content-Length: that is the length on the wire, which a host that compresses (Content-Encoding:
-// gzip) makes smaller than the bytes read. `keep()` puts a downloaded file in the cache; callers
-// call it only once the bytes passed their check, so a damaged download is never kept, and do not
-// wait for it (a cache write is kept off the first query's path; it never fails). The cache is
-// asked only for files `cached` lists, unless `lookup`.
+// gzip) makes smaller than the bytes read. `keep()` puts a downloaded file in the cache once the
+// worker is idle (`keepWhenIdle`); callers call it only once the bytes passed their check, so a
+// damaged download is never kept (a cache write never fails). The cache is asked only for files
+// `cached` lists, unless `lookup`.
 async function fetchCached(url, what, { size = 0, quiet = false, priority = 'auto', lookup = false } = {}) {
   // `lookup`: ask the cache whatever `cached` says (the first files, asked for before the cache's
   // keys are listed).
@@ -119,9 +143,11 @@ async function fetchCached(url, what, { size = 0, quiet = false, priority = 'aut
   let at = 0;
   for (const p of parts) { bytes.set(p, at); at += p.length; }
   const keep = () => {
-    if (!cache || fromCache) return Promise.resolve();
-    cached.add(url);
-    return cache.put(url, res).catch(() => { cached.delete(url); });
+    if (!cache || fromCache) return;
+    keeps.push(() => {
+      cached.add(url);
+      return cache.put(url, res).catch(() => { cached.delete(url); });
+    });
   };
   return { bytes, fromCache, keep };
 }
@@ -392,7 +418,7 @@ function ensure(kind, n) {
         if (got.fromCache && cache) cache.delete(url).catch(() => {});
         throw new FragmentError(kind, n, 'damaged', err);
       }
-      got.keep(); // fragments are small and many: their cache writes are not waited for
+      got.keep();
       return !got.fromCache;
     })();
     p.catch(() => { if (map.get(n) === p) map.delete(n); });
@@ -605,6 +631,8 @@ async function excerpts(query, passages) {
 
 self.onmessage = async (e) => {
   const msg = e.data;
+  working += 1;
+  clearTimeout(keepTimer);
   try {
     if (msg.type === 'init') {
       await start(msg.manifest, msg.files, msg.serve || null);
@@ -625,5 +653,8 @@ self.onmessage = async (e) => {
       type: 'error', id: msg.id, message: String(err && err.message ? err.message : err),
       fragment: err && err.fragment, remote: err && err.remote,
     });
+  } finally {
+    working -= 1;
+    keepWhenIdle();
   }
 };
