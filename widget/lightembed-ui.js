@@ -331,6 +331,10 @@ class LightembedSearch extends HTMLElement {
       this.conn.updated = false; // this build answers: later errors are its own
       if (m.warnings && m.warnings.length) console.warn(`lightembed search server: ${m.warnings.join('; ')}`);
       this.show(m.hits, m.ms, m.keywordMatch, m.mode || 'hybrid');
+    } else if (m.type === 'kept') {
+      // Every file the worker downloaded is in Cache Storage (it writes them when idle): a page
+      // opened now downloads none of them again. Tests wait for this before leaving a page.
+      this.dataset.cacheWritten = 'true';
     } else if (m.type === 'excerpts') {
       if (m.id !== this.latest) return;
       for (const x of m.items) {
@@ -402,6 +406,7 @@ class LightembedSearch extends HTMLElement {
     this.query = q;
     this.asking = q; // until its results (or an error) come
     this.sent = performance.now();
+    delete this.dataset.cacheWritten;
     this.post({ type: 'search', id: this.latest, query: q, k: 20, shown: { pages: SHOWN_PAGES, sections: SHOWN_SECTIONS } });
   }
 

@@ -5,6 +5,7 @@
 // {type: 'search', id, query, k} and {type: 'excerpts', id, query, passages}; out: {type:
 // 'progress', what, loaded, total}, {type: 'keywords', ...} (the core is read: queries are
 // answered by the keyword side), {type: 'ready', ...} (the model too: by the hybrid ranking),
+// {type: 'kept'} (every file downloaded so far is written to Cache Storage: `keepWhenIdle`),
 // {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch, warnings
 // (remote mode: the server's)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
 // fragment, remote} (`fragment`:
@@ -109,6 +110,7 @@ function keepWhenIdle() {
     writing = true;
     while (working === 0 && keeps.length > 0) await keeps.shift()();
     writing = false;
+    if (keeps.length === 0) post({ type: 'kept' });
     keepWhenIdle();
   }, KEEP_IDLE_MS);
 }
@@ -129,24 +131,32 @@ async function fetchCached(url, what, { size = 0, quiet = false, priority = 'aut
     res = await fetch(url, { priority });
     if (!res.ok) throw Object.assign(new Error(`${what}: ${url} answered HTTP ${res.status}`), { status: res.status });
   }
-  const reader = res.clone().body.getReader();
-  const parts = [];
-  let loaded = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parts.push(value);
-    loaded += value.length;
-    if (!quiet) post({ type: 'progress', what, loaded: Math.min(loaded, size), total: size });
+  let bytes;
+  if (quiet) {
+    // No progress to tell (fragments: a few kB each): the body in one read, and the bytes
+    // themselves are what the cache keeps (not a tee of the stream, which cost every fragment
+    // more asynchronous hops while a query's others load).
+    bytes = new Uint8Array(await res.arrayBuffer());
+  } else {
+    const reader = res.clone().body.getReader();
+    const parts = [];
+    let loaded = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      loaded += value.length;
+      post({ type: 'progress', what, loaded: Math.min(loaded, size), total: size });
+    }
+    bytes = new Uint8Array(loaded);
+    let at = 0;
+    for (const p of parts) { bytes.set(p, at); at += p.length; }
   }
-  const bytes = new Uint8Array(loaded);
-  let at = 0;
-  for (const p of parts) { bytes.set(p, at); at += p.length; }
   const keep = () => {
     if (!cache || fromCache) return;
     keeps.push(() => {
       cached.add(url);
-      return cache.put(url, res).catch(() => { cached.delete(url); });
+      return cache.put(url, quiet ? new Response(bytes) : res).catch(() => { cached.delete(url); });
     });
   };
   return { bytes, fromCache, keep };

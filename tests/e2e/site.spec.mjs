@@ -8,7 +8,8 @@
 //   3. A question → results grouped by page (data-testid="lightembed-result", each with an
 //      <a href>), the query's words marked; ↓ selects the first page (aria-activedescendant),
 //      Esc closes the list, ↓ again, Enter follows the link — to an anchor that exists.
-//   4. On that second page the model and the index come from the cache: no second download.
+//   4. On that second page the model and the index come from the cache: no second download (nor
+//      of the fragments of a question the first page asked).
 //   5. Enter acts on the results of the text in the box: nothing after Backspace or Esc Esc
 //      emptied it; a new query typed and Enter at once → that query's top hit.
 //   6. The site rebuilt in place (a page changed, `lightembed site` again) while the page is open:
@@ -330,6 +331,9 @@ await step('keyboard: ↓ selects, Esc closes, Enter follows the link to an anch
   assert(await input().inputValue() === typed, 'the first Esc keeps the query');
   await input().press('ArrowDown');
   const href = await page.locator(`#${await input().getAttribute('aria-activedescendant')} a`).first().getAttribute('href');
+  // The worker writes what it downloaded to Cache Storage once idle (data-cache-written): the
+  // second page's step counts on it.
+  await page.waitForFunction(() => document.querySelector('lightembed-search').dataset.cacheWritten === 'true', null, { timeout: STEP_MS });
   await Promise.all([page.waitForURL(href, { timeout: STEP_MS }), input().press('Enter')]);
   const hash = decodeURIComponent(new URL(page.url()).hash.slice(1));
   if (hash) assert(await page.evaluate((id) => Boolean(document.getElementById(id)), hash), `#${hash} exists in the page`);
@@ -347,6 +351,12 @@ await step('second page: model and index from the cache, no second download', as
   const heavyNow = requests.filter(heavy).slice(before).map((r) => r.path);
   // The wasm comes from the HTTP cache or a revalidation; the model and index never again.
   assert(!heavyNow.some((p) => /\/(model|query|core)\.[0-9a-f]+\.bin$/.test(p)), `downloaded again: ${heavyNow}`);
+  // A question the first page asked: its fragments (term shards, row shards, partitions, text
+  // chunks) were written to Cache Storage once that worker was idle, so none is downloaded again.
+  const asked = requests.length;
+  await ask(page, 'how do I read a file line by line');
+  const again = requests.slice(asked).filter(heavy).map((r) => r.path);
+  assert(again.length === 0, `fragments of a question the first page asked, downloaded again: ${again}`);
   // Warm queries (typing): end to end in the page.
   const times = [];
   const excerptTimes = [];
