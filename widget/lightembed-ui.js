@@ -332,8 +332,9 @@ class LightembedSearch extends HTMLElement {
       if (m.warnings && m.warnings.length) console.warn(`lightembed search server: ${m.warnings.join('; ')}`);
       this.show(m.hits, m.ms, m.keywordMatch, m.mode || 'hybrid');
     } else if (m.type === 'kept') {
-      // Every file the worker downloaded is in Cache Storage (it writes them when idle): a page
-      // opened now downloads none of them again. Tests wait for this before leaving a page.
+      // The worker is idle and every file it downloaded is in Cache Storage (it writes them when
+      // idle): a page opened now downloads none of them again. Tests wait for this before
+      // leaving a page; a new query clears it.
       this.dataset.cacheWritten = 'true';
     } else if (m.type === 'excerpts') {
       if (m.id !== this.latest) return;

@@ -5,7 +5,8 @@
 // {type: 'search', id, query, k} and {type: 'excerpts', id, query, passages}; out: {type:
 // 'progress', what, loaded, total}, {type: 'keywords', ...} (the core is read: queries are
 // answered by the keyword side), {type: 'ready', ...} (the model too: by the hybrid ranking),
-// {type: 'kept'} (every file downloaded so far is written to Cache Storage: `keepWhenIdle`),
+// {type: 'kept'} (idle, and every file downloaded so far is written to Cache Storage:
+// `keepWhenIdle`),
 // {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch, warnings
 // (remote mode: the server's)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
 // fragment, remote} (`fragment`:
@@ -105,12 +106,15 @@ let keepTimer = null;
 let writing = false;
 function keepWhenIdle() {
   clearTimeout(keepTimer);
-  if (working > 0 || keeps.length === 0 || writing) return;
+  if (working > 0 || writing) return;
+  if (keeps.length === 0) {
+    post({ type: 'kept' }); // idle, and nothing downloaded is left unwritten
+    return;
+  }
   keepTimer = setTimeout(async () => {
     writing = true;
     while (working === 0 && keeps.length > 0) await keeps.shift()();
     writing = false;
-    if (keeps.length === 0) post({ type: 'kept' });
     keepWhenIdle();
   }, KEEP_IDLE_MS);
 }

@@ -555,7 +555,12 @@ fn handle(st: St, ev: ConnEvent) {
                 st.model.model_error.set(Some(reason));
             }
             Event::Index { state } => {
-                if state.count > 0 {
+                // The dims select follows the index when its dims change (a restore, a re-index,
+                // another model's index), not on every update: a restored worker or a finished
+                // drop sends the same dims again, and that must not undo a size the visitor has
+                // just chosen to re-index at (the app e2e's Matryoshka step lost its button so).
+                let (count, dims) = st.docs.index.with_untracked(|i| (i.count, i.dims));
+                if state.count > 0 && (count == 0 || dims != state.dims) {
                     st.model.dims.set(Some(state.dims));
                 }
                 st.docs.index.set(state);
