@@ -55,17 +55,7 @@ def main():
     if "--extra" in sys.argv:
         # DATA/NAME.txt (one text per line) → TEACHER/NAME_NNNN.npy, for train_student.py --extra
         name = sys.argv[sys.argv.index("--extra") + 1]
-        ex = [l.rstrip("\n") for l in open(os.path.join(DATA, f"{name}.txt"), encoding="utf-8")]
-        for s in range((len(ex) + SHARD - 1) // SHARD):
-            p = os.path.join(out, f"{name}_{s:04d}.npy")
-            chunk = ex[s * SHARD:(s + 1) * SHARD]
-            if os.path.exists(p) and len(np.load(p, mmap_mode="r")) == len(chunk):
-                continue
-            t0 = time.time()
-            v = m.encode(chunk, batch_size=128, normalize_embeddings=True, convert_to_numpy=True)
-            np.save(p + ".tmp.npy", v.astype(np.float16))
-            os.replace(p + ".tmp.npy", p)
-            print(f"{name} shard {s + 1}: {len(chunk)} in {time.time() - t0:.0f}s", flush=True)
+        embed_lines(m, out, os.path.join(DATA, f"{name}.txt"), name)
         print("done", flush=True)
         return
     texts = read_corpus()
@@ -87,19 +77,25 @@ def main():
     # optional extra texts (Turkish: spans.tsv, query-like word spans), same shard scheme
     extra = os.path.join(DATA, "spans.tsv")
     if os.path.exists(extra) and out == os.path.join(DATA, "teacher"):  # spans of corpus.tsv only
-        spans = [l.rstrip("\n") for l in open(extra, encoding="utf-8")]
-        for s in range((len(spans) + SHARD - 1) // SHARD):
-            p = os.path.join(out, f"spans_{s:04d}.npy")
-            chunk = spans[s * SHARD:(s + 1) * SHARD]
-            if os.path.exists(p) and len(np.load(p, mmap_mode="r")) == len(chunk):
-                continue  # (a shorter last shard is redone when spans.tsv grew)
-            t0 = time.time()
-            v = m.encode(chunk, batch_size=128, normalize_embeddings=True,
-                         convert_to_numpy=True)
-            np.save(p + ".tmp.npy", v.astype(np.float16))
-            os.replace(p + ".tmp.npy", p)
-            print(f"spans shard {s + 1}: {time.time() - t0:.0f}s", flush=True)
+        embed_lines(m, out, extra, "spans")
     print("done", flush=True)
+
+
+def embed_lines(m, out, path, name):
+    """The teacher vectors of `path`'s lines (one text per line) → OUT/NAME_NNNN.npy, fp16
+    [<=SHARD, dims], L2-normalised, in line order. A shard already there with as many rows is
+    kept (a shorter last shard is redone when the file grew)."""
+    lines = [l.rstrip("\n") for l in open(path, encoding="utf-8")]
+    for s in range((len(lines) + SHARD - 1) // SHARD):
+        p = os.path.join(out, f"{name}_{s:04d}.npy")
+        chunk = lines[s * SHARD:(s + 1) * SHARD]
+        if os.path.exists(p) and len(np.load(p, mmap_mode="r")) == len(chunk):
+            continue
+        t0 = time.time()
+        v = m.encode(chunk, batch_size=128, normalize_embeddings=True, convert_to_numpy=True)
+        np.save(p + ".tmp.npy", v.astype(np.float16))
+        os.replace(p + ".tmp.npy", p)
+        print(f"{name} shard {s + 1}: {len(chunk)} in {time.time() - t0:.0f}s", flush=True)
 
 
 if __name__ == "__main__":

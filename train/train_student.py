@@ -299,7 +299,8 @@ def main():
 
     T = load_targets()
     R = pca_rotation(T)
-    texts = read_corpus()[: len(T)]
+    corpus = read_corpus()
+    texts = corpus[: len(T)]
     if args.limit:
         texts, T = texts[: args.limit], T[: args.limit]
     if args.spans:
@@ -342,7 +343,7 @@ def main():
 
     model = Student(len(tok.vocab), n_layers=args.layers)
     if args.token_weights is not None:
-        idf, count = common.corpus_idf(tok, read_corpus())
+        idf, count = common.corpus_idf(tok, corpus)  # over the whole corpus, as idf_sink.py
         w0 = np.clip(common.idf_weights(tok, idf, args.token_weights), 0.02, 0.98)
         model.token_logit = torch.nn.Parameter(torch.from_numpy(np.log(w0 / (1 - w0)).astype(np.float32)[:, None]))
         # kappa as idf_sink.py sets it: 1 / the mean weight of a corpus token, kept fixed

@@ -135,14 +135,14 @@ async function fetchCached(url, what, { size = 0, quiet = false, priority = 'aut
     res = await fetch(url, { priority });
     if (!res.ok) throw Object.assign(new Error(`${what}: ${url} answered HTTP ${res.status}`), { status: res.status });
   }
+  // The cache keeps the bytes read here (not a tee of the response stream: that cost every
+  // fragment more asynchronous hops while a query's others load).
   let bytes;
   if (quiet) {
-    // No progress to tell (fragments: a few kB each): the body in one read, and the bytes
-    // themselves are what the cache keeps (not a tee of the stream, which cost every fragment
-    // more asynchronous hops while a query's others load).
+    // No progress to tell (fragments: a few kB each): the body in one read.
     bytes = new Uint8Array(await res.arrayBuffer());
   } else {
-    const reader = res.clone().body.getReader();
+    const reader = res.body.getReader();
     const parts = [];
     let loaded = 0;
     for (;;) {
@@ -160,7 +160,7 @@ async function fetchCached(url, what, { size = 0, quiet = false, priority = 'aut
     if (!cache || fromCache) return;
     keeps.push(() => {
       cached.add(url);
-      return cache.put(url, quiet ? new Response(bytes) : res).catch(() => { cached.delete(url); });
+      return cache.put(url, new Response(bytes)).catch(() => { cached.delete(url); });
     });
   };
   return { bytes, fromCache, keep };
