@@ -11,8 +11,10 @@
 // hybrid (BM25 + vector) ranking. Until the model is in (on a slow link it is the largest file),
 // queries are answered by the keyword side alone (BM25 over the query's
 // term shards), the status line saying so ("by keywords; adding meaning (model N %)…"); when the
-// model arrives the query is asked again and its hybrid results replace those in one swap, under
-// one rule: the pages from the top of the keyword list down to the one selected (↓ ↑ or the
+// model arrives the query is asked again and its hybrid results replace those in one swap. Later
+// too, a query whose vector side (row shards, vector partitions) is still on its way once its
+// keyword results are titled (a slow link) gets those first, then its hybrid results, the same
+// way. One rule for the swap: the pages from the top of the keyword list down to the one selected (↓ ↑ or the
 // mouse) stay where they are — the same elements, so what the visitor reads, points at or would
 // follow with Enter does not move —, and the hybrid ranking fills the places below (the kept
 // pages left out of it). With nothing selected, the first page stays once the keyword list has
@@ -327,10 +329,14 @@ class LightembedSearch extends HTMLElement {
       else this.say('');
     } else if (m.type === 'results') {
       if (m.id !== this.latest) return;
+      // Keyword results sent ahead of the hybrid ones (the query's vector side still on its way)
+      // are shown only over another query's list: one of this text is kept until the final
+      // ranking refines it (as after the model came: the query asked again).
+      if (m.partial && this.shown === this.query) return;
       this.asking = null;
       this.conn.updated = false; // this build answers: later errors are its own
       if (m.warnings && m.warnings.length) console.warn(`lightembed search server: ${m.warnings.join('; ')}`);
-      this.show(m.hits, m.ms, m.keywordMatch, m.mode || 'hybrid');
+      this.show(m.hits, m.ms, m.keywordMatch, m.mode || 'hybrid', Boolean(m.partial));
     } else if (m.type === 'kept') {
       // The worker is idle and every file it downloaded is in Cache Storage (it writes them when
       // idle): a page opened now downloads none of them again. Tests wait for this before
@@ -416,7 +422,7 @@ class LightembedSearch extends HTMLElement {
   // the header: the pages from the top down to the selected one (with none selected: the first,
   // once the list was shown READ_MS — `data-keywords-read`) are kept, as they are, in their
   // places; the hybrid ranking fills the rest.
-  show(hits, ms, keywordMatch, mode) {
+  show(hits, ms, keywordMatch, mode, partial = false) {
     const refine = mode === 'hybrid' && this.ranking === 'keyword' && this.shown === this.query;
     const closed = refine && this.list.hidden;
     const read = this.dataset.keywordsRead === 'true';
@@ -426,6 +432,8 @@ class LightembedSearch extends HTMLElement {
     this.shown = this.query;
     this.ranking = mode;
     this.dataset.ranking = mode;
+    // Keyword results posted while the query's vector side is on its way: its hybrid ranking follows.
+    this.meaningComing = partial;
     clearTimeout(this.reading);
     delete this.dataset.keywordsRead;
     if (mode === 'keyword') this.reading = setTimeout(() => { this.dataset.keywordsRead = 'true'; }, READ_MS);
@@ -497,8 +505,8 @@ class LightembedSearch extends HTMLElement {
 
   // The status line under listed results: how many, and how they are ranked while the model loads.
   sayResults() {
-    if (this.ranking === 'keyword' && !this.modelReady) {
-      const pct = this.loading.get('model');
+    if (this.ranking === 'keyword' && (!this.modelReady || this.meaningComing)) {
+      const pct = this.modelReady ? null : this.loading.get('model');
       const adding = `adding meaning${pct == null ? '' : ` (model ${pct} %)`}…`;
       this.say(this.options().length ? `${this.statusText} · by keywords; ${adding}` : `No page has these words; ${adding}`);
     } else if (this.meaningAlone) {

@@ -8,7 +8,8 @@
 // {type: 'kept'} (idle, and every file downloaded so far is written to Cache Storage:
 // `keepWhenIdle`),
 // {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch, warnings
-// (remote mode: the server's)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
+// (remote mode: the server's), partial (true: the keyword side's results, posted while the vector
+// side is on its way; the same id's final results follow)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
 // fragment, remote} (`fragment`:
 // {kind, n, file, problem, status} when a fragment (term shard, centroid cell, vector partition,
 // text chunk, typo or row shard) could not be used; the page
@@ -443,7 +444,11 @@ function ensure(kind, n) {
 
 // Keyword hits whose text chunks are asked for early (`search`; those of them the list would
 // show: `shownHits`).
-const EARLY_CHUNK_HITS = 8;
+const EARLY_CHUNK_HITS = 5;
+// How long the keyword side's titled hits wait for the vector side before they are posted alone
+// (`search`): on a fast link the hybrid ranking usually follows within it, and one list is shown
+// instead of two in quick succession.
+const KEYWORDS_FIRST_WAIT_MS = 60;
 // The hits of a ranked list that the list will show (`shown`, from the page with each query:
 // at most `pages` pages, `sections` sections each), in rank order. A hit's page number comes with
 // it (`page`), before its text chunk, so only these hits' chunks need fetching: on a slow link
@@ -467,21 +472,38 @@ function shownHits(hits, shown) {
 // and titles travel there) and ranks again — the same ranking, now titled. Hits carry no text
 // yet. Ranked by the hybrid ranking once the model (or the query encoder) is in; before, by the
 // keyword side alone (BM25, which needs no model): `mode` says which.
-async function search(query, k, shown) {
+async function search(query, k, shown, onKeywords) {
   let fetched = 0;
   const count = (downloaded) => { if (downloaded) fetched += 1; };
   await coverUnicode(query);
+  // The term shards are asked for before the row shards: a host serves a few requests at a time
+  // (six on HTTP/1.1), in the order asked, and the keyword side's results can be shown first.
+  const terms = Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
+  terms.catch(() => {}); // awaited below
   const vectorSide = queryVector(query, encoder, count);
   vectorSide.catch(() => {}); // awaited below, after the term shards
-  await Promise.all(Array.from(index.missingShards(query), (n) => ensure('t', n).then(count)));
+  await terms;
   await typoShards(query, count);
   // While the vector side is on its way (row shards, then vector partitions), the text chunks of
   // the keyword side's top hits are asked for: most of them are among the final hits, whose
   // titles and excerpts would otherwise wait for one more round trip after the ranking.
+  // Those hits, titled, are the keyword results posted first (`onKeywords`) when the vector side
+  // is still on its way (a slow link) KEYWORDS_FIRST_WAIT_MS after them; the page shows them and
+  // refines the list in place when the hybrid ranking follows (lightembed-ui.js). A chunk that
+  // fails here fails the final ranking only if one of its hits is shown there.
   if (encoder || model) {
-    const early = shownHits(index.search(query, { k: EARLY_CHUNK_HITS, mode: 'keyword' }), shown);
-    for (const n of new Set(early.filter((h) => !index.hasText(h.passage)).map((h) => h.chunk))) {
-      ensure('c', n).then(count, () => {});
+    const options = { k: EARLY_CHUNK_HITS, mode: 'keyword' };
+    // Resolves to the titled hits, or to null (a chunk failed: said by the final ranking, if one
+    // of its hits is shown there).
+    const first = titled(query, options, index.search(query, options), count, shown).catch(() => null);
+    if (onKeywords) {
+      const vectorIn = vectorSide.then(() => 'vector', () => 'vector');
+      const wait = (ms) => new Promise((r) => { setTimeout(() => r('wait'), ms); });
+      const hits = await Promise.race([vectorIn, first]);
+      if (hits !== 'vector' && hits && hits.length > 0
+          && (await Promise.race([vectorIn, wait(KEYWORDS_FIRST_WAIT_MS)])) !== 'vector') {
+        onKeywords({ fetched, mode: 'keyword', hits, keywordMatch: index.keywordMatches(query) });
+      }
     }
   }
   const vector = await vectorSide;
@@ -656,7 +678,9 @@ self.onmessage = async (e) => {
       const t = performance.now();
       const { hits, fetched, mode, keywordMatch, warnings } = remote
         ? await searchRemote(msg.query, msg.k || 20)
-        : await search(msg.query, msg.k || 20, msg.shown);
+        : await search(msg.query, msg.k || 20, msg.shown, (first) => {
+          post({ type: 'results', id: msg.id, ...first, partial: true, ms: performance.now() - t });
+        });
       post({ type: 'results', id: msg.id, hits, fetched, mode, keywordMatch, warnings, ms: performance.now() - t });
     } else if (msg.type === 'excerpts') {
       if (!index) throw new Error('not ready');

@@ -46,7 +46,10 @@
 //      one kept in place (the same elements; the selection stays) and the hybrid ranking below
 //      (with nothing selected, the first page once the list counts as read: data-keywords-read);
 //      Enter typed with a new query while the model is held follows that query's keyword top
-//      (the CLI's `--mode keyword` top on the same bundle), not the previous query's.
+//      (the CLI's `--mode keyword` top on the same bundle), not the previous query's. With the
+//      model (query head) in and the query's first vector partition held: its keyword results
+//      first (the CLI's keyword top first; the status says meaning is being added), then the
+//      hybrid ones.
 //
 // Figures (printed): time to first results for a cold visitor, warm query time, bytes fetched
 // for the first query. Run with scripts/site-e2e.sh (builds what is needed), or directly:
@@ -105,8 +108,10 @@ const requests = [];
 // Scheduling steps: `events` (an array) records each bundle file's request and its answer
 // ("request core", "sent wasm", …, in the order the host saw them); `wasmAfterCore` holds the
 // wasm's answer until the core is asked for (3 s at most, so a widget that asks for them one after
-// the other goes on); `modelGate` (a promise) holds the model's answer until it resolves.
-const host = { gzipBin: false, truncateFragments: false, events: null, wasmAfterCore: false, modelGate: null };
+// the other goes on); `modelGate` (a promise) holds the model's answer until it resolves;
+// `partitionGate` (a promise) holds the answer of the first vector partition asked for (one
+// only: held requests take the browser's connections, six per host on HTTP/1.1).
+const host = { gzipBin: false, truncateFragments: false, events: null, wasmAfterCore: false, modelGate: null, partitionGate: null };
 const kindOf = (p) => (/\.wasm$/.test(p) ? 'wasm' : /\/core\.[0-9a-f]+\.bin$/.test(p) ? 'core'
   // 'model': what the hybrid ranking waits for — the static model's query head (its row shards
   // are 'rows'), or the model file of a bundle without one.
@@ -139,6 +144,11 @@ const server = http.createServer(async (req, res) => {
       for (const t0 = Date.now(); !events.includes('request core') && Date.now() - t0 < 3000;) await new Promise((r) => setTimeout(r, 10));
     }
     if (kind === 'model' && host.modelGate) await host.modelGate;
+    if (kind === 'partition' && host.partitionGate) {
+      const gate = host.partitionGate;
+      host.partitionGate = null;
+      await gate;
+    }
     events.push(`sent ${kind}`); // answered now (recorded before the bytes go out)
   }
   res.writeHead(200, headers);
@@ -365,7 +375,7 @@ await step('second page: model and index from the cache, no second download', as
     await page.waitForFunction((q) => {
       const el = document.querySelector('lightembed-search');
       return el.querySelector('input').value === q && el.querySelector('[data-testid="lightembed-status"]').textContent.includes('ms')
-        && el.dataset.lastExcerptMs;
+        && el.dataset.ranking === 'hybrid' && el.dataset.lastExcerptMs;
     }, q, { timeout: STEP_MS });
     const d = await page.evaluate(() => ({ ...document.querySelector('lightembed-search').dataset }));
     times.push(Number(d.lastQueryMs));
@@ -711,6 +721,47 @@ await step('keyword results before the model; the hybrid ones keep the top down 
 
 await step('keyword results read with nothing selected: the hybrid ones keep the first page in place', async () => {
   await refined('what is a trait object', 0);
+});
+
+await step('the model in, a query\'s vector side on its way: its keyword results first, then the hybrid ones', async () => {
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  host.events = [];
+  const p = await context.newPage();
+  try {
+    await p.goto(`${base}ch09-02-recoverable-errors-with-result.html`);
+    await p.evaluate(() => caches.delete('lightembed'));
+    const box = p.locator('[data-testid="lightembed-query"]');
+    await box.focus();
+    await p.waitForFunction(() => document.querySelector('lightembed-search').dataset.ready === 'true', null, { timeout: STEP_MS });
+    host.partitionGate = gate; // the query's first vector partition is held
+    await box.fill('how do I read a file line by line');
+    await p.waitForSelector('[data-testid="lightembed-result"]', { timeout: STEP_MS });
+    const ev = host.events;
+    assert(ev.includes('request partition') && host.partitionGate === null, `a vector partition is held: ${ev.join(', ')}`);
+    const w = await p.evaluate(() => ({ ...document.querySelector('lightembed-search').dataset }));
+    assert(w.ranking === 'keyword', `ranking ${w.ranking} while a vector partition is held`);
+    let st = await statusOf(p);
+    assert(/pages? \(.* · by keywords; adding meaning…$/.test(st.text) && !st.error, `status: ${st.text}`);
+    // The keyword side's list: the CLI's `--mode keyword` top page on the same bundle comes first.
+    const cli = JSON.parse(execFileSync(bin, ['search', '--index', path.join(site, 'lightembed'), '--mode', 'keyword', '-k', '5', '--json',
+      'how do I read a file line by line'], { encoding: 'utf8' }));
+    const first = await p.locator('[data-testid="lightembed-result"] a').first().getAttribute('href');
+    assert(pageOf(new URL(first, base).href) === pageOf(new URL(cli.results[0].url, base).href),
+      `keyword top ${first}, the CLI's ${cli.results[0].url}`);
+    release();
+    await p.waitForFunction(() => {
+      const el = document.querySelector('lightembed-search');
+      return el.dataset.ranking === 'hybrid' && el.dataset.lastExcerptMs;
+    }, null, { timeout: STEP_MS });
+    st = await statusOf(p);
+    assert(!/by keywords/.test(st.text) && /pages? \(/.test(st.text), `status: ${st.text}`);
+  } finally {
+    release();
+    host.partitionGate = null;
+    host.events = null;
+    await p.close();
+  }
 });
 
 await step('while the model loads, Enter follows the keyword results of the text in the box, not the previous query\'s', async () => {
