@@ -471,7 +471,9 @@ function shownHits(hits, shown) {
 // probes), ranks, then fetches the text chunks of the hits the list shows (`shown`; their URLs
 // and titles travel there) and ranks again — the same ranking, now titled. Hits carry no text
 // yet. Ranked by the hybrid ranking once the model (or the query encoder) is in; before, by the
-// keyword side alone (BM25, which needs no model): `mode` says which.
+// keyword side alone (BM25, which needs no model): `mode` says which. `onKeywords` (optional) is
+// called at most once, before this resolves, with the keyword side's titled top hits ({fetched,
+// mode: 'keyword', hits, keywordMatch}) when they are ready well before the vector side.
 async function search(query, k, shown, onKeywords) {
   let fetched = 0;
   const count = (downloaded) => { if (downloaded) fetched += 1; };
