@@ -14,8 +14,8 @@
 // model arrives the query is asked again and its hybrid results replace those in one swap. Later
 // too, a query whose vector side (row shards, vector partitions) is still on its way once its
 // keyword results are titled (a slow link) gets those first, then its hybrid results, the same
-// way. One rule for the swap: the pages from the top of the keyword list down to the one selected (↓ ↑ or the
-// mouse) stay where they are — the same elements, so what the visitor reads, points at or would
+// way. One rule for the swap: the pages from the top of the keyword list down to the one
+// selected (↓ ↑ or the mouse) stay where they are — the same elements, so what the visitor reads, points at or would
 // follow with Enter does not move —, and the hybrid ranking fills the places below (the kept
 // pages left out of it). With nothing selected, the first page stays once the keyword list has
 // been shown for READ_MS (it may be being read); a list replaced sooner (a fast link: the model

@@ -9,8 +9,8 @@
 // `keepWhenIdle`),
 // {type: 'results', id, hits, ms, fetched, mode ('keyword' | 'hybrid'), keywordMatch, warnings
 // (remote mode: the server's), partial (true: the keyword side's results, posted while the vector
-// side is on its way; the same id's final results follow)}, {type: 'excerpts', id, items}, {type: 'error', id, message,
-// fragment, remote} (`fragment`:
+// side is on its way; the same id's final results follow)}, {type: 'excerpts', id, items},
+// {type: 'error', id, message, fragment, remote} (`fragment`:
 // {kind, n, file, problem, status} when a fragment (term shard, centroid cell, vector partition,
 // text chunk, typo or row shard) could not be used; the page
 // then re-reads the manifest, since a rebuilt site removes the old build's fragments).

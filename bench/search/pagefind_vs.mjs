@@ -53,7 +53,8 @@
 //     first keystroke (lightembed: focus + the query typed, the widget starts loading on focus;
 //     Pagefind: import of pagefind.js + search(), as its UI does on the first input), measured in
 //     the page: *first results* (lightembed: the first result listed — keyword results while the
-//     model, or the query's own vector side, is on its way; Pagefind: search() resolved and data() of its first 5 results), *final*
+//     model, or the query's own vector side, is on its way; Pagefind: search() resolved and
+//     data() of its first 5 results), *final*
 //     (lightembed: the hybrid list, `data-ranking` no longer "keyword"; Pagefind: = first), and
 //     lightembed's *+ excerpts*; on localhost and on the slow link (CDP
 //     Network.emulateNetworkConditions, which Chromium applies to the widget's worker too);
