@@ -1253,40 +1253,43 @@ fn turkish_folder_with_the_turkish_model() {
     assert_eq!(sidecar["keyword_stemming"], "english");
 }
 
-/// Issue 34, spec §8: an index built with the Turkish model v1.0.0 (committed fixture,
-/// `scripts/make_index_tr_v1.sh`: the v1 file from git history over `tests/fixtures/site-tr`) is
-/// refused by the shipped Turkish model, whose major version moved (new vocabulary and vectors),
-/// with the spec's message naming both versions; nothing is printed on stdout.
+/// Issue 34, spec §8: indexes built with the Turkish models v1.0.0 and v2.0.0 (committed fixtures,
+/// `scripts/make_index_tr_old.sh`: each file from git history over `tests/fixtures/site-tr`) are
+/// refused by the shipped Turkish model, whose major version moved past both (new vectors), with
+/// the spec's message naming both versions; nothing is printed on stdout.
 #[test]
-fn turkish_index_built_with_v1_is_refused_by_the_shipped_model() {
-    let index = root().join("tests/fixtures/index-tr-v1");
-    let sidecar: Value =
-        serde_json::from_slice(&std::fs::read(index.join("index.json")).unwrap()).unwrap();
-    assert_eq!(sidecar["model_id"], "lightembed-tr-0l");
-    assert_eq!(sidecar["model_version"], "1.0.0");
+fn turkish_indexes_built_with_older_majors_are_refused_by_the_shipped_model() {
     let tr_model = root().join("public/models/lightembed-tr-static.bin");
     let b = std::fs::read(&tr_model).unwrap();
     let (major, minor) = (b[44], b[45]);
-    assert!(
-        major > 1,
-        "the shipped Turkish model is v{major}.{minor}, not a newer major than v1"
-    );
-    let o = run(&[
-        "search",
-        "--index",
-        s(&index),
-        "--model",
-        s(&tr_model),
-        "yazıcıdan çıktı almak",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(o.stdout.is_empty());
-    assert_eq!(
-        stderr(&o),
-        format!(
-            "error: Index was built with lightembed-tr-0l v1.0 but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
-        )
-    );
+    for (fixture, old) in [("index-tr-v1", "1.0"), ("index-tr-v2", "2.0")] {
+        let index = root().join("tests/fixtures").join(fixture);
+        let sidecar: Value =
+            serde_json::from_slice(&std::fs::read(index.join("index.json")).unwrap()).unwrap();
+        assert_eq!(sidecar["model_id"], "lightembed-tr-0l");
+        assert_eq!(sidecar["model_version"], format!("{old}.0"));
+        assert!(
+            major > old[..1].parse::<u8>().unwrap(),
+            "the shipped Turkish model is v{major}.{minor}, not a newer major than {fixture}'s"
+        );
+        let o = run(&[
+            "search",
+            "--index",
+            s(&index),
+            "--model",
+            s(&tr_model),
+            "yazıcıdan çıktı almak",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{fixture}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{fixture}");
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "error: Index was built with lightembed-tr-0l v{old} but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
+            ),
+            "{fixture}"
+        );
+    }
 }
 
 /// Text inputs as adversarial files bring them: one bad byte in a JSON Lines file is that line's
