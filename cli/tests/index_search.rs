@@ -1262,14 +1262,15 @@ fn turkish_indexes_built_with_older_majors_are_refused_by_the_shipped_model() {
     let tr_model = root().join("public/models/lightembed-tr-static.bin");
     let b = std::fs::read(&tr_model).unwrap();
     let (major, minor) = (b[44], b[45]);
-    for (fixture, old) in [("index-tr-v1", "1.0"), ("index-tr-v2", "2.0")] {
-        let index = root().join("tests/fixtures").join(fixture);
+    for old in [1u8, 2] {
+        let fixture = format!("index-tr-v{old}");
+        let index = root().join("tests/fixtures").join(&fixture);
         let sidecar: Value =
             serde_json::from_slice(&std::fs::read(index.join("index.json")).unwrap()).unwrap();
         assert_eq!(sidecar["model_id"], "lightembed-tr-0l");
-        assert_eq!(sidecar["model_version"], format!("{old}.0"));
+        assert_eq!(sidecar["model_version"], format!("{old}.0.0"));
         assert!(
-            major > old[..1].parse::<u8>().unwrap(),
+            major > old,
             "the shipped Turkish model is v{major}.{minor}, not a newer major than {fixture}'s"
         );
         let o = run(&[
@@ -1285,7 +1286,7 @@ fn turkish_indexes_built_with_older_majors_are_refused_by_the_shipped_model() {
         assert_eq!(
             stderr(&o),
             format!(
-                "error: Index was built with lightembed-tr-0l v{old} but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
+                "error: Index was built with lightembed-tr-0l v{old}.0 but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
             ),
             "{fixture}"
         );
