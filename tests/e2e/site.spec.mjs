@@ -52,7 +52,8 @@
 //      hybrid ones.
 //
 // Figures (printed): time to first results for a cold visitor (timed in the page, from the focus
-// event), warm query time, bytes fetched for the first query. Run with scripts/site-e2e.sh (builds what is needed), or directly:
+// event), warm query time, bytes fetched for the first query. Run with scripts/site-e2e.sh (builds
+// what is needed), or directly:
 // `node tests/e2e/site.spec.mjs BIN` where BIN is a lightembed built after js/build.sh (js/pkg/widget).
 
 import { chromium } from 'playwright-core';
