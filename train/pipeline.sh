@@ -42,9 +42,7 @@ if [[ "${LE_LANG:-en}" == tr ]]; then
     # --text general_vocab_text.txt vocab_text.txt --out vocab_general.txt) on a later release of the
     # Debian text orders ties differently (6 of 32,000 tokens differed on 2026-12-03)
     [[ -f train/data/tr/vocab_general.txt ]] || { log "general WordPiece vocabulary (from the shipped model)"; \
-      $py -c 'import sys; sys.path.insert(0, "reference"); import forward
-m = forward.load(open("public/models/lightembed-tr-static.bin", "rb").read())
-open("train/data/tr/vocab_general.txt", "w", encoding="utf-8").write("".join(t + "\n" for t in m.vocab))'; }
+      $py train/unpack.py public/models/lightembed-tr-static.bin --vocab-out train/data/tr/vocab_general.txt; }
   fi
   if has teacher; then log "teacher embeddings (e5; resumes by shard)"; $py train/embed_teacher.py --limit "${TEACHER_LIMIT:-25000}"; fi
   if has static; then

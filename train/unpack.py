@@ -5,6 +5,10 @@ shipped weights (embedding table dequantised as the engine sees it, final LayerN
 on a machine where the run that produced it is gone (train/runs is not in git).
 
   train/.venv/bin/python train/unpack.py public/models/lightembed-en-static.bin --name static_v2
+  train/.venv/bin/python train/unpack.py MODEL.bin --vocab-out VOCAB.txt   # only its vocabulary
+
+`--vocab-out` writes the file's WordPiece vocabulary (spec §5), one token per line in id order, and
+nothing else: a retrain that must keep a shipped model's token ids reads it from the file.
 
 The students are trained in a rotated teacher frame (train/data/pca.npy, leading dims carrying the
 most variance: the Matryoshka order). That file is not in git, and recomputing it from a corpus
@@ -31,10 +35,18 @@ import numpy as np  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
-    ap.add_argument("--name", required=True)
+    ap.add_argument("--name", help="the run folder to write (required without --vocab-out)")
     ap.add_argument("--frame-texts", type=int, default=20000)
+    ap.add_argument("--vocab-out", metavar="FILE", help="write only the vocabulary, one token per line")
     args = ap.parse_args()
+    if not args.name and not args.vocab_out:
+        ap.error("give --name RUN (unpack the weights) or --vocab-out FILE (the vocabulary only)")
     m = forward.load(open(args.model, "rb").read())
+    if args.vocab_out:
+        with open(args.vocab_out, "w", encoding="utf-8") as f:
+            f.writelines(t + "\n" for t in m.vocab)
+        print(f"{args.model} → {args.vocab_out} ({len(m.vocab)} tokens)")
+        return
     if m.header.n_layers != 0:
         sys.exit(f"{args.model}: {m.header.n_layers} layers; only static models are unpacked")
     out = os.path.join(RUNS, args.name)
