@@ -1254,7 +1254,7 @@ fn turkish_folder_with_the_turkish_model() {
 }
 
 /// Issue 34, spec §8: indexes built with the Turkish models v1.0.0 and v2.0.0 (committed fixtures,
-/// `scripts/make_index_tr_old.sh`: each file from git history over `tests/fixtures/site-tr`) are
+/// `scripts/make_index_old.sh tr`: each file from git history over `tests/fixtures/site-tr`) are
 /// refused by the shipped Turkish model, whose major version moved past both (new vectors), with
 /// the spec's message naming both versions; nothing is printed on stdout.
 #[test]
