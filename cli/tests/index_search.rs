@@ -1253,43 +1253,42 @@ fn turkish_folder_with_the_turkish_model() {
     assert_eq!(sidecar["keyword_stemming"], "english");
 }
 
-/// Issue 34, spec §8: indexes built with the Turkish models v1.0.0 and v2.0.0 (committed fixtures,
-/// `scripts/make_index_old.sh tr`: each file from git history over `tests/fixtures/site-tr`) are
-/// refused by the shipped Turkish model, whose major version moved past both (new vectors), with
-/// the spec's message naming both versions; nothing is printed on stdout.
+/// Issue 34, spec §8: indexes built with older majors of a static model (committed fixtures,
+/// `scripts/make_index_old.sh LANG VERSION COMMIT`: each file from git history over a fixture
+/// site) are refused by the shipped model of that language, whose major version moved past them
+/// (new vectors), with the spec's message naming both versions; nothing is printed on stdout.
+/// English: v4.0.0 over `tests/fixtures/site`; Turkish: v1.0.0 and v2.0.0 over `site-tr`.
 #[test]
-fn turkish_indexes_built_with_older_majors_are_refused_by_the_shipped_model() {
-    let tr_model = root().join("public/models/lightembed-tr-static.bin");
-    let b = std::fs::read(&tr_model).unwrap();
-    let (major, minor) = (b[44], b[45]);
-    for old in [1u8, 2] {
-        let fixture = format!("index-tr-v{old}");
-        let index = root().join("tests/fixtures").join(&fixture);
-        let sidecar: Value =
-            serde_json::from_slice(&std::fs::read(index.join("index.json")).unwrap()).unwrap();
-        assert_eq!(sidecar["model_id"], "lightembed-tr-0l");
-        assert_eq!(sidecar["model_version"], format!("{old}.0.0"));
-        assert!(
-            major > old,
-            "the shipped Turkish model is v{major}.{minor}, not a newer major than {fixture}'s"
-        );
-        let o = run(&[
-            "search",
-            "--index",
-            s(&index),
-            "--model",
-            s(&tr_model),
-            "yazıcıdan çıktı almak",
-        ]);
-        assert_eq!(o.status.code(), Some(1), "{fixture}: {}", stderr(&o));
-        assert!(o.stdout.is_empty(), "{fixture}");
-        assert_eq!(
-            stderr(&o),
-            format!(
-                "error: Index was built with lightembed-tr-0l v{old}.0 but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
-            ),
-            "{fixture}"
-        );
+fn indexes_built_with_older_majors_are_refused_by_the_shipped_model() {
+    for (lang, olds, query) in [
+        ("en", &[4u8][..], "how do I install the tool"),
+        ("tr", &[1u8, 2][..], "yazıcıdan çıktı almak"),
+    ] {
+        let model = root().join(format!("public/models/lightembed-{lang}-static.bin"));
+        let b = std::fs::read(&model).unwrap();
+        let (major, minor) = (b[44], b[45]);
+        for &old in olds {
+            let fixture = format!("index-{lang}-v{old}");
+            let index = root().join("tests/fixtures").join(&fixture);
+            let sidecar: Value =
+                serde_json::from_slice(&std::fs::read(index.join("index.json")).unwrap()).unwrap();
+            assert_eq!(sidecar["model_id"], format!("lightembed-{lang}-0l"));
+            assert_eq!(sidecar["model_version"], format!("{old}.0.0"));
+            assert!(
+                major > old,
+                "the shipped {lang} model is v{major}.{minor}, not a newer major than {fixture}'s"
+            );
+            let o = run(&["search", "--index", s(&index), "--model", s(&model), query]);
+            assert_eq!(o.status.code(), Some(1), "{fixture}: {}", stderr(&o));
+            assert!(o.stdout.is_empty(), "{fixture}");
+            assert_eq!(
+                stderr(&o),
+                format!(
+                    "error: Index was built with lightembed-{lang}-0l v{old}.0 but the loaded model is v{major}.{minor}. Re-run `lightembed index`.\n"
+                ),
+                "{fixture}"
+            );
+        }
     }
 }
 

@@ -191,7 +191,7 @@ def test_the_app_searches_the_server_not_its_own_index(report):
     assert any(u == f"{origin}/models/lightembed-en-static.bin" for _, u in urls)
     s = rep["setting"]
     assert s["status"] == (f"Searching the remote collection at http://127.0.0.1:{main.port}/: 702 passages "
-                           f"embedded by lightembed-en-0l v4.0.0 at {DIMS} dims."), s["status"]
+                           f"embedded by lightembed-en-0l v{lightembed.Model(STATIC_MODEL).version} at {DIMS} dims."), s["status"]
     assert s["stored"] == f"http://127.0.0.1:{main.port}/"
     assert s["note"].startswith(f"Searching a remote collection (http://127.0.0.1:{main.port}/): "
                                 "results come from the search server."), s["note"]
