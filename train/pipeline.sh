@@ -86,7 +86,10 @@ if has static; then
   # to it when train/data/pca.npy is missing): the in-batch ranking KL term against the teacher's
   # full-dim similarities (--sim-full) and topic batches. v3.0.0 is this step run from v2.0.0
   # (run static_v3f, bench figures in train/RESULTS.md); v4.0.0 was trained from scratch on the clean
-  # corpus instead (train/README.md, "static v4").
+  # corpus instead (train/README.md, "static v4"). v5.0.0 is v4.0.0 through idf_sink.py (idf token
+  # weights in 32 sink coordinates; train/RESULTS.md, "English v5.0.0"): a distillation run from it
+  # pulls the weights back out, so a retrain starts from v4.0.0 (git show aa370e8:public/models/...)
+  # and ends with idf_sink.py.
   [[ -f train/runs/static_shipped/student.npz ]] || \
     $py train/unpack.py public/models/lightembed-en-static.bin --name static_shipped
   log "static student (resumes from train/runs/static_next/ckpt.pt)"
