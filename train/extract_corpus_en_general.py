@@ -138,7 +138,7 @@ def build(docs, reserved):
 
     for source, title, text in docs:
         # a mail body is paragraphs (blank lines → "\n" markers); the others are one running text
-        paras = [p for p in text.split("\n")] if source == "mail" else [text]
+        paras = text.split("\n") if source == "mail" else [text]
         ps = [p for par in paras for p in passages(par)]
         for p in ps:
             for s in p:
