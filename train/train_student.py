@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 from common import (DATA, PREFIXES, PROFILE, RUNS, TEACHER, Student, Tok, device, pad_batch, read_corpus)  # noqa: E402
 import quant  # noqa: E402
+from pairs import PairSource  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -143,41 +144,6 @@ def info_nce(yq, yp, weights=None, tau=0.05, groups=None):
     return total / sum(weights.values())
 
 
-class PairSource:
-    """Pairs for the contrastive term, as token ids: a fixed list (`--pairs FILE`: query TAB
-    positive; `--nn-pairs`: each text with its nearest teacher neighbour) and/or query-like word
-    spans of corpus lines made afresh each step (`--span-pairs`: 2–6 whole words of a line of at
-    least 8 words → that line; every corpus line, with or without a teacher vector)."""
-
-    def __init__(self, fixed, span_lines, cont_ids, rng):
-        self.fixed = fixed          # list of (q_ids, p_ids, group)
-        self.lines = span_lines     # list of token id lists ([CLS] … [SEP]) long enough for a span
-        self.cont = cont_ids        # ids of `##` continuation pieces (a span starts at a word)
-        self.rng = rng
-
-    def span(self, ids):
-        body = ids[1:-1]
-        starts = [i for i, t in enumerate(body) if t not in self.cont]
-        k = int(self.rng.randint(2, 7))
-        if len(starts) <= k:
-            return ids
-        a = int(self.rng.randint(0, len(starts) - k))
-        end = starts[a + k] if a + k < len(starts) else len(body)
-        return [ids[0]] + body[starts[a]:end] + [ids[-1]]
-
-    def batch(self, n):
-        nf = n if not self.lines else (n // 2 if self.fixed else 0)
-        q, p, g = [], [], []
-        if nf:
-            for i in self.rng.randint(0, len(self.fixed), nf):  # a repeat is one group: masked
-                a, b, grp = self.fixed[i]
-                q.append(a), p.append(b), g.append(grp)
-        if n - nf:
-            for i in self.rng.randint(0, len(self.lines), n - nf):
-                q.append(self.span(self.lines[i])), p.append(self.lines[i]), g.append(-1 - int(i))
-        return q, p, g
-
-
 def nn_pairs(T, min_cos, P, block=1024):
     """(i, j) with j = the nearest other text to i by teacher cosine, kept when that cosine is at
     least `min_cos` and below 0.98 (near-duplicates teach nothing)."""
@@ -275,6 +241,10 @@ def main():
     ap.add_argument("--pairs", default=None, help="TSV of natural pairs (query TAB positive) for InfoNCE")
     ap.add_argument("--span-pairs", action="store_true",
                     help="InfoNCE pairs made each step: a 2–6-word span of a corpus line → that line")
+    ap.add_argument("--keyword-spans", type=float, default=0.0, metavar="FRACTION",
+                    help="with --span-pairs: this fraction of the span queries are instead 1–3 of the "
+                         "line's rarest words (highest idf over the span lines), in their order: a "
+                         "keyword or title-like query → that line")
     ap.add_argument("--nn-pairs", type=float, default=None, metavar="MIN_COS",
                     help="InfoNCE pairs: each training text with its nearest teacher neighbour (cos ≥ MIN_COS)")
     ap.add_argument("--hard", type=float, default=0.0,
@@ -461,7 +431,9 @@ def make_pair_source(args, tok, texts, tr_ids, tr_T, P):
     cont = {i for t, i in tok.vocab.items() if t.startswith("##")}
     if not fixed and not lines:
         sys.exit("--contrastive needs pairs: --pairs FILE, --nn-pairs MIN_COS or --span-pairs")
-    return PairSource(fixed, lines, cont, rng)
+    if args.keyword_spans and not lines:
+        sys.exit("--keyword-spans needs --span-pairs")
+    return PairSource(fixed, lines, cont, rng, args.keyword_spans)
 
 
 def topic_clusters(T, P, k=512, iters=8):
