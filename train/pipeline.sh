@@ -30,15 +30,17 @@ if [[ "${LE_LANG:-en}" == tr ]]; then
     [[ -f train/data/tr/eval/retrieval.json ]] || { log "Turkish eval data"; $py train/prepare_eval_tr.py; }
     [[ -f train/data/tr/vocab.txt ]] || { log "Turkish WordPiece vocabulary"; $py train/tr_vocab.py; }
   fi
-  # v3.0.0 (issue 34; v2.0.0 was run trg2_f on 10,000 teacher texts with 128 pairs per step, v1.0.0
-  # run static2 on corpus.tsv with vocab.txt, train/README.md "Turkish"): the general text then the
-  # first 20,000 software lines (mix.tsv), v2's vocabulary, teacher vectors of the first 25,000 mix
-  # lines (the general text and 3,957 software lines), the contrastive run trc512m5 (512 pairs per
-  # step), then idf_sink (train/RESULTS.md, "Turkish v3.0.0").
+  # v4.0.0 (issue 34; v3.0.0 was run trc512m5, the same recipe without keyword queries; v2.0.0 run
+  # trg2_f on 10,000 teacher texts with 128 pairs per step; v1.0.0 run static2 on corpus.tsv with
+  # vocab.txt, train/README.md "Turkish"): the general text then the first 20,000 software lines
+  # (mix.tsv), v2's vocabulary, teacher vectors of the first 25,000 mix lines (the general text and
+  # 3,957 software lines), the contrastive run trk512 (512 pairs per step; half the span queries
+  # are 1–3 of the line's rarest words, --keyword-spans 0.5), then idf_sink (train/RESULTS.md,
+  # "Turkish v4.0.0").
   export LE_CORPUS=mix.tsv LE_VOCAB=train/data/tr/vocab_general.txt
   if has data; then
     [[ -f train/data/tr/mix.tsv ]] || { log "mix.tsv"; { cat train/data/tr/general.tsv; head -n 20000 train/data/tr/corpus.tsv; } > train/data/tr/mix.tsv; }
-    # the vocabulary is v2's and v3's, read from the shipped file: tr_vocab.py (how it was made:
+    # the vocabulary is v2's (and v3's and v4's), read from the shipped file: tr_vocab.py (how it was made:
     # --text general_vocab_text.txt vocab_text.txt --out vocab_general.txt) on a later release of the
     # Debian text orders ties differently (6 of 32,000 tokens differed on 2026-12-03)
     [[ -f train/data/tr/vocab_general.txt ]] || { log "general WordPiece vocabulary (from the shipped model)"; \
@@ -46,29 +48,30 @@ if [[ "${LE_LANG:-en}" == tr ]]; then
   fi
   if has teacher; then log "teacher embeddings (e5; resumes by shard)"; $py train/embed_teacher.py --limit "${TEACHER_LIMIT:-25000}"; fi
   if has static; then
-    log "static student (resumes from train/runs/tr/trc512m5/ckpt.pt; skipped once it is DONE)"
-    [[ -f train/runs/tr/trc512m5/DONE ]] || $py train/train_student.py --threads "${LE_THREADS}" --name trc512m5 --layers 0 --vocab-examples \
+    log "static student (resumes from train/runs/tr/trk512/ckpt.pt; skipped once it is DONE)"
+    [[ -f train/runs/tr/trk512/DONE ]] || $py train/train_student.py --threads "${LE_THREADS}" --name trk512 --layers 0 --vocab-examples \
       --epochs "${STATIC_EPOCHS:-10}" --bs 128 --lr 1e-3 --emb-lr 1e-2 --prefix-weights 128:4,64:2 --sim-full \
-      --kl 0 --contrastive 1.0 --pairs train/data/tr/pairs_train.tsv --span-pairs --cbs 512 --max-minutes "${MAX_MINUTES:-1e9}"
-    [[ ! -f train/runs/tr/trc512m5/DONE || -f train/runs/tr/tr_static_v3/student.npz ]] || \
-      $py train/idf_sink.py trc512m5 --name tr_static_v3 --alpha 0.75 --sinks 32
+      --kl 0 --contrastive 1.0 --pairs train/data/tr/pairs_train.tsv --span-pairs --keyword-spans 0.5 --cbs 512 \
+      --max-minutes "${MAX_MINUTES:-1e9}"
+    [[ ! -f train/runs/tr/trk512/DONE || -f train/runs/tr/tr_static_v4/student.npz ]] || \
+      $py train/idf_sink.py trk512 --name tr_static_v4 --alpha 0.75 --sinks 32
   fi
   D=train/runs/tr
   ship() {  # $1: the dev_eval.py row whose figures go into the metadata
-    $py train/ship.py --run tr_static_v3 --out public/models/lightembed-tr-static.bin --embedding-quant int4 \
-      --version 3.0.0 --dev-eval $D/dev_general_tr_v3.json --dev-eval $D/dev_lo_tr_v3.json \
-      --dev-eval $D/test_split_tr_v3.json --dev-eval-row "$1"
+    $py train/ship.py --run tr_static_v4 --out public/models/lightembed-tr-static.bin --embedding-quant int4 \
+      --version 4.0.0 --dev-eval $D/dev_general_tr_v4.json --dev-eval $D/dev_lo_tr_v4.json \
+      --dev-eval $D/test_split_tr_v4.json --dev-eval-row "$1"
   }
   deveval() {  # the general dev set, the LibreOffice dev and test splits; $@: rows
-    $py train/dev_eval.py --set eval/general_dev.json --json $D/dev_general_tr_v3.json "$@"
-    $py train/dev_eval.py --set eval/retrieval_dev.json --json $D/dev_lo_tr_v3.json "$@"
-    $py train/dev_eval.py --set eval/retrieval.json --json $D/test_split_tr_v3.json "$@"
+    $py train/dev_eval.py --set eval/general_dev.json --json $D/dev_general_tr_v4.json "$@"
+    $py train/dev_eval.py --set eval/retrieval_dev.json --json $D/dev_lo_tr_v4.json "$@"
+    $py train/dev_eval.py --set eval/retrieval.json --json $D/test_split_tr_v4.json "$@"
   }
-  if has eval || has ship; then log eval; deveval tr_static_v3; fi
+  if has eval || has ship; then log eval; deveval tr_static_v4; fi
   if has ship; then
     # packed with the run's figures, scored from the file (its window is 512, the trainer's 128),
     # then re-packed with the file's figures in its metadata (same weights)
-    ship tr_static_v3
+    ship tr_static_v4
     deveval bin:public/models/lightembed-tr-static.bin
     ship bin:public/models/lightembed-tr-static.bin
   fi
