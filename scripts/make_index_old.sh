@@ -8,6 +8,7 @@
 #
 #   scripts/make_index_old.sh tr 1.0.0 3566f51   # Turkish v1.0.0: the last commit that shipped it
 #   scripts/make_index_old.sh tr 2.0.0 0b62f1e   # Turkish v2.0.0
+#   scripts/make_index_old.sh tr 3.0.0 6f0db59   # Turkish v3.0.0
 #   scripts/make_index_old.sh en 4.0.0 COMMIT    # English static v4.0.0
 #
 # Needs the git history (not a shallow clone) and a Rust toolchain.
