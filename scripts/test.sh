@@ -58,8 +58,8 @@ OPENBLAS_NUM_THREADS=1 .venv/bin/python -m pytest reference -q
 # The typo question sets' generator (bench/search/add_typos.py; seconds).
 .venv/bin/python -m pytest bench/search/test_add_typos.py -q
 # The general-text extractors (Turkish: split, pairs, dev set; English: mail cleaning, pairs) on made-up
-# documents (no download).
-.venv/bin/python -m pytest train/test_extract_corpus_tr_general.py train/test_extract_corpus_en_general.py train/test_pairs.py -q
+# documents (no download); the trainer's contrastive pairs and the evaluator's tie-fair ranking.
+.venv/bin/python -m pytest train/test_extract_corpus_tr_general.py train/test_extract_corpus_en_general.py train/test_pairs.py train/test_ranking.py -q
 
 # First: the CLI embeds the widget's wasm (js/pkg/widget, js/pkg/widget-model) for `lightembed site`.
 step "wasm package (js/build.sh: Node, bundler, web and widget builds)"

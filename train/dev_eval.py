@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import eval as ev  # noqa: E402
 from common import DATA, PREFIXES, ROOT, Tok, student_encode  # noqa: E402
+from ranking import rank_metrics  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -39,10 +40,7 @@ def ndcg_parts(Q, D, ret, dims):
 
 
 def per_part(S, qrels, ret):
-    rel = S[np.arange(len(qrels)), qrels]
-    rank = (S > rel[:, None]).sum(1) + 1
-    nd = np.where(rank <= 10, 1 / np.log2(rank + 1), 0.0)
-    mr = np.where(rank <= 10, 1 / rank, 0.0)
+    nd, mr = rank_metrics(S, qrels)  # ties (BM25's many equal scores) as a random order
     labels = np.array(ret.get("part") or ret.get("kinds") or ["all"] * len(qrels))
     out = {"all": (float(nd.mean()), float(mr.mean()))}
     for p in sorted(set(labels)):

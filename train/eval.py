@@ -12,7 +12,6 @@ rule the packer uses (quant.py mirrors reference/pack.py); the packed files are 
 these vectors separately (train/ship.py, mean cosine ≥ 0.999).
 """
 import json
-import math
 import os
 import re
 import sys
@@ -22,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 from common import DATA, PREFIXES, ROOT, RUNS, TRAIN, Student, Tok, student_encode  # noqa: E402
 import quant  # noqa: E402
+from ranking import rank_metrics  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -103,14 +103,10 @@ def with_emb_quant(m, q):
 
 
 def ndcg_mrr(Q, D, qrels, k=10):
-    S = Q @ D.T
-    nd, mr = [], []
-    for i, rel in enumerate(qrels):
-        s = S[i]
-        rank = int((s > s[rel]).sum()) + 1
-        nd.append(1 / math.log2(rank + 1) if rank <= k else 0.0)
-        mr.append(1 / rank if rank <= k else 0.0)
-    return float(np.mean(nd)), float(np.mean(mr))
+    """Mean nDCG@k and MRR@k of the cosine ranking (rows of Q and D normalised); ties counted
+    as a random order (`ranking.rank_metrics`)."""
+    nd, mr = rank_metrics(Q @ D.T, qrels, k)
+    return float(nd.mean()), float(mr.mean())
 
 
 def words(t):
@@ -121,12 +117,8 @@ def bm25_scores(ret):
     from rank_bm25 import BM25Okapi
     bm = BM25Okapi([words(d) for d in ret["docs"]])
     S = np.stack([bm.get_scores(words(q)) for q in ret["queries"]])
-    nd, mr = [], []
-    for i, rel in enumerate(ret["qrels"]):
-        rank = int((S[i] > S[i, rel]).sum()) + 1
-        nd.append(1 / math.log2(rank + 1) if rank <= 10 else 0.0)
-        mr.append(1 / rank if rank <= 10 else 0.0)
-    return float(np.mean(nd)), float(np.mean(mr))
+    nd, mr = rank_metrics(S, ret["qrels"])  # documents without a query word all tie at 0
+    return float(nd.mean()), float(mr.mean())
 
 
 def cached(name, fn):

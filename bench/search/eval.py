@@ -32,6 +32,7 @@ SETS = {
     "dev": ("dev.jsonl", "docs.jsonl", "id"),
     "test": ("test.jsonl", "docs.jsonl", "id"),
     "git": ("git.jsonl", "git-html", "page"),
+    "tr-dev": ("tr-dev.jsonl", "tr-docs.jsonl", "id"),  # make_tr_set.py; --models lightembed-tr-static
 }
 
 
