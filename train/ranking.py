@@ -15,10 +15,14 @@ def rank_metrics(S, qrels, k=10):
     """`(ndcg, mrr)`: per-query arrays (length len(qrels)) of nDCG@k and MRR@k, where S[i, j] is
     query i's score of document j (higher first) and qrels[i] the index of its relevant document.
     With g documents scored above it and t others tied with it, the relevant document's rank is
-    uniform on g+1 … g+t+1; each figure is its mean over those ranks (0 beyond rank k)."""
+    uniform on g+1 … g+t+1; each figure is its mean over those ranks (0 beyond rank k). Raises
+    ValueError when a relevant document's score is NaN (a zero vector normalised)."""
     S = np.asarray(S)
     qrels = np.asarray(qrels)
     rel = S[np.arange(len(qrels)), qrels][:, None]
+    if np.isnan(rel).any():  # NaN compares unequal to everything: no rank to speak of
+        bad = np.flatnonzero(np.isnan(rel[:, 0]))
+        raise ValueError(f"{len(bad)} queries score their relevant document NaN (first: query {bad[0]})")
     above = (S > rel).sum(1)
     tied = (S == rel).sum(1) - 1
     r = np.arange(1, k + 1, dtype=np.float64)

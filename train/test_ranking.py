@@ -45,3 +45,8 @@ def test_a_tie_above_counts_half():
     nd, mr = rank_metrics([[0.3, 0.7, 0.7]], [2])
     assert nd[0] == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-12)
     assert mr[0] == pytest.approx(0.75, abs=1e-12)
+
+
+def test_a_nan_relevant_score_is_an_error():
+    with pytest.raises(ValueError, match="1 queries score their relevant document NaN"):
+        rank_metrics([[0.2, 0.1], [np.nan, 0.5]], [0, 0])
