@@ -25,11 +25,15 @@ class PairSource:
             n = len(span_lines)
             self.idf = {t: math.log(1 + n / c) for t, c in df.items()}
 
+    def word_starts(self, body):
+        """Indices in `body` where a word begins (a piece that is not a `##` continuation)."""
+        return [i for i, t in enumerate(body) if t not in self.cont]
+
     def keywords(self, ids):
         """1–3 words of the line (a word: its first piece and its `##` pieces) drawn from its 5
         rarest (highest mean piece idf; a word counted once), kept in the line's order."""
         body = ids[1:-1]
-        starts = [i for i, t in enumerate(body) if t not in self.cont] + [len(body)]
+        starts = self.word_starts(body) + [len(body)]
         words, seen = [], set()
         for a, b in zip(starts, starts[1:]):
             w = tuple(body[a:b])
@@ -47,7 +51,7 @@ class PairSource:
     def span(self, ids):
         """2–6 whole consecutive words of the line (the line itself when it has no more words)."""
         body = ids[1:-1]
-        starts = [i for i, t in enumerate(body) if t not in self.cont]
+        starts = self.word_starts(body)
         k = int(self.rng.randint(2, 7))
         if len(starts) <= k:
             return ids
