@@ -253,10 +253,11 @@ def main():
                     help="learn a pooling weight per token, starting from idf^ALPHA over the corpus "
                          "([CLS]/[SEP] near 0); idf_sink.py --weights-from RUN lays it out in the format")
     ap.add_argument("--weight-lr", type=float, default=1e-2, help="learning rate of the token weights' logits")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the initialisation, batch order and pair draws (a second seed sizes run-to-run noise)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    rng = np.random.RandomState(0)
+    torch.manual_seed(args.seed)
     out = os.path.join(RUNS, args.name)
     os.makedirs(out, exist_ok=True)
     log = open(os.path.join(out, "log"), "a")
@@ -362,7 +363,7 @@ def main():
     start = time.time()
     epoch = step // steps_per_epoch
     while step < total:
-        erng = np.random.RandomState(epoch)
+        erng = np.random.RandomState([epoch, args.seed] if args.seed else epoch)  # seed 0: the old order
         bl = batches(lengths, args.bs, erng, clusters, args.hard)
         for bi, b in enumerate(bl):
             if epoch * steps_per_epoch + bi < step:
@@ -409,7 +410,7 @@ def make_pair_source(args, tok, texts, tr_ids, tr_T, P):
     """The contrastive term's pairs (`PairSource`) from --pairs / --nn-pairs / --span-pairs. The
     span lines are every corpus line (read_corpus, beyond the teacher's shards too) except the
     validation rows."""
-    rng = np.random.RandomState(1)
+    rng = np.random.RandomState([1, args.seed] if args.seed else 1)
     fixed = []
     if args.pairs:
         rows = [l.rstrip("\n").split("\t") for l in open(args.pairs, encoding="utf-8")]
