@@ -18,7 +18,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import dev_eval  # noqa: E402
 import forward  # noqa: E402
-from common import DATA, ROOT  # noqa: E402
+from common import DATA, ROOT, read_corpus  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -32,7 +32,7 @@ def main():
         return np.stack([forward.forward(m, forward.tokenize(m, t)) for t in texts])
 
     rs = np.random.RandomState(0)
-    lines = [l.split("\t", 1)[1].strip() for l in open(os.path.join(DATA, "corpus.tsv"), encoding="utf-8")]
+    lines = read_corpus(max_words=float("inf"))  # every line, long passages too
     gen = [l.strip() for l in open(os.path.join(DATA, "general_en.txt"), encoding="utf-8") if l.strip()]
     sample = [lines[i] for i in rs.choice(len(lines), 6000, replace=False)]
     sample += [gen[i] for i in rs.choice(len(gen), 4000, replace=False)]
